@@ -1,0 +1,102 @@
+# cachelab — front door. `make help` lists every target.
+#
+# Conventions (kubebuilder style): every public target has a `## description` comment and
+# sits under a `##@ Section` header; recipes delegate to scripts/ or the `cachelab` CLI.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+ROOT        := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+VENV        ?= $(ROOT)/.venv
+PY          := $(VENV)/bin/python
+CACHELAB    := $(VENV)/bin/cachelab
+TOOLS_DIR   ?= $(ROOT)/.cache/tools
+# JAVA_HOME of a JDK >= 21, found once per make invocation (scripts/find-jdk.sh explains a miss).
+JDK_HOME     = $(shell $(ROOT)/scripts/find-jdk.sh)
+MVN          = JAVA_HOME="$(JDK_HOME)" mvn -B -q -ntp
+SPEC        ?= ops/experiments/quickstart.yaml
+IMG_REGISTRY ?= ghcr.io/cachelab
+IMG_TAG     ?= dev
+
+MIDDLEWARE_JAR := middleware/target/middleware.jar
+LOADGEN_JAR    := loadgen/target/loadgen.jar
+JAVA_SOURCES   := pom.xml $(shell find middleware loadgen -path '*/target' -prune -o -type f \( -name '*.java' -o -name 'pom.xml' -o -path '*/src/main/resources/*' \) -print 2>/dev/null)
+
+##@ General
+
+.PHONY: help
+help: ## Show this help (targets by section).
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} \
+	  /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-20s\033[0m %s\n", $$1, $$2 } \
+	  /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Setup
+
+.PHONY: deps
+deps: ## Install missing Debian packages (memcached, redis, nutcracker, memcaslap, etcd, prometheus).
+	@scripts/install-debs.sh
+
+.PHONY: jdk
+jdk: ## Find a JDK >= 21 (prints its JAVA_HOME, or says how to get one).
+	@scripts/find-jdk.sh
+
+.PHONY: venv
+venv: $(VENV)/.installed ## Create the Python venv (.venv) with the cachelab package and dev tools.
+$(VENV)/.installed: ops/pyproject.toml
+	@scripts/install-debs.sh python3-venv
+	@[[ -x $(PY) ]] || python3 -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip
+	@$(PY) -m pip install -q -e 'ops[dev,locust]'
+	@touch $@
+
+##@ Build
+
+.PHONY: build
+build: $(MIDDLEWARE_JAR) $(LOADGEN_JAR) ## Build middleware/target/middleware.jar and loadgen/target/loadgen.jar.
+$(MIDDLEWARE_JAR) $(LOADGEN_JAR) &: $(JAVA_SOURCES)
+	@echo "building jars with $(JDK_HOME)"
+	@$(MVN) -DskipTests package
+	@touch $(MIDDLEWARE_JAR) $(LOADGEN_JAR) 2>/dev/null || true
+
+.PHONY: image
+image: ## Build both images with jib and push them to IMG_REGISTRY (needs registry credentials).
+	@$(MVN) -DskipTests package jib:build -Dimage.registry=$(IMG_REGISTRY) -Dimage.tag=$(IMG_TAG)
+
+.PHONY: image-tar
+image-tar: ## Build both images with jib as tarballs (middleware/target/jib-image.tar, loadgen/...).
+	@$(MVN) -DskipTests package jib:buildTar -Dimage.registry=$(IMG_REGISTRY) -Dimage.tag=$(IMG_TAG)
+
+.PHONY: clean
+clean: ## Remove build outputs (keeps the venv and tool caches).
+	@$(MVN) clean
+
+##@ Run
+
+.PHONY: run
+run: deps venv build ## Run the default local experiment ($(SPEC)) and print where its report is.
+	@$(CACHELAB) run $(SPEC) --target local
+
+##@ Test
+
+.PHONY: test
+test: deps venv build lint test-java test-python ## Run every test tier (unit, integration, end to end, Kubernetes).
+
+.PHONY: lint
+lint: venv ## Check formatting and types: spotless (google-java-format), ruff, mypy.
+	@$(MVN) spotless:check
+	@cd ops && $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy cachelab
+
+.PHONY: fmt
+fmt: venv ## Format Java (spotless) and Python (ruff) sources in place.
+	@$(MVN) spotless:apply
+	@cd ops && $(VENV)/bin/ruff format . && $(VENV)/bin/ruff check --fix .
+
+.PHONY: test-java
+test-java: deps ## Java unit and integration tests (real memcached/redis on loopback ports).
+	@JAVA_HOME="$(JDK_HOME)" mvn -B -ntp verify
+
+.PHONY: test-python
+test-python: deps venv build ## Python tests: unit, integration, end to end (real processes).
+	@cd ops && CACHELAB_ROOT=$(ROOT) $(PY) -m pytest -q

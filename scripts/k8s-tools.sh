@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Builds the Kubernetes test-tier tools from Go modules into $TOOLS_DIR/bin (default .cache/tools/bin):
+#   helm, kwok, kwokctl, kube-apiserver, kube-controller-manager, kube-scheduler.
+# etcd comes from the Debian package etcd-server (scripts/install-debs.sh).
+# Each tool is built once; a rerun with everything present returns at once.
+# First build takes ~10 min on 2 cores (kube binaries ~6 min, helm ~4 min); Go caches the rest.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+tools_dir="${TOOLS_DIR:-$root/.cache/tools}"
+bin="$tools_dir/bin"
+mkdir -p "$bin"
+
+HELM_VERSION="${HELM_VERSION:-v3.16.4}"
+KWOK_VERSION="${KWOK_VERSION:-v0.7.0}"
+K8S_VERSION="${K8S_VERSION:-1.31.3}"   # k8s.io/kubernetes v1.31.3, staging modules v0.31.3
+
+command -v go >/dev/null 2>&1 || { echo "error: Go is needed to build the Kubernetes tools (https://go.dev/doc/install)" >&2; exit 1; }
+export GOFLAGS="${GOFLAGS:--mod=mod}"
+export CGO_ENABLED=0
+
+stamp_ok() { [[ -x "$bin/$1" && -f "$bin/.$1.version" && "$(cat "$bin/.$1.version")" == "$2" ]]; }
+stamp() { echo "$2" > "$bin/.$1.version"; }
+
+if ! stamp_ok helm "$HELM_VERSION"; then
+  echo "building helm $HELM_VERSION (first time ~4 min)"
+  GOBIN="$bin" go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  stamp helm "$HELM_VERSION"
+fi
+
+if ! stamp_ok kwokctl "$KWOK_VERSION" || ! stamp_ok kwok "$KWOK_VERSION"; then
+  echo "building kwok and kwokctl $KWOK_VERSION"
+  GOBIN="$bin" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
+  stamp kwok "$KWOK_VERSION"; stamp kwokctl "$KWOK_VERSION"
+fi
+
+k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler)
+need_k8s=0
+for b in "${k8s_bins[@]}"; do stamp_ok "$b" "v$K8S_VERSION" || need_k8s=1; done
+if [[ $need_k8s -eq 1 ]]; then
+  echo "building ${k8s_bins[*]} v$K8S_VERSION (first time ~6 min)"
+  mod="$tools_dir/k8s-build"
+  mkdir -p "$mod"
+  staging=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider
+    cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api
+    cri-client csi-translation-lib dynamic-resource-allocation endpointslice kms kube-aggregator
+    kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics mount-utils
+    pod-security-admission sample-apiserver)
+  {
+    echo "module cachelab.dev/k8sbuild"
+    echo
+    echo "go 1.22"
+    echo
+    echo "require k8s.io/kubernetes v$K8S_VERSION"
+    echo
+    for s in "${staging[@]}"; do echo "replace k8s.io/$s => k8s.io/$s v0.${K8S_VERSION#1.}"; done
+  } > "$mod/go.mod"
+  cat > "$mod/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)
+GO
+  ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${K8S_VERSION#1.}"
+  ldflags="${ldflags%.*}"  # gitMinor is the minor number only
+  ( cd "$mod"
+    go mod tidy -e >/dev/null 2>&1 || true
+    for b in "${k8s_bins[@]}"; do
+      go build -tags tools -ldflags "$ldflags" -o "$bin/$b" "k8s.io/kubernetes/cmd/$b"
+      stamp "$b" "v$K8S_VERSION"
+    done )
+fi
+
+[[ -x /usr/bin/etcd ]] || echo "note: etcd not found at /usr/bin/etcd; run scripts/install-debs.sh etcd-server" >&2
+echo "Kubernetes tools ready in $bin"
