@@ -8,9 +8,9 @@ import java.util.Arrays;
  * request is filled by the net thread, handed to exactly one worker through the queue (the queue's
  * happens-before edge publishes it) and given back to its connection's pool.
  *
- * <p>Layout of {@link #bytes()}: the command line without its line terminator at {@code [0,
- * lineLength)}, then the data block (storage commands) at {@code [dataOffset, dataOffset +
- * dataLength)}. Token {@code i} is {@code [tokenStart(i), tokenEnd(i))}.
+ * <p>Layout of {@link #bytes()}: the command line at {@code [0, lineLength)} followed by {@code
+ * \r\n}, then the data block (storage commands) at {@code [dataOffset, dataOffset + dataLength)}
+ * followed by {@code \r\n}. Token {@code i} is {@code [tokenStart(i), tokenEnd(i))}.
  */
 public final class Request {
   /** What the parser produced. */
@@ -59,7 +59,7 @@ public final class Request {
   public int queueLengthAtEnqueue;
 
   // Ordered completion, owned by the client connection (guarded by its lock).
-  public Object connection;
+  public ReplySink connection;
   public long sequence;
   public boolean completed;
   public byte[] pendingReply = new byte[0];
@@ -89,6 +89,8 @@ public final class Request {
   void copyLine(byte[] source, int from, int length) {
     ensureCapacity(length + 2);
     System.arraycopy(source, from, bytes, 0, length);
+    bytes[length] = '\r';
+    bytes[length + 1] = '\n';
     lineLength = length;
   }
 
@@ -96,6 +98,8 @@ public final class Request {
     int offset = lineLength + 2;
     ensureCapacity(offset + length + 2);
     System.arraycopy(source, from, bytes, offset, length);
+    bytes[offset + length] = '\r';
+    bytes[offset + length + 1] = '\n';
     dataOffset = offset;
     dataLength = length;
   }
@@ -145,6 +149,14 @@ public final class Request {
 
   public int lineLength() {
     return lineLength;
+  }
+
+  /**
+   * Length of the request as it goes on the wire, from offset 0 of {@link #bytes()}: the line, its
+   * {@code \r\n}, and for storage commands the data block and its {@code \r\n}.
+   */
+  public int wireLength() {
+    return dataOffset > 0 ? dataOffset + dataLength + 2 : lineLength + 2;
   }
 
   public int dataOffset() {
