@@ -5,10 +5,10 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The FIFO request queue between the net thread (the only producer) and the workers. Optionally
- * bounded: the net thread checks {@link #hasRoom()} before it decodes a request and stops reading
- * while the queue is full; the first worker to take a request afterwards calls the room listener
- * (which wakes the net thread). Stamps enqueue and dequeue times.
+ * The FIFO request queue between the net thread (the producer of new requests) and the workers.
+ * Optionally bounded: the net thread checks {@link #hasRoom()} before it decodes a request and
+ * stops reading while the queue is full; the first worker to take a request afterwards calls the
+ * room listener (which wakes the net thread). Stamps enqueue and dequeue times.
  */
 public final class RequestQueue {
   private final LinkedBlockingQueue<Request> queue = new LinkedBlockingQueue<>();
@@ -36,7 +36,10 @@ public final class RequestQueue {
     return queue.size() < capacity;
   }
 
-  /** Net thread: stamps and appends; returns the queue length the request found. */
+  /**
+   * Net thread (or a worker queueing a connection's next pipelined request): stamps and appends;
+   * returns the queue length the request found.
+   */
   public int enqueue(Request request) {
     int lengthBefore = queue.size();
     request.enqueuedNanos = System.nanoTime();

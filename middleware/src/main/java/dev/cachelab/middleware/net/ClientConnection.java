@@ -15,6 +15,11 @@ import java.util.Arrays;
  * replies must leave in request order (guarded by this object's monitor, shared by the net thread
  * and the workers that complete requests).
  *
+ * <p>One forwarded request per connection is with the workers at a time, as memcached itself serves
+ * a connection's requests one after another: a pipelined {@code get} never overtakes the {@code
+ * set} (or {@code noreply} write) before it. Later forwarded requests wait in {@code waiting}; the
+ * worker that completes one queues the next, so the net thread is not woken.
+ *
  * <p>Ordering: the net thread appends each request to {@code inFlight} before it is queued. A
  * worker completing the head request writes its reply straight to the socket; a request completed
  * out of order keeps a copy of its reply until the requests before it are written. What the
@@ -41,6 +46,8 @@ public final class ClientConnection implements ReplySink {
   // Guarded by this.
   private final ArrayDeque<Request> inFlight = new ArrayDeque<>();
   private final ArrayDeque<Request> pool = new ArrayDeque<>();
+  private final ArrayDeque<Request> waiting = new ArrayDeque<>();
+  private boolean forwardedBusy;
   private ByteBuffer pendingOut = ByteBuffer.allocate(0);
   private boolean closeWhenDrained;
   private boolean closed;
@@ -104,9 +111,25 @@ public final class ClientConnection implements ReplySink {
     return request;
   }
 
-  /** Appends a request to the ordered in-flight list; call before queueing or completing it. */
+  /** Appends a request to the ordered in-flight list; call before completing it here. */
   synchronized void registerInFlight(Request request) {
     inFlight.addLast(request);
+  }
+
+  /**
+   * Appends a forwarded request to the in-flight list.
+   *
+   * @return true if the caller must queue it now; false if it waits for the connection's previous
+   *     forwarded request (its completion will queue it)
+   */
+  synchronized boolean admitForwarded(Request request) {
+    inFlight.addLast(request);
+    if (forwardedBusy) {
+      waiting.addLast(request);
+      return false;
+    }
+    forwardedBusy = true;
+    return true;
   }
 
   /** Stops reading and closes once every in-flight reply is written (quit, lost framing). */
@@ -147,6 +170,10 @@ public final class ClientConnection implements ReplySink {
     closed = true;
     inputClosed = true;
     pendingOut = ByteBuffer.allocate(0);
+    for (Request r : waiting) {
+      inFlight.remove(r);
+    }
+    waiting.clear();
     // In-flight requests are still with workers; they are dropped when they complete.
     if (key != null) {
       key.cancel();
@@ -168,10 +195,19 @@ public final class ClientConnection implements ReplySink {
   @Override
   public long complete(Request request, ByteBuffer reply) {
     synchronized (this) {
+      boolean forwarded = request.status() == Request.Status.FORWARD;
       request.completed = true;
       if (closed) {
         dropCompletedHeads();
         return System.nanoTime();
+      }
+      if (forwarded) {
+        Request next = waiting.pollFirst();
+        if (next == null) {
+          forwardedBusy = false;
+        } else {
+          net.enqueueWaiting(next);
+        }
       }
       if (inFlight.peekFirst() == request && !pendingOut.hasRemaining()) {
         inFlight.pollFirst();

@@ -96,6 +96,14 @@ public final class NetThread implements Runnable {
     selector.wakeup();
   }
 
+  /**
+   * A worker queues a connection's next pipelined request after completing the previous one. Its
+   * queue length is not sampled (the sampler is the net thread's single-writer recorder).
+   */
+  void enqueueWaiting(Request request) {
+    queue.enqueue(request);
+  }
+
   void connectionClosed() {
     connections.decrementAndGet();
   }
@@ -201,8 +209,9 @@ public final class NetThread implements Runnable {
     switch (request.status()) {
       case FORWARD -> {
         router.route(request);
-        c.registerInFlight(request);
-        recorder.recordQueueLength(queue.enqueue(request));
+        if (c.admitForwarded(request)) {
+          recorder.recordQueueLength(queue.enqueue(request));
+        }
       }
       case LOCAL -> completeHere(c, request, statsReply.get(), null);
       case REJECT -> completeHere(c, request, request.immediateReply(), ErrorKind.CLIENT_ERROR);
