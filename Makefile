@@ -87,6 +87,7 @@ test: deps venv build lint test-java test-python ## Run every test tier (unit, i
 lint: venv ## Check formatting and types: spotless (google-java-format), ruff, mypy.
 	@$(MVN) spotless:check
 	@cd ops && $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy cachelab
+	@$(VENV)/bin/ruff check --config ops/pyproject.toml loadgen/locust scripts/bench.py && $(VENV)/bin/ruff format --config ops/pyproject.toml --check loadgen/locust scripts/bench.py && $(VENV)/bin/mypy --config-file ops/pyproject.toml loadgen/locust/locustfile.py scripts/bench.py
 
 .PHONY: fmt
 fmt: venv ## Format Java (spotless) and Python (ruff) sources in place.
@@ -100,3 +101,9 @@ test-java: deps ## Java unit and integration tests (real memcached/redis on loop
 .PHONY: test-python
 test-python: deps venv build ## Python tests: unit, integration, end to end (real processes).
 	@cd ops && CACHELAB_ROOT=$(ROOT) $(PY) -m pytest -q
+
+##@ Benchmark
+
+.PHONY: bench
+bench: deps build ## Proxies (direct/twemproxy/middleware) and loadgen vs memcaslap: ops/s, latency, CPU/request.
+	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench.py
