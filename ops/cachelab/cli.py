@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--results", type=Path, default=None, help="results base folder (default: <repo>/results)"
     )
+    run.add_argument("--report", action="store_true", help="build the report when the run is done")
 
     validate = sub.add_parser("validate", help="check specs and print their points")
     validate.add_argument("specs", type=Path, nargs="+", metavar="SPEC")
@@ -69,7 +70,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
         try:
             spec = load_spec(path)
         except SpecError as error:
-            console.print(f"[red]✗[/] {error}", highlight=False)
+            console.print(f"[red]✗[/] {error}", highlight=False, soft_wrap=True)
             failed += 1
             continue
         points = spec.points()
@@ -78,6 +79,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
             f"[green]✓[/] {path}: {spec.name}, {len(points)} points x "
             f"{spec.run.repetitions} repetitions = {runs} runs of {spec.run.duration_s} s",
             highlight=False,
+            soft_wrap=True,
         )
     return 1 if failed else 0
 
@@ -190,7 +192,18 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     )
     if status.message:
         console.print(status.message, highlight=False)
-    return {"complete": 0, "interrupted": 130}.get(status.state, 1)
+    code = {"complete": 0, "interrupted": 130}.get(status.state, 1)
+    if args.report and results.summary_file.is_file():
+        build_report = _lazy("cachelab.report", "build_report", "the report builder")
+        if build_report is None:
+            console.print(
+                "no report: the report builder (cachelab.report) is not installed yet; "
+                f"the numbers are in {results.summary_file}",
+                highlight=False,
+            )
+        else:
+            console.print(f"report: [bold]{build_report(results.path)}[/]", highlight=False)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:

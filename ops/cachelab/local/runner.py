@@ -373,16 +373,18 @@ def shielded() -> Iterator[None]:
 
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """Treat SIGTERM like Ctrl-C while the experiment runs (so children are stopped too)."""
+    """Ctrl-C and SIGTERM raise KeyboardInterrupt while the experiment runs (also when the
+    parent shell started us with SIGINT ignored), so the children are stopped on the way out."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def prepare_results(spec: Spec, spec_path: Path, base: Path, tools: Toolchain) -> ResultsDir:
