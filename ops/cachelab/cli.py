@@ -147,7 +147,9 @@ def summary_table(summary_csv: Path, axes: list[str]) -> Table:
 
     frame = pd.read_csv(summary_csv)
     keys = ["point", *[a for a in axes if a in frame.columns], "total_clients"]
-    present = [(c, h, f) for c, h, f in TABLE_COLUMNS if c in frame.columns]
+    present = [
+        (c, h, f) for c, h, f in TABLE_COLUMNS if c in frame.columns and frame[c].notna().any()
+    ]
     grouped = frame.groupby(keys, sort=True)
     table = Table(*[k.split(".")[-1] for k in keys], "reps", *[h for _, h, _ in present])
     for key, group in grouped:
@@ -184,7 +186,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     except ProcessError as error:
         return _error(console, str(error))
     if results.summary_file.is_file():
-        console.print(summary_table(results.summary_file, list(spec.sweep)))
+        table = summary_table(results.summary_file, list(spec.sweep))
+        console.print(table)
     console.print(
         f"{status.state}: {status.runs_done}/{status.runs_total} runs; "
         f"results in [bold]{results.path}[/]",
@@ -209,7 +212,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    console = Console()
+    # a wide console when the output is a file or a pipe (make, CI logs), so tables stay readable
+    console = Console() if sys.stdout.isatty() else Console(width=160)
     if args.command is None:
         parser.print_help()
         return 2

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import signal
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -400,7 +401,7 @@ def prepare_results(spec: Spec, spec_path: Path, base: Path, tools: Toolchain) -
 
 def run(spec: Spec, spec_path: Path, args: argparse.Namespace) -> tuple[ResultsDir, Status]:
     """Entry point of `cachelab run --target local`."""
-    console = Console()
+    console = Console() if sys.stdout.isatty() else Console(width=160)
     root = repo_root()
     tools = Toolchain.discover(root, need_middleware=spec.topology.middlewares > 0)
     base = Path(args.results) if getattr(args, "results", None) else root / "results"

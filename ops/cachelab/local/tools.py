@@ -35,7 +35,7 @@ def _java_version(java: str) -> int | None:
 
 
 def find_java(root: Path) -> str:
-    """A `java` of version >= 21: scripts/find-jdk.sh, then $JAVA_HOME, then PATH."""
+    """A `java` >= 21: scripts/find-jdk.sh, then $JAVA_HOME, PATH, /usr/lib/jvm/*."""
     candidates = []
     script = root / "scripts" / "find-jdk.sh"
     if script.is_file():
@@ -49,6 +49,7 @@ def find_java(root: Path) -> str:
     on_path = shutil.which("java")
     if on_path:
         candidates.append(on_path)
+    candidates += sorted(str(p) for p in Path("/usr/lib/jvm").glob("*/bin/java"))
     for java in candidates:
         version = _java_version(java)
         if version is not None and version >= MIN_JAVA:
