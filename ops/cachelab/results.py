@@ -163,12 +163,14 @@ class Status:
 
 
 def _command_output(argv: list[str], timeout_s: float = 10.0) -> str | None:
-    """First non-empty line of a command's output, or None if it cannot run."""
+    """First non-empty line of a command's output, or None if it cannot run or fails."""
     if shutil.which(argv[0]) is None and not Path(argv[0]).is_file():
         return None
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
     except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
         return None
     for line in (done.stdout + done.stderr).splitlines():
         if line.strip():
@@ -223,6 +225,7 @@ def collect_metadata(
     root: Path, java: str | None = None, jars: dict[str, Path] | None = None
 ) -> dict[str, Any]:
     """Git sha, tool versions and host facts of a run started from repository `root`."""
+    sha = _git(root, "rev-parse", "HEAD")
     dirty = _command_output(["git", "-C", str(root), "status", "--porcelain"])
     tools: dict[str, str | None] = {
         "cachelab": __version__,
@@ -234,9 +237,9 @@ def collect_metadata(
     return {
         "created": _iso_now(),
         "git": {
-            "sha": _git(root, "rev-parse", "HEAD"),
+            "sha": sha,
             "branch": _git(root, "rev-parse", "--abbrev-ref", "HEAD"),
-            "dirty": dirty is not None,
+            "dirty": dirty is not None if sha else None,
         },
         "tools": tools,
         "jars": {
