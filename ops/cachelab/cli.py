@@ -126,8 +126,11 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     build_report = _lazy("cachelab.report", "build_report", "the report builder")
     if build_report is None:
         return _error(console, "the report builder (cachelab.report) is not installed yet")
-    index = build_report(args.results_dir)
-    console.print(f"report: [bold]{index}[/]")
+    try:
+        index = build_report(args.results_dir)
+    except Exception as error:  # the report's own errors name what is wrong
+        return _error(console, f"report failed: {type(error).__name__}: {error}")
+    console.print(f"report: [bold]{index}[/]", highlight=False)
     return 0
 
 
@@ -205,7 +208,12 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
                 highlight=False,
             )
         else:
-            console.print(f"report: [bold]{build_report(results.path)}[/]", highlight=False)
+            try:
+                index = build_report(results.path)
+            except Exception as error:  # the report's own errors name what is wrong
+                _error(console, f"report failed: {type(error).__name__}: {error}")
+                return code or 1
+            console.print(f"report: [bold]{index}[/]", highlight=False)
     return code
 
 
