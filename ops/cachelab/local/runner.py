@@ -200,6 +200,9 @@ class LocalRunner:
                 group.dirty = True
         except (RunError, ProcessError, SummaryError, OSError) as error:
             status, message = "failed", str(error)
+        except KeyboardInterrupt:
+            status, message = "partial", "interrupted"
+            raise
         finally:
             record["status"], record["message"] = status, message
             record["finished_epoch_ms"] = time.time() * 1000.0
