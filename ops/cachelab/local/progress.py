@@ -13,7 +13,7 @@ from cachelab.results import RunRecord
 from cachelab.spec import Point
 
 # Time a run costs beyond its duration before one has been measured (JVM starts, preload, stop).
-FIRST_GUESS_OVERHEAD_S = 6.0
+FIRST_GUESS_OVERHEAD_S = 4.0
 
 
 def format_seconds(seconds: float) -> str:
