@@ -76,7 +76,7 @@ clean: ## Remove build outputs (keeps the venv and tool caches).
 
 .PHONY: run
 run: deps venv build ## Run the default local experiment ($(SPEC)) and print where its report is.
-	@$(CACHELAB) run $(SPEC) --target local
+	@$(CACHELAB) run $(SPEC) --target local --report
 
 ##@ Test
 
