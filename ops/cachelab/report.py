@@ -337,6 +337,30 @@ def _factorial_section(
     return sections
 
 
+def run_info(metadata: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    """The run facts the report prints, from ``metadata.json`` and ``status.json``."""
+    git_value, tools_value = metadata.get("git"), metadata.get("tools")
+    git: dict[str, Any] = git_value if isinstance(git_value, dict) else {}
+    tools: dict[str, Any] = tools_value if isinstance(tools_value, dict) else {}
+    return {
+        "git_sha": git.get("sha") or metadata.get("git_sha"),
+        "git_dirty": git.get("dirty"),
+        "started": status.get("started") or metadata.get("created"),
+        "finished": status.get("finished"),
+        "target": status.get("target") or metadata.get("target"),
+        "state": status.get("state"),
+        "message": status.get("message") or "",
+        "runs": (
+            f"{status['runs_done']} / {status['runs_total']}"
+            if "runs_done" in status and "runs_total" in status
+            else None
+        ),
+        "tools": {k: str(v).splitlines()[0] for k, v in tools.items() if v},
+        "synthetic": bool(metadata.get("synthetic")),
+        "generator": metadata.get("generator"),
+    }
+
+
 def _format(value: Any, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "\u2013"  # en dash: no value
@@ -455,8 +479,7 @@ def build_report(results_dir: Path) -> Path:
     environment.filters["short"] = plots.short_name
     html = environment.get_template(TEMPLATE_NAME).render(
         spec=spec,
-        metadata=metadata,
-        status=status,
+        info=run_info(metadata, status),
         x=x,
         series=series,
         axes=axes,

@@ -97,14 +97,10 @@ def _set_path(tree: dict[str, Any], dotted: str, value: Any) -> None:
 
 
 def points(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    """Cartesian product of the sweep axes, first axis varying fastest (as the runner's points)."""
-    axes = list(spec.get("sweep", {}).items())
-    if not axes:
-        return [{}]
-    combos = itertools.product(*[values for _, values in reversed(axes)])
-    return [
-        {name: combo[len(axes) - 1 - i] for i, (name, _) in enumerate(axes)} for combo in combos
-    ]
+    """Cartesian product of the sweep axes in axis order, last axis fastest (as cachelab.spec)."""
+    sweep = spec.get("sweep") or {}
+    names = list(sweep)
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*sweep.values())]
 
 
 def _resolve(spec: dict[str, Any], point: dict[str, Any]) -> dict[str, Any]:
@@ -356,14 +352,13 @@ def write_results(root: Path, spec: dict[str, Any], seed: int = 2017) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "spec.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     metadata = {
-        "experiment": spec["name"],
-        "started_utc": "2026-11-21T15:00:00Z",
-        "git_sha": "0000000000000000000000000000000000000000",
-        "target": "local",
+        "created": "2026-11-21T15:00:00Z",
+        "git": {"sha": "0" * 40, "branch": "analysis", "dirty": False},
+        "tools": {"cachelab": "0.1.0", "memcached": "memcached 1.6.x"},
+        "jars": {},
+        "host": {"cpus": 2, "memory_gib": 24},
         "synthetic": True,
         "generator": "ops/tests/data/make_results_sample.py",
-        "versions": {"python": "3.11", "memcached": "1.6.x", "java": "21"},
-        "host": {"cpus": 2, "memory_gib": 24},
     }
     (root / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
     axes = list(spec.get("sweep", {}))
@@ -473,9 +468,22 @@ def write_results(root: Path, spec: dict[str, Any], seed: int = 2017) -> Path:
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
-    (root / "status.json").write_text(
-        json.dumps({"state": "complete", "points": len(points(spec)), "interrupted": False}) + "\n"
-    )
+    runs = [
+        {"point": r["point"], "repetition": r["repetition"], "status": "ok", "message": ""}
+        for r in rows
+    ]
+    status = {
+        "experiment": spec["name"],
+        "target": "local",
+        "runs_total": len(rows),
+        "state": "complete",
+        "started": "2026-11-21T15:00:00Z",
+        "finished": "2026-11-21T15:04:00Z",
+        "message": "",
+        "runs": runs,
+        "runs_done": len(rows),
+    }
+    (root / "status.json").write_text(json.dumps(status, indent=2) + "\n")
     return root
 
 

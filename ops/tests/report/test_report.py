@@ -67,10 +67,17 @@ def test_fixture_matches_the_results_contract() -> None:
         assert run.loadgen_files() and run.middleware_summaries()
 
 
-def test_report_builds_index_with_every_figure(tmp_path: Path) -> None:
-    results = copy_sample(tmp_path)
-    index = build_report(results)
-    assert index == results / "report" / "index.html"
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture copied once per module and its report built (the tests only read it)."""
+    results = copy_sample(tmp_path_factory.mktemp("built"))
+    build_report(results)
+    return results
+
+
+def test_report_builds_index_with_every_figure(built: Path) -> None:
+    results = built
+    index = results / "report" / "index.html"
     html = index.read_text()
     assert _images(html) == EXPECTED_FIGURES
     for name in EXPECTED_FIGURES:
@@ -84,17 +91,22 @@ def test_report_builds_index_with_every_figure(tmp_path: Path) -> None:
     assert (points["throughput_window_std"] > 0).all()
 
 
-def test_report_interactive_law_table_has_one_row_per_point(tmp_path: Path) -> None:
-    results = copy_sample(tmp_path)
-    html = build_report(results).read_text()
+def test_report_interactive_law_table_has_one_row_per_point(built: Path) -> None:
+    html = (built / "report" / "index.html").read_text()
     section = html.split('id="interactive-law"')[1].split("</table>")[0]
     assert section.count("<tr>") == 1 + 6
 
 
-def test_report_is_repeatable(tmp_path: Path) -> None:
-    results = copy_sample(tmp_path)
-    first = build_report(results).read_text()
-    assert build_report(results).read_text() == first
+def test_report_shows_the_run_facts(built: Path) -> None:
+    html = (built / "report" / "index.html").read_text()
+    assert "0" * 40 in html  # git sha from metadata.json
+    assert "12 / 12 runs" in html  # runs_done / runs_total from status.json
+    assert "synthetic data" in html
+
+
+def test_report_is_repeatable(built: Path) -> None:
+    first = (built / "report" / "index.html").read_text()
+    assert build_report(built).read_text() == first
 
 
 def test_factorial_sweep_gets_the_2k_section(tmp_path: Path) -> None:
