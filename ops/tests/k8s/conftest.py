@@ -1,8 +1,8 @@
 """Fixtures of the Kubernetes tier: one throwaway kwok cluster per test session.
 
 The cluster (scripts/kwok-cluster.sh) has a real etcd, kube-apiserver, kube-controller-manager
-and kube-scheduler; kwok plays the kubelets of 8 nodes: pools a1 (3 nodes, 1 cpu, 1.75 GiB),
-a2 (3, 2 cpu, 3.5 GiB), a4 (2, 8 cpu, 14 GiB). Its name is unique and its ports are picked free,
+and kube-scheduler; kwok plays the kubelets of the nodes of pools a1 (1 cpu, 1.75 GiB), a2 (2 cpu,
+3.5 GiB) and a4 (8 cpu, 14 GiB). Its name is unique and its ports are picked free,
 so parallel test sessions cannot collide; it is deleted at the end of the session, also on failure.
 """
 
@@ -55,7 +55,8 @@ class Cluster:
         self.helm("install", release, CHART, "-n", namespace, *files, "--wait", "--timeout", "90s")
 
     def delete_namespace(self, name: str) -> None:
-        self.kubectl("delete", "namespace", name, "--wait=true", "--timeout=90s")
+        # Not waited for: the pools have room for the next test meanwhile (POOL_NODES below).
+        self.kubectl("delete", "namespace", name, "--wait=false")
 
 
 def cri_log(lines: list[str]) -> str:
@@ -105,6 +106,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         "TOOLS_DIR": str(TOOLS_BIN.parent),
         "KWOK_WORKDIR": str(workdir),
         "KWOK_CONFIG": str(cluster_logs_config(workdir)),
+        # Enough nodes that a test never waits for the previous test's pods to go away.
+        "POOL_NODES": "a1=12 a2=12 a4=8",
     }
     script = ROOT / "scripts" / "kwok-cluster.sh"
     try:
