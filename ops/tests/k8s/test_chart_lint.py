@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from .tools import CHART, run, tool
 
@@ -108,12 +109,12 @@ BAD_VALUES = [
 ]
 
 
-def test_chart_lints_clean_with_every_ci_values_file() -> None:
+def test_chart_lints_clean_with_every_ci_and_example_values_file() -> None:
     helm = tool("helm")
     run([helm, "lint", CHART, "--strict"])
     ci_files = sorted((CHART / "ci").glob("*-values.yaml"))
     assert len(ci_files) >= 4
-    for values in ci_files:
+    for values in [*ci_files, *sorted((CHART / "examples").glob("*.yaml"))]:
         run([helm, "lint", CHART, "--strict", "-f", values])
 
 
@@ -133,3 +134,23 @@ def test_bad_values_are_rejected_with_a_message_naming_the_key(
     if rejected_by == "schema":
         linted = run([helm, "lint", CHART, "-f", values], check=False)
         assert linted.returncode != 0, f"helm lint accepted {name}:\n{linted.stdout}"
+
+
+def _kinds(*args: str | Path) -> list[str]:
+    out = run([tool("helm"), "template", "testbed", CHART, *args]).stdout
+    return [str(d["kind"]) for d in yaml.safe_load_all(out) if d]
+
+
+def test_service_monitors_follow_the_api_or_the_value() -> None:
+    assert "ServiceMonitor" not in _kinds()  # auto, and the API is absent
+    with_api = _kinds("--api-versions", "monitoring.coreos.com/v1")
+    assert with_api.count("ServiceMonitor") == 2  # middleware and memcached
+    forced = _kinds("--set", "monitoring.serviceMonitors.enabled=true")
+    assert forced.count("ServiceMonitor") == 2
+    off = _kinds(
+        "--api-versions",
+        "monitoring.coreos.com/v1",
+        "--set",
+        "monitoring.serviceMonitors.enabled=false",
+    )
+    assert "ServiceMonitor" not in off
