@@ -100,3 +100,20 @@ test-java: deps ## Java unit and integration tests (real memcached/redis on loop
 .PHONY: test-python
 test-python: deps venv build ## Python tests: unit, integration, end to end (real processes).
 	@cd ops && CACHELAB_ROOT=$(ROOT) $(PY) -m pytest -q
+
+##@ Monitoring
+
+KPS_VERSION          ?= 67.8.0
+MONITORING_NAMESPACE ?= monitoring
+
+.PHONY: monitoring-install
+monitoring-install: ## Install kube-prometheus-stack (pinned chart KPS_VERSION) with ops/monitoring values into the current cluster.
+	@KPS_VERSION=$(KPS_VERSION) MONITORING_NAMESPACE=$(MONITORING_NAMESPACE) scripts/monitoring-install.sh
+
+.PHONY: grafana
+grafana: ## Open Grafana of kube-prometheus-stack on http://127.0.0.1:3000 (kubectl port-forward).
+	@kubectl -n $(MONITORING_NAMESPACE) port-forward svc/kps-grafana 3000:80
+
+.PHONY: dashboards
+dashboards: venv ## Regenerate the Grafana dashboards in charts/testbed/dashboards from ops/cachelab/dashboards.py.
+	@$(PY) -m cachelab.dashboards charts/testbed/dashboards
