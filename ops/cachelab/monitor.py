@@ -74,33 +74,49 @@ class ScrapeTarget:
             )
 
 
-def scrape_config(
+JOBS = ("middleware", "loadgen", "memcached-exporter", "redis-exporter", "node-exporter")
+
+
+def target_groups(
     targets: Sequence[ScrapeTarget],
     namespace: str = DEFAULT_NAMESPACE,
     release: str = DEFAULT_RELEASE,
-    scrape_interval_s: float = 1.0,
-) -> dict[str, Any]:
-    """A Prometheus configuration scraping ``targets``, one static config per target.
+) -> list[dict[str, Any]]:
+    """File-SD target groups (one per target) with the labels of a Kubernetes scrape.
 
-    Node metrics are not a testbed release's: their targets keep ``namespace`` and ``release``
-    only if ``extra_labels`` sets them (the node exporter of kube-prometheus-stack lives in the
-    monitoring namespace).
+    Node metrics are not a testbed release's: node-exporter targets get neither ``namespace``
+    nor ``release`` unless ``extra_labels`` sets them (kube-prometheus-stack runs its node
+    exporter in the monitoring namespace).
     """
-    if scrape_interval_s <= 0:
-        raise ValueError(f"scrape_interval_s: must be > 0, got {scrape_interval_s}")
-    interval = f"{int(scrape_interval_s * 1000)}ms"
-    jobs: dict[str, list[dict[str, Any]]] = {}
+    groups = []
     for t in targets:
         labels = {"pod": t.pod, "container": t.container}
         if t.job != "node-exporter":
             labels |= {"namespace": namespace, "release": release}
         labels |= t.extra_labels
-        jobs.setdefault(t.job, []).append({"targets": [t.address], "labels": labels})
+        groups.append({"targets": [t.address], "labels": labels})
+    return groups
+
+
+def scrape_config(targets_dir: Path, scrape_interval_s: float = 1.0) -> dict[str, Any]:
+    """A Prometheus configuration with one job per component, each reading its targets from
+    ``<targets_dir>/<job>.json`` (file service discovery: targets change from run to run
+    without a restart). The ``job`` label is the component's name."""
+    if scrape_interval_s <= 0:
+        raise ValueError(f"scrape_interval_s: must be > 0, got {scrape_interval_s}")
+    interval = f"{int(scrape_interval_s * 1000)}ms"
     return {
         "global": {"scrape_interval": interval, "evaluation_interval": interval},
         "scrape_configs": [
-            {"job_name": job, "scrape_interval": interval, "static_configs": static}
-            for job, static in jobs.items()
+            {
+                "job_name": job,
+                "scrape_interval": interval,
+                "scrape_timeout": interval,
+                "file_sd_configs": [
+                    {"files": [str(targets_dir / f"{job}.json")], "refresh_interval": "5s"}
+                ],
+            }
+            for job in JOBS
         ],
     }
 
@@ -146,7 +162,11 @@ class ManagedProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("wb") as log:
             self._proc = subprocess.Popen(
-                self.argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                self.argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # the terminal's Ctrl-C goes to cachelab, not here
             )
 
     def stop(self, grace_s: float = 10.0) -> None:
@@ -229,13 +249,17 @@ class PromClient:
         active: list[dict[str, Any]] = self._api("targets", [("state", "active")])["activeTargets"]
         return active
 
-    def wait_targets_up(self, timeout_s: float = START_TIMEOUT_S) -> list[dict[str, Any]]:
-        """Waits until every active target has been scraped successfully at least once."""
+    def wait_targets_up(
+        self, expected: int | None = None, timeout_s: float = START_TIMEOUT_S
+    ) -> list[dict[str, Any]]:
+        """Waits until ``expected`` targets (default: any) are discovered and every one has
+        been scraped successfully."""
         deadline = time.monotonic() + timeout_s
         targets: list[dict[str, Any]] = []
         while time.monotonic() < deadline:
             targets = self.targets()
-            if targets and all(t["health"] == "up" for t in targets):
+            enough = len(targets) >= expected if expected is not None else bool(targets)
+            if enough and all(t["health"] == "up" for t in targets):
                 return targets
             time.sleep(0.2)
         down = [
@@ -243,7 +267,10 @@ class PromClient:
             for t in targets
             if t["health"] != "up"
         ]
-        raise MonitorError(f"targets not up within {timeout_s:.0f} s: {'; '.join(down)}")
+        raise MonitorError(
+            f"targets not up within {timeout_s:.0f} s ({len(targets)} discovered, "
+            f"expected {expected or 'some'}): {'; '.join(down)}"
+        )
 
 
 class Prometheus:
@@ -384,40 +411,45 @@ class ServerEndpoint:
     pod: str
 
 
-@dataclass
-class MonitorPlan:
-    """What to scrape: the experiment's own metrics endpoints and its servers.
+@dataclass(frozen=True)
+class MonitorSettings:
+    """Labels and scrape interval of a local monitor.
 
     ``pools`` are the node pools the roles would run on (the spec's ``topology.hosts``); the
-    one local machine's node exporter is scraped once per distinct pool, with that ``pool``
-    label, because every role of a local run shares this machine.
+    local machine's node exporter is scraped once per distinct pool, with that ``pool`` label,
+    because every role of a local run shares this machine.
     """
 
-    metrics_targets: list[ScrapeTarget] = field(default_factory=list)
-    servers: list[ServerEndpoint] = field(default_factory=list)
-    pools: list[str] = field(default_factory=lambda: ["local"])
     namespace: str = DEFAULT_NAMESPACE
     release: str = DEFAULT_RELEASE
+    pools: tuple[str, ...] = ("local",)
     scrape_interval_s: float = 1.0
 
 
 class LocalMonitor:
-    """Runs Prometheus and the exporters of a local experiment for the duration of a ``with``.
+    """Prometheus, the node exporter and the servers' exporters of a local experiment.
 
     ``workdir`` (e.g. ``<results>/prometheus``) receives the TSDB (``data/``), the generated
-    ``prometheus.yml``, the processes' logs and ``monitor.json`` (ports, targets, time span).
-    Called from the runner's thread only.
+    ``prometheus.yml`` and ``targets/``, the processes' logs and ``monitor.json`` (URL, targets,
+    time span, exporters that could not run). The runner calls ``watch_servers`` and
+    ``set_targets`` as it starts processes; Prometheus follows through file discovery.
+    Not thread-safe: the runner's thread calls every method.
     """
 
-    def __init__(self, workdir: Path, plan: MonitorPlan) -> None:
+    def __init__(self, workdir: Path, settings: MonitorSettings | None = None) -> None:
         self.workdir = workdir
-        self.plan = plan
-        self.exporters: list[Exporter] = []
-        self.targets: list[ScrapeTarget] = []
+        self.settings = settings or MonitorSettings()
+        self.node: Exporter | None = None
+        self.server_exporters: dict[str, Exporter] = {}
+        self.targets: dict[str, list[ScrapeTarget]] = {job: [] for job in JOBS}
         self.skipped: list[str] = []
         self.prometheus: Prometheus | None = None
         self.started_at = 0.0
         self.stopped_at = 0.0
+
+    @property
+    def targets_dir(self) -> Path:
+        return self.workdir / "targets"
 
     def client(self) -> PromClient:
         if self.prometheus is None:
@@ -432,38 +464,75 @@ class LocalMonitor:
             raise
 
     def _start(self) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        logs = self.workdir / "logs"
-        targets = list(self.plan.metrics_targets)
-        node = node_exporter(logs / "node-exporter.log")
-        node.start()
-        self.exporters.append(node)
+        self.targets_dir.mkdir(parents=True, exist_ok=True)
+        for job in JOBS:
+            self._write_targets(job)
+        self.node = node_exporter(self.workdir / "logs" / "node-exporter.log")
+        self.node.start()
         hostname = socket.gethostname()
-        for pool in dict.fromkeys(self.plan.pools):
-            targets.append(
+        self.set_targets(
+            "node-exporter",
+            [
                 ScrapeTarget(
                     "node-exporter",
-                    node.address,
+                    self.node.address,
                     pod=f"node-exporter-{hostname}",
                     container="node-exporter",
                     extra_labels={"instance": hostname, "pool": pool, "namespace": "monitoring"},
                 )
-            )
-        for server in self.plan.servers:
-            targets += self._server_exporter(server, logs)
-        self.targets = targets
-        config = scrape_config(
-            targets, self.plan.namespace, self.plan.release, self.plan.scrape_interval_s
+                for pool in dict.fromkeys(self.settings.pools)
+            ],
         )
+        config = scrape_config(self.targets_dir, self.settings.scrape_interval_s)
         self.prometheus = Prometheus(self.workdir, config)
         self.prometheus.start()
-        self.prometheus.client().wait_targets_up()
+        self.wait_scraped()
         self.started_at = time.time()
         self._write_manifest()
 
-    def _server_exporter(self, server: ServerEndpoint, logs: Path) -> list[ScrapeTarget]:
+    def wait_scraped(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Waits until Prometheus has discovered every current target and scraped it once."""
+        expected = sum(len(t) for t in self.targets.values())
+        self.client().wait_targets_up(expected, timeout_s)
+
+    def set_targets(self, job: str, targets: Sequence[ScrapeTarget]) -> None:
+        """Replaces the targets of ``job`` (one of ``JOBS``)."""
+        if job not in JOBS:
+            raise ValueError(f"job: must be one of {', '.join(JOBS)}, got {job!r}")
+        wrong = [t.job for t in targets if t.job != job]
+        if wrong:
+            raise ValueError(f"set_targets({job!r}): targets of job {wrong[0]!r}")
+        self.targets[job] = list(targets)
+        self._write_targets(job)
+        if self.prometheus is not None:
+            self._write_manifest()
+
+    def watch_servers(self, servers: Sequence[ServerEndpoint]) -> None:
+        """Runs one exporter per server (when its binary exists); stops those of servers gone."""
+        wanted = {s.address: s for s in servers}
+        for address in [a for a in self.server_exporters if a not in wanted]:
+            self.server_exporters.pop(address).stop()
+        for address, server in wanted.items():
+            if address not in self.server_exporters:
+                exporter = self._server_exporter(server)
+                if exporter is not None:
+                    self.server_exporters[address] = exporter
+        for kind in ("memcached", "redis"):
+            job = f"{kind}-exporter"
+            self.set_targets(
+                job,
+                [
+                    # a sidecar of the server pod: the server's pod, the exporter's container
+                    ScrapeTarget(job, self.server_exporters[s.address].address, s.pod, job)
+                    for s in servers
+                    if s.kind == kind and s.address in self.server_exporters
+                ],
+            )
+
+    def _server_exporter(self, server: ServerEndpoint) -> Exporter | None:
+        log = self.workdir / "logs" / f"{server.kind}-exporter-{server.pod}.log"
         if server.kind == "redis" and Path(REDIS_EXPORTER_BIN).exists():
-            exporter = redis_exporter(server.address, logs / f"redis-exporter-{server.pod}.log")
+            exporter = redis_exporter(server.address, log)
         elif server.kind == "memcached" and shutil.which(MEMCACHED_EXPORTER_BIN):
             exporter = Exporter(
                 "memcached-exporter",
@@ -472,41 +541,53 @@ class LocalMonitor:
                     f"--memcached.address={server.address}",
                     "--web.listen-address={address}",
                 ],
-                logs / f"memcached-exporter-{server.pod}.log",
+                log,
             )
         else:
-            self.skipped.append(f"{server.kind} exporter for {server.pod}: binary not installed")
-            return []
+            note = f"{server.kind} exporter for {server.pod}: binary not installed"
+            if note not in self.skipped:
+                self.skipped.append(note)
+            return None
         exporter.start()
-        self.exporters.append(exporter)
-        # As a sidecar of the server pod: the pod is the server's, the container the exporter's.
-        return [ScrapeTarget(exporter.name, exporter.address, server.pod, exporter.name)]
+        return exporter
+
+    def _write_targets(self, job: str) -> None:
+        groups = target_groups(self.targets[job], self.settings.namespace, self.settings.release)
+        path = self.targets_dir / f"{job}.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(groups, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(path)  # atomic: Prometheus never reads half a file
 
     def _write_manifest(self) -> None:
         assert self.prometheus is not None
         manifest = {
             "prometheus_url": self.prometheus.url,
             "storage_path": str(self.prometheus.storage_path),
+            "config_path": str(self.prometheus.config_path),
             "started_at": self.started_at,
             "stopped_at": self.stopped_at or None,
-            "namespace": self.plan.namespace,
-            "release": self.plan.release,
+            "namespace": self.settings.namespace,
+            "release": self.settings.release,
             "targets": [
                 {"job": t.job, "address": t.address, "pod": t.pod, "container": t.container}
-                for t in self.targets
+                for targets in self.targets.values()
+                for t in targets
             ],
             "skipped": self.skipped,
         }
         (self.workdir / "monitor.json").write_text(json.dumps(manifest, indent=2) + "\n")
 
     def stop(self) -> None:
-        """Stops Prometheus first (it flushes its head block), then the exporters."""
+        """Stops Prometheus first (it writes its head to disk), then the exporters."""
         if self.prometheus is not None:
             self.prometheus.stop()
             self.stopped_at = time.time()
             self._write_manifest()
-        for exporter in reversed(self.exporters):
+        for exporter in self.server_exporters.values():
             exporter.stop()
+        self.server_exporters.clear()
+        if self.node is not None:
+            self.node.stop()
 
     def __enter__(self) -> LocalMonitor:
         self.start()
@@ -539,7 +620,7 @@ __all__ = [
     "LocalMonitor",
     "ManagedProcess",
     "MonitorError",
-    "MonitorPlan",
+    "MonitorSettings",
     "PromClient",
     "Prometheus",
     "ScrapeTarget",
@@ -550,4 +631,5 @@ __all__ = [
     "redis_exporter",
     "scrape",
     "scrape_config",
+    "target_groups",
 ]

@@ -14,7 +14,7 @@ from cachelab import grafana
 from cachelab.monitor import (
     LocalMonitor,
     MonitorError,
-    MonitorPlan,
+    MonitorSettings,
     Prometheus,
     ScrapeTarget,
     ServerEndpoint,
@@ -22,14 +22,15 @@ from cachelab.monitor import (
     promtool_check_metrics,
     scrape,
     scrape_config,
+    target_groups,
 )
 
 ROOT = Path(os.environ.get("CACHELAB_ROOT", Path(__file__).resolve().parents[2]))
 DASHBOARD_DIR = ROOT / "charts" / "testbed" / "dashboards"
 
 
-def test_scrape_config_gives_every_target_the_kubernetes_labels() -> None:
-    config = scrape_config(
+def test_target_groups_give_every_target_the_kubernetes_labels() -> None:
+    groups = target_groups(
         [
             ScrapeTarget("middleware", "127.0.0.1:9001", "middleware-0", "middleware"),
             ScrapeTarget("middleware", "127.0.0.1:9002", "middleware-1", "middleware"),
@@ -43,11 +44,8 @@ def test_scrape_config_gives_every_target_the_kubernetes_labels() -> None:
         ],
         namespace="ns",
         release="rel",
-        scrape_interval_s=0.5,
     )
-    assert config["global"]["scrape_interval"] == "500ms"
-    jobs = {j["job_name"]: j["static_configs"] for j in config["scrape_configs"]}
-    assert jobs["middleware"][1] == {
+    assert groups[1] == {
         "targets": ["127.0.0.1:9002"],
         "labels": {
             "pod": "middleware-1",
@@ -57,12 +55,36 @@ def test_scrape_config_gives_every_target_the_kubernetes_labels() -> None:
         },
     }
     # node metrics belong to no release, like kube-prometheus-stack's node exporter
-    assert jobs["node-exporter"][0]["labels"] == {
+    assert groups[2]["labels"] == {
         "pod": "node-exporter-h",
         "container": "node-exporter",
         "pool": "a4",
         "namespace": "monitoring",
     }
+
+
+def test_scrape_config_reads_each_job_from_its_targets_file(tmp_path: Path) -> None:
+    config = scrape_config(tmp_path, scrape_interval_s=0.5)
+    assert config["global"]["scrape_interval"] == "500ms"
+    jobs = {j["job_name"]: j["file_sd_configs"][0]["files"] for j in config["scrape_configs"]}
+    assert jobs["loadgen"] == [str(tmp_path / "loadgen.json")]
+    assert set(jobs) == {
+        "middleware",
+        "loadgen",
+        "memcached-exporter",
+        "redis-exporter",
+        "node-exporter",
+    }
+
+
+def test_set_targets_rejects_an_unknown_job_and_a_mismatched_target(tmp_path: Path) -> None:
+    monitor = LocalMonitor(tmp_path)
+    with pytest.raises(ValueError, match=r"job: must be one of middleware, .*got 'mw'"):
+        monitor.set_targets("mw", [])
+    with pytest.raises(ValueError, match=r"set_targets\('loadgen'\): targets of job 'middleware'"):
+        monitor.set_targets(
+            "loadgen", [ScrapeTarget("middleware", "127.0.0.1:1", "middleware-0", "middleware")]
+        )
 
 
 def test_scrape_target_rejects_an_address_without_port() -> None:
@@ -74,12 +96,12 @@ def test_scrape_target_rejects_an_address_without_port() -> None:
 
 def test_scrape_config_rejects_a_zero_interval() -> None:
     with pytest.raises(ValueError, match=r"scrape_interval_s: must be > 0, got 0"):
-        scrape_config([], scrape_interval_s=0)
+        scrape_config(Path("."), scrape_interval_s=0)
 
 
 def test_prometheus_names_a_missing_binary(tmp_path: Path) -> None:
     with pytest.raises(MonitorError, match=r"/nonexistent/prometheus not found"):
-        Prometheus(tmp_path, scrape_config([]), binary="/nonexistent/prometheus").start()
+        Prometheus(tmp_path, scrape_config(tmp_path), binary="/nonexistent/prometheus").start()
 
 
 def test_promtool_finds_a_counter_without_total_suffix() -> None:
@@ -137,18 +159,17 @@ def _redis_traffic(address: str, ops: int = 300) -> None:
 def test_local_monitor_scrapes_redis_and_node_and_their_panels_return_data(
     redis_server: str, tmp_path: Path
 ) -> None:
-    plan = MonitorPlan(
-        servers=[
-            ServerEndpoint("redis", redis_server, "redis-0"),
-            ServerEndpoint("memcached", "127.0.0.1:1", "memcached-0"),
-        ],
-        pools=["a2", "a4", "a1"],
-        namespace="ns1",
-        release="rel1",
-    )
+    settings = MonitorSettings(namespace="ns1", release="rel1", pools=("a2", "a4", "a1"))
     workdir = tmp_path / "prometheus"
-    with LocalMonitor(workdir, plan) as monitor:
+    with LocalMonitor(workdir, settings) as monitor:
+        monitor.watch_servers(
+            [
+                ServerEndpoint("redis", redis_server, "redis-0"),
+                ServerEndpoint("memcached", "127.0.0.1:1", "memcached-0"),
+            ]
+        )
         client = monitor.client()
+        monitor.wait_scraped()
         start = time.time()
         _redis_traffic(redis_server)
         time.sleep(3)  # several 1 s scrapes after the traffic
@@ -198,6 +219,6 @@ def test_local_monitor_scrapes_redis_and_node_and_their_panels_return_data(
     assert (workdir / "prometheus.yml").is_file()
     manifest = (workdir / "monitor.json").read_text()
     assert '"stopped_at": null' not in manifest
-    for exporter in monitor.exporters:
-        with pytest.raises(OSError):
-            scrape(exporter.address)
+    assert monitor.node is not None
+    with pytest.raises(OSError):
+        scrape(monitor.node.address)
