@@ -276,10 +276,17 @@ class PromClient:
 class Prometheus:
     """``/usr/bin/prometheus`` on a free loopback port with a generated config and local TSDB."""
 
-    def __init__(self, workdir: Path, config: dict[str, Any], binary: str = PROMETHEUS_BIN) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        config: dict[str, Any],
+        binary: str = PROMETHEUS_BIN,
+        storage_path: Path | None = None,
+    ) -> None:
         self.workdir = workdir
         self.config = config
         self.binary = binary
+        self._storage_path = storage_path
         self.port = 0
         self._process: ManagedProcess | None = None
 
@@ -289,7 +296,7 @@ class Prometheus:
 
     @property
     def storage_path(self) -> Path:
-        return self.workdir / "data"
+        return self._storage_path or self.workdir / "data"
 
     @property
     def config_path(self) -> Path:
@@ -335,6 +342,20 @@ class Prometheus:
     def stop(self) -> None:
         if self._process is not None:
             self._process.stop()
+
+
+def serve_stored(monitor_dir: Path, workdir: Path) -> Prometheus:
+    """Starts Prometheus on the TSDB a finished ``--monitor`` run left in ``monitor_dir``.
+
+    It scrapes nothing (its own config lives in ``workdir``), so the stored series are all it
+    serves; call ``stop()`` when done. The run's time span is in ``monitor_dir/monitor.json``.
+    """
+    data = monitor_dir / "data"
+    if not data.is_dir():
+        raise MonitorError(f"{monitor_dir}: no data/ folder (was the run made with --monitor?)")
+    prometheus = Prometheus(workdir, {"global": {}, "scrape_configs": []}, storage_path=data)
+    prometheus.start()
+    return prometheus
 
 
 class Exporter:
@@ -631,5 +652,6 @@ __all__ = [
     "redis_exporter",
     "scrape",
     "scrape_config",
+    "serve_stored",
     "target_groups",
 ]

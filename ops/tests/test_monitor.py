@@ -22,6 +22,7 @@ from cachelab.monitor import (
     promtool_check_metrics,
     scrape,
     scrape_config,
+    serve_stored,
     target_groups,
 )
 
@@ -222,3 +223,20 @@ def test_local_monitor_scrapes_redis_and_node_and_their_panels_return_data(
     assert monitor.node is not None
     with pytest.raises(OSError):
         scrape(monitor.node.address)
+
+    # the stored data can be served again after the run, and it holds the run's series
+    stored = serve_stored(workdir, tmp_path / "replay")
+    try:
+        series = stored.client().query_range(
+            "redis_commands_processed_total", monitor.started_at, monitor.stopped_at
+        )
+        assert [s["metric"]["pod"] for s in series] == ["redis-0"]
+    finally:
+        stored.stop()
+
+
+def test_serve_stored_names_a_folder_without_data(tmp_path: Path) -> None:
+    with pytest.raises(
+        MonitorError, match=r"no data/ folder \(was the run made with --monitor\?\)"
+    ):
+        serve_stored(tmp_path, tmp_path / "w")
