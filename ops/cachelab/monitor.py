@@ -623,6 +623,16 @@ class LocalMonitor:
         self.stop()
 
 
+def middleware_metrics_flags(port: int) -> list[str]:
+    """Middleware options serving ``/metrics`` on loopback ``port`` (docs/interfaces.md §1)."""
+    return ["--metrics-port", str(port), "--metrics-address", "127.0.0.1"]
+
+
+def loadgen_metrics_flags(port: int) -> list[str]:
+    """Loadgen option serving ``/metrics`` on ``port`` (docs/interfaces.md §2)."""
+    return [f"--metrics-port={port}"]
+
+
 def promtool_check_metrics(exposition: bytes, promtool: str = "/usr/bin/promtool") -> list[str]:
     """Runs ``promtool check metrics`` on a scrape; returns its complaints (empty when clean)."""
     result = subprocess.run(
@@ -647,6 +657,8 @@ __all__ = [
     "ScrapeTarget",
     "ServerEndpoint",
     "free_port",
+    "loadgen_metrics_flags",
+    "middleware_metrics_flags",
     "node_exporter",
     "promtool_check_metrics",
     "redis_exporter",
