@@ -22,7 +22,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -457,9 +457,15 @@ class LocalMonitor:
     Not thread-safe: the runner's thread calls every method.
     """
 
-    def __init__(self, workdir: Path, settings: MonitorSettings | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        settings: MonitorSettings | None = None,
+        port_allocator: Callable[[], int] = free_port,
+    ) -> None:
         self.workdir = workdir
         self.settings = settings or MonitorSettings()
+        self.port_allocator = port_allocator
         self.node: Exporter | None = None
         self.server_exporters: dict[str, Exporter] = {}
         self.targets: dict[str, list[ScrapeTarget]] = {job: [] for job in JOBS}
@@ -528,6 +534,32 @@ class LocalMonitor:
         if self.prometheus is not None:
             self._write_manifest()
 
+    # --- hooks for the local runner: one call per run and per process it starts -----------
+
+    def begin_run(self, backend: str, server_addresses: Sequence[str]) -> None:
+        """A new run: exporters for its servers (pods ``<backend>-<k>``), no clients yet."""
+        self.watch_servers(
+            [ServerEndpoint(backend, a, f"{backend}-{k}") for k, a in enumerate(server_addresses)]
+        )
+        self.set_targets("middleware", [])
+        self.set_targets("loadgen", [])
+
+    def scrape_middleware(self, pod: str) -> list[str]:
+        """Registers middleware ``pod`` for scraping; returns the flags that serve its metrics."""
+        port = self._add_target("middleware", pod)
+        return middleware_metrics_flags(port)
+
+    def scrape_loadgen(self, pod: str) -> list[str]:
+        """Registers loadgen ``pod`` for scraping; returns the flag that serves its metrics."""
+        port = self._add_target("loadgen", pod)
+        return loadgen_metrics_flags(port)
+
+    def _add_target(self, job: str, pod: str) -> int:
+        port = self.port_allocator()
+        target = ScrapeTarget(job, f"127.0.0.1:{port}", pod, job)
+        self.set_targets(job, [*[t for t in self.targets[job] if t.pod != pod], target])
+        return port
+
     def watch_servers(self, servers: Sequence[ServerEndpoint]) -> None:
         """Runs one exporter per server (when its binary exists); stops those of servers gone."""
         wanted = {s.address: s for s in servers}
@@ -575,6 +607,7 @@ class LocalMonitor:
     def _write_targets(self, job: str) -> None:
         groups = target_groups(self.targets[job], self.settings.namespace, self.settings.release)
         path = self.targets_dir / f"{job}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(groups, indent=1) + "\n", encoding="utf-8")
         tmp.replace(path)  # atomic: Prometheus never reads half a file

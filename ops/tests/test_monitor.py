@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -86,6 +88,38 @@ def test_set_targets_rejects_an_unknown_job_and_a_mismatched_target(tmp_path: Pa
         monitor.set_targets(
             "loadgen", [ScrapeTarget("middleware", "127.0.0.1:1", "middleware-0", "middleware")]
         )
+
+
+def test_runner_hooks_register_targets_and_return_the_metrics_flags(tmp_path: Path) -> None:
+    ports = iter([5001, 5002, 5003])
+    monitor = LocalMonitor(
+        tmp_path, MonitorSettings(release="r"), port_allocator=lambda: next(ports)
+    )
+    monitor.begin_run("memcached", ["127.0.0.1:11211"])
+    assert monitor.scrape_middleware("middleware-0") == [
+        "--metrics-port",
+        "5001",
+        "--metrics-address",
+        "127.0.0.1",
+    ]
+    assert monitor.scrape_loadgen("loadgen-0") == ["--metrics-port=5002"]
+    assert monitor.scrape_loadgen("loadgen-0") == ["--metrics-port=5003"]  # replaces, no duplicate
+    groups = json.loads((tmp_path / "targets" / "loadgen.json").read_text())
+    assert groups == [
+        {
+            "targets": ["127.0.0.1:5003"],
+            "labels": {
+                "pod": "loadgen-0",
+                "container": "loadgen",
+                "namespace": "local",
+                "release": "r",
+            },
+        }
+    ]
+    if shutil.which("memcached_exporter") is None:
+        assert monitor.skipped == ["memcached exporter for memcached-0: binary not installed"]
+    monitor.begin_run("memcached", [])
+    assert json.loads((tmp_path / "targets" / "middleware.json").read_text()) == []
 
 
 def test_scrape_target_rejects_an_address_without_port() -> None:
