@@ -126,3 +126,20 @@ test-k8s: deps venv k8s-tools ## Kubernetes tier only: chart lint/schema, instal
 .PHONY: bench
 bench: deps build ## Proxies (direct/twemproxy/middleware) and loadgen vs memcaslap: ops/s, latency, CPU/request.
 	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench.py
+
+##@ Monitoring
+
+KPS_VERSION          ?= 67.8.0
+MONITORING_NAMESPACE ?= monitoring
+
+.PHONY: monitoring-install
+monitoring-install: ## Install kube-prometheus-stack (pinned chart KPS_VERSION) with ops/monitoring values into the current cluster.
+	@KPS_VERSION=$(KPS_VERSION) MONITORING_NAMESPACE=$(MONITORING_NAMESPACE) scripts/monitoring-install.sh
+
+.PHONY: grafana
+grafana: ## Open Grafana of kube-prometheus-stack on http://127.0.0.1:3000 (kubectl port-forward).
+	@kubectl -n $(MONITORING_NAMESPACE) port-forward svc/kps-grafana 3000:80
+
+.PHONY: dashboards
+dashboards: venv ## Regenerate the Grafana dashboards in charts/testbed/dashboards from ops/cachelab/dashboards.py.
+	@$(PY) -m cachelab.dashboards charts/testbed/dashboards
