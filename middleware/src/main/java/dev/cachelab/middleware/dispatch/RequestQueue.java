@@ -1,17 +1,24 @@
 package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.protocol.Request;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The FIFO request queue between the net thread (the producer of new requests) and the workers.
  * Optionally bounded: the net thread checks {@link #hasRoom()} before it decodes a request and
  * stops reading while the queue is full; the first worker to take a request afterwards calls the
  * room listener (which wakes the net thread). Stamps enqueue and dequeue times.
+ *
+ * <p>A {@link LinkedTransferQueue}: a worker that finds it empty spins briefly inside the JDK
+ * before parking, which under load often saves a park/unpark pair per request (on the noisy 2-CPU
+ * development machine: 10-20% more throughput than {@code LinkedBlockingQueue} at about the same
+ * CPU per request). Its {@code size()} walks the list, so the length is kept in a counter.
  */
 public final class RequestQueue {
-  private final LinkedBlockingQueue<Request> queue = new LinkedBlockingQueue<>();
+  private final LinkedTransferQueue<Request> queue = new LinkedTransferQueue<>();
+  private final AtomicInteger length = new AtomicInteger();
   private final int capacity;
   private final AtomicBoolean producerWaiting = new AtomicBoolean();
   private volatile Runnable roomListener = () -> {};
@@ -28,12 +35,12 @@ public final class RequestQueue {
 
   /** Net thread: whether one more request fits. If not, arms the room listener. */
   public boolean hasRoom() {
-    if (capacity == 0 || queue.size() < capacity) {
+    if (capacity == 0 || length.get() < capacity) {
       return true;
     }
     producerWaiting.set(true);
-    // Re-check: a worker may have taken a request between size() and set().
-    return queue.size() < capacity;
+    // Re-check: a worker may have taken a request between get() and set().
+    return length.get() < capacity;
   }
 
   /**
@@ -41,7 +48,7 @@ public final class RequestQueue {
    * returns the queue length the request found.
    */
   public int enqueue(Request request) {
-    int lengthBefore = queue.size();
+    int lengthBefore = length.getAndIncrement();
     request.enqueuedNanos = System.nanoTime();
     request.queueLengthAtEnqueue = lengthBefore;
     queue.add(request);
@@ -52,6 +59,9 @@ public final class RequestQueue {
   public Request take() throws InterruptedException {
     Request request = queue.take();
     request.dequeuedNanos = System.nanoTime();
+    if (request.connection != null) { // not a poison pill, which belongs to no connection
+      length.decrementAndGet();
+    }
     if (capacity > 0 && producerWaiting.get() && producerWaiting.compareAndSet(true, false)) {
       roomListener.run();
     }
@@ -63,8 +73,9 @@ public final class RequestQueue {
     queue.add(poison);
   }
 
+  /** Requests waiting now (poison pills not counted). Any thread. */
   public int size() {
-    return queue.size();
+    return length.get();
   }
 
   public int capacity() {
