@@ -1,0 +1,2 @@
+/** Routing, the request queue and the worker threads. */
+package dev.cachelab.middleware.dispatch;

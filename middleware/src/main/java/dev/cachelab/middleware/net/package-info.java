@@ -1,0 +1,2 @@
+/** The net thread: selector loop, client connections and in-order reply writing. */
+package dev.cachelab.middleware.net;
