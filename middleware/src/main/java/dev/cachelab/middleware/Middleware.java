@@ -61,7 +61,7 @@ public final class Middleware {
     for (int w = 0; w < config.workers(); w++) {
       List<BackendConnection> backends = new ArrayList<>();
       for (int s = 0; s < addresses.size(); s++) {
-        backends.add(new BackendConnection(s, addresses.get(s), config.backendTimeoutMs()));
+        backends.add(new BackendConnection(s, addresses.get(s)));
       }
       allBackends.addAll(backends);
       workers.add(

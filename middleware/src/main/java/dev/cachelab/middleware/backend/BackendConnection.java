@@ -28,7 +28,6 @@ public final class BackendConnection {
   private final int serverIndex;
   private final String host;
   private final int port;
-  private final int connectTimeoutMs;
   private final AtomicLong deadlineNanos = new AtomicLong(DISARMED);
   private volatile boolean timedOut;
 
@@ -58,11 +57,10 @@ public final class BackendConnection {
 
   private int sendLength;
 
-  public BackendConnection(int serverIndex, InetSocketAddress address, int connectTimeoutMs) {
+  public BackendConnection(int serverIndex, InetSocketAddress address) {
     this.serverIndex = serverIndex;
     this.host = address.getHostString();
     this.port = address.getPort();
-    this.connectTimeoutMs = connectTimeoutMs;
   }
 
   public int serverIndex() {
@@ -71,20 +69,22 @@ public final class BackendConnection {
 
   /**
    * Whether the connection is usable now, connecting if it is down and its backoff has passed.
-   * Never throws: a failed attempt doubles the backoff.
+   * Never throws: a failed attempt doubles the backoff. Arm a deadline first: the connect itself is
+   * untimed (a timed connect would leave the socket in non-blocking mode, turning every later read
+   * that finds no data into read, poll, read) and the watchdog ends it by closing the socket.
    */
   public boolean ensureConnected(long nowNanos) {
-    if (socket != null) {
+    if (in != null) {
       return true;
     }
     if (nowNanos - reconnectAtNanos < 0) {
       return false;
     }
     Socket s = new Socket();
+    socket = s; // visible to the watchdog while connecting
     try {
       s.setTcpNoDelay(true);
-      s.connect(new InetSocketAddress(host, port), connectTimeoutMs);
-      socket = s;
+      s.connect(new InetSocketAddress(host, port));
       in = s.getInputStream();
       out = s.getOutputStream();
       end = 0;
@@ -93,10 +93,17 @@ public final class BackendConnection {
       backoffNanos = INITIAL_BACKOFF_NANOS;
       return true;
     } catch (IOException e) {
+      socket = null;
       closeQuietly(s);
       scheduleReconnect(System.nanoTime());
       return false;
     }
+  }
+
+  /** Disarms the timeout without judging the connection (nothing was sent). */
+  public void disarmQuietly() {
+    deadlineNanos.set(DISARMED);
+    timedOut = false;
   }
 
   /** Arms the timeout; call before sending a request. */
@@ -157,6 +164,8 @@ public final class BackendConnection {
     if (socket != null) {
       closeQuietly(socket);
       socket = null;
+      in = null;
+      out = null;
     }
   }
 

@@ -79,9 +79,11 @@ public final class Worker implements Runnable {
 
   /** Connects to every server up front (failures are retried on demand). */
   public void connectAll() {
-    long now = System.nanoTime();
     for (BackendConnection backend : backends) {
+      long now = System.nanoTime();
+      backend.arm(now + timeoutNanos);
       backend.ensureConnected(now);
+      backend.disarmQuietly();
     }
   }
 
@@ -374,10 +376,11 @@ public final class Worker implements Runnable {
   // ---- helpers ----------------------------------------------------------------------------------
 
   private boolean open(BackendConnection backend, long deadline) {
+    backend.arm(deadline);
     if (!backend.ensureConnected(System.nanoTime())) {
+      backend.disarmQuietly();
       return false;
     }
-    backend.arm(deadline);
     return true;
   }
 
