@@ -30,6 +30,7 @@ public final class EventLoop implements Runnable {
   private final ThreadStats stats;
   private final RunControl control;
   private final ClientConnection[] clients;
+  private final java.util.function.Consumer<SelectionKey> readyHandler = this::onReady;
   private Selector selector;
   private ClientConnection current;
 
@@ -145,8 +146,8 @@ public final class EventLoop implements Runnable {
         waitNanos = Math.min(waitNanos, control.deadlineNanos() - now);
       }
       if (waitNanos >= 1_000_000) {
-        selector.select(this::onReady, waitNanos / 1_000_000);
-      } else if (selector.selectNow(this::onReady) == 0 && waitNanos > 0) {
+        selector.select(readyHandler, waitNanos / 1_000_000);
+      } else if (selector.selectNow(readyHandler) == 0 && waitNanos > 0) {
         LockSupport.parkNanos(waitNanos);
       }
     }
