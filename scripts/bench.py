@@ -31,7 +31,10 @@ LOADGEN_JAR = ROOT / "loadgen" / "target" / "loadgen.jar"
 MIDDLEWARE_JAR = ROOT / "middleware" / "target" / "middleware.jar"
 SECONDS = int(os.environ.get("BENCH_SECONDS", "20"))
 KEYS = int(os.environ.get("BENCH_KEYS", "100000"))
-LOADGEN_JAVA_OPTS = os.environ.get("LOADGEN_JAVA_OPTS", "").split()
+# Same family of flags as the runner and the image: serial GC, C1 only (cheap JIT).
+LOADGEN_JAVA_OPTS = os.environ.get(
+    "LOADGEN_JAVA_OPTS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xms64m -Xmx512m"
+).split()
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
