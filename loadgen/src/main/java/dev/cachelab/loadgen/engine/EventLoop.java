@@ -24,6 +24,9 @@ public final class EventLoop implements Runnable {
   /** How long after the end of a timed run outstanding replies may still arrive. */
   static final long DRAIN_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(5);
 
+  private static final java.util.concurrent.atomic.AtomicBoolean PIN_WARNED =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
   private final int threadIndex;
   private final LoadgenConfig config;
   private final WireProtocol protocol;
@@ -50,6 +53,15 @@ public final class EventLoop implements Runnable {
 
   @Override
   public void run() {
+    if (config.pinThreads()) {
+      try {
+        CpuAffinity.pinCurrentThread(threadIndex);
+      } catch (IOException | RuntimeException e) {
+        if (PIN_WARNED.compareAndSet(false, true)) {
+          System.err.println("warning: --pin-threads: " + e.getMessage() + " (threads not pinned)");
+        }
+      }
+    }
     try {
       boolean connected = false;
       try {
