@@ -240,12 +240,14 @@ def plot_latency_histogram(
 
 
 def plot_percentiles(ax: Axes, percentiles: Mapping[str, Mapping[float, float]]) -> None:
-    """Latency at each reported percentile, one line per label (log-scaled tail axis)."""
+    """Latency at each reported percentile, one line per label (both axes log-scaled: tails
+    span orders of magnitude)."""
     for label, values in percentiles.items():
         ps = sorted(values)
         tail = [100.0 / (100.0 - p) if p < 100 else np.nan for p in ps]
         ax.plot(tail, [values[p] for p in ps], marker="o", markersize=3, label=label)
     ax.set_xscale("log")
+    ax.set_yscale("log")
     ticks = [
         p for p in (50.0, 90.0, 99.0, 99.9, 99.99) if any(p in v for v in percentiles.values())
     ]

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from cachelab.analysis.aggregate import window_std
-from cachelab.analysis.raw import RawDataError, raw_run_dirs, read_loadgen_json
+from cachelab.analysis.raw import RawDataError, raw_run_dirs, read_hgrm, read_loadgen_json
 from cachelab.report import ReportError, build_report
 
 from .sample import SAMPLE_DIR, copy_sample, generator, sample_spec
@@ -202,3 +202,27 @@ def test_loadgen_reader_accepts_memtier_quirks_and_rejects_garbage(tmp_path: Pat
     path.write_text('{"configuration": {}}')
     with pytest.raises(RawDataError, match="no 'ALL STATS' section"):
         read_loadgen_json(path)
+
+
+def test_hgrm_reader_gives_a_cumulative_histogram(tmp_path: Path) -> None:
+    buckets = read_hgrm(SAMPLE_DIR / "raw" / "p0-r0" / "loadgen-0-hdr_FULL_RUN_1.hgrm")
+    values = [v for v, _ in buckets]
+    percents = [p for _, p in buckets]
+    assert values == sorted(values) and len(set(values)) == len(values)
+    assert percents[0] == 0.0 and percents[-1] == 100.0
+    empty = tmp_path / "empty.hgrm"
+    empty.write_text("       Value     Percentile TotalCount 1/(1-Percentile)\n")
+    with pytest.raises(RawDataError, match="no 'Value Percentile TotalCount' rows"):
+        read_hgrm(empty)
+
+
+def test_histogram_falls_back_to_hgrm_without_json_arrays(tmp_path: Path) -> None:
+    # the local runner passes --hide-histogram, so only the .hgrm files carry the distribution
+    results = copy_sample(tmp_path)
+    for path in (results / "raw").glob("*/loadgen-*.json"):
+        document = json.loads(path.read_text())
+        document["ALL STATS"]["GET"] = []
+        document["ALL STATS"]["Totals"]["Percentile Latencies"] = {}  # only the .hgrm is left
+        path.write_text(json.dumps(document))
+    html = build_report(results).read_text()
+    assert "latency_distribution.png" in _images(html)
