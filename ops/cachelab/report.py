@@ -413,8 +413,12 @@ def build_report(results_dir: Path) -> Path:
     points = aggregate_points(summary, METRICS, keys)
     run_cfg = spec.get("run") or {}
     try:
+        duration = run_cfg.get("duration_s")
         windows = window_std(
-            results_dir, int(run_cfg.get("warmup_s", 0)), int(run_cfg.get("cooldown_s", 0))
+            results_dir,
+            int(run_cfg.get("warmup_s", 0)),
+            int(run_cfg.get("cooldown_s", 0)),
+            int(duration) if duration is not None else None,
         )
     except RawDataError:
         windows = pd.DataFrame(columns=["point"])

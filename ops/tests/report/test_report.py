@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from cachelab.analysis.aggregate import window_std
+from cachelab.analysis.aggregate import window_series, window_std
 from cachelab.analysis.raw import RawDataError, raw_run_dirs, read_hgrm, read_loadgen_json
 from cachelab.report import ReportError, build_report
 
@@ -226,3 +227,36 @@ def test_histogram_falls_back_to_hgrm_without_json_arrays(tmp_path: Path) -> Non
         path.write_text(json.dumps(document))
     html = build_report(results).read_text()
     assert "latency_distribution.png" in _images(html)
+
+
+RECORDED = SAMPLE_DIR.parent / "results-recorded-2k"
+
+
+def test_window_aggregation_reproduces_the_runners_summary_on_a_recorded_run() -> None:
+    # The runner's summary.csv and this package's window reader must agree on what a run
+    # measured: TP summed over instances, RT averaged weighted by counts, [warmup, end - cooldown)
+    summary = pd.read_csv(RECORDED / "summary.csv")
+    for run_dir in raw_run_dirs(RECORDED):
+        runs = [read_loadgen_json(f) for f in run_dir.loadgen_files()]
+        windows = window_series(runs, warmup_s=1, cooldown_s=1, duration_s=6)
+        row = summary[
+            (summary["point"] == run_dir.point) & (summary["repetition"] == run_dir.repetition)
+        ]
+        tp = windows["throughput_ops_per_s"]
+        assert tp.mean() == pytest.approx(float(row["throughput_ops_per_s"].iloc[0]), rel=1e-4)
+        rt = (tp * windows["response_time_ms"]).sum() / tp.sum()
+        assert rt == pytest.approx(float(row["response_time_ms"].iloc[0]), rel=1e-4)
+
+
+def test_report_on_a_recorded_2k_run(tmp_path: Path) -> None:
+    results = tmp_path / "recorded"
+    shutil.copytree(RECORDED, results)
+    html = build_report(results).read_text()
+    images = _images(html)
+    assert {"throughput.png", "response_time.png", "mw_breakdown.png"} <= images
+    assert {"factorial_tp.png", "factorial_inv_rt.png", "latency_distribution.png"} <= images
+    assert "workers·servers" in html
+    points = pd.read_csv(results / "report" / "points.csv")
+    assert len(points) == 4 and (points["repetitions"] == 2).all()
+    section = html.split('id="interactive-law"')[1].split("</table>")[0]
+    assert section.count("<tr>") == 1 + 4
