@@ -431,6 +431,11 @@ def build_report(results_dir: Path) -> Path:
         for _, row in points.iterrows()
     ]
     points = _interactive_law_frame(points)
+    sweep_cfg = spec.get("sweep") or {}
+    if x in sweep_cfg and not pd.api.types.is_numeric_dtype(points[x]):
+        # text axes (e.g. workload.ratio) keep the spec's order, not alphabetical order
+        order = [str(v) for v in sweep_cfg[x]]
+        points[x] = pd.Categorical(points[x].astype(str), categories=order, ordered=True)
 
     out = results_dir / "report"
     out.mkdir(exist_ok=True)

@@ -260,3 +260,15 @@ def test_report_on_a_recorded_2k_run(tmp_path: Path) -> None:
     assert len(points) == 4 and (points["repetitions"] == 2).all()
     section = html.split('id="interactive-law"')[1].split("</table>")[0]
     assert section.count("<tr>") == 1 + 4
+
+
+def test_text_axis_report(tmp_path: Path) -> None:
+    spec = sample_spec(
+        name="ratio-sample",
+        sweep={"workload.ratio": ["1:99", "1:9", "1:1"], "workload.replication": [1, 3]},
+        report={"x": "workload.ratio", "series": "workload.replication"},
+    )
+    results = generator().write_results(tmp_path / "ratio", spec)
+    html = build_report(results).read_text()
+    assert {"throughput.png", "mw_breakdown.png"} <= _images(html)
+    assert "mva_model.png" not in _images(html)  # the MVA curve needs clients on x
