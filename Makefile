@@ -81,7 +81,7 @@ clean: ## Remove build outputs (keeps the venv and tool caches).
 
 .PHONY: run
 run: deps venv build ## Run the default local experiment ($(SPEC)) and print where its report is.
-	@$(CACHELAB) run $(SPEC) --target local
+	@$(CACHELAB) run $(SPEC) --target local --report
 
 ##@ Kubernetes
 
@@ -102,6 +102,7 @@ test: deps venv k8s-tools build lint test-java test-python ## Run every test tie
 lint: venv ## Check formatting and types: spotless (google-java-format), ruff, mypy.
 	@$(MVN) spotless:check
 	@cd ops && $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy cachelab
+	@$(VENV)/bin/ruff check --config ops/pyproject.toml loadgen/locust scripts/bench.py && $(VENV)/bin/ruff format --config ops/pyproject.toml --check loadgen/locust scripts/bench.py && $(VENV)/bin/mypy --config-file ops/pyproject.toml loadgen/locust/locustfile.py scripts/bench.py
 
 .PHONY: fmt
 fmt: venv ## Format Java (spotless) and Python (ruff) sources in place.
@@ -119,3 +120,26 @@ test-python: deps venv build ## Python tests: unit, integration, end to end (rea
 .PHONY: test-k8s
 test-k8s: deps venv k8s-tools ## Kubernetes tier only: chart lint/schema, installs and Jobs on a throwaway kwok cluster.
 	@cd ops && CACHELAB_ROOT=$(ROOT) TOOLS_DIR=$(TOOLS_DIR) $(PY) -m pytest -q -m k8s tests/k8s
+
+##@ Benchmark
+
+.PHONY: bench
+bench: deps build ## Proxies (direct/twemproxy/middleware) and loadgen vs memcaslap: ops/s, latency, CPU/request.
+	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench.py
+
+##@ Monitoring
+
+KPS_VERSION          ?= 67.8.0
+MONITORING_NAMESPACE ?= monitoring
+
+.PHONY: monitoring-install
+monitoring-install: ## Install kube-prometheus-stack (pinned chart KPS_VERSION) with ops/monitoring values into the current cluster.
+	@KPS_VERSION=$(KPS_VERSION) MONITORING_NAMESPACE=$(MONITORING_NAMESPACE) scripts/monitoring-install.sh
+
+.PHONY: grafana
+grafana: ## Open Grafana of kube-prometheus-stack on http://127.0.0.1:3000 (kubectl port-forward).
+	@kubectl -n $(MONITORING_NAMESPACE) port-forward svc/kps-grafana 3000:80
+
+.PHONY: dashboards
+dashboards: venv ## Regenerate the Grafana dashboards in charts/testbed/dashboards from ops/cachelab/dashboards.py.
+	@$(PY) -m cachelab.dashboards charts/testbed/dashboards

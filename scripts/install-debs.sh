@@ -10,6 +10,7 @@ if [[ ${#packages[@]} -eq 0 ]]; then
     nutcracker libmemcached-tools   # peers for `make bench` (twemproxy, memcaslap)
     etcd-server                     # Kubernetes test tier (kwok control plane)
     prometheus prometheus-node-exporter  # local monitoring (--monitor) and dashboard tests
+    prometheus-redis-exporter            # redis panels of the servers dashboard, locally
     netcat-openbsd maven python3-venv
   )
 fi
@@ -31,7 +32,7 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The packaged services are not wanted running in the background: tests start their own.
-for svc in memcached redis-server nutcracker prometheus prometheus-node-exporter etcd; do
+for svc in memcached redis-server nutcracker prometheus prometheus-node-exporter prometheus-redis-exporter etcd; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     $sudo systemctl stop "$svc" || true
     $sudo systemctl disable "$svc" >/dev/null 2>&1 || true
