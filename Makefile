@@ -19,6 +19,7 @@ MVN          = JAVA_HOME="$(JDK_HOME)" mvn -B -q -ntp
 SPEC        ?= ops/experiments/quickstart.yaml
 IMG_REGISTRY ?= ghcr.io/cachelab
 IMG_TAG     ?= dev
+K8S_CLUSTER ?= cachelab
 
 MIDDLEWARE_JAR := middleware/target/middleware.jar
 LOADGEN_JAR    := loadgen/target/loadgen.jar
@@ -37,6 +38,10 @@ help: ## Show this help (targets by section).
 .PHONY: deps
 deps: ## Install missing Debian packages (memcached, redis, nutcracker, memcaslap, etcd, prometheus).
 	@scripts/install-debs.sh
+
+.PHONY: k8s-tools
+k8s-tools: ## Build helm, kwok, kwokctl, kube-apiserver/-controller-manager/-scheduler into TOOLS_DIR/bin (~10 min once).
+	@TOOLS_DIR=$(TOOLS_DIR) scripts/k8s-tools.sh
 
 .PHONY: jdk
 jdk: ## Find a JDK >= 21 (prints its JAVA_HOME, or says how to get one).
@@ -76,17 +81,28 @@ clean: ## Remove build outputs (keeps the venv and tool caches).
 
 .PHONY: run
 run: deps venv build ## Run the default local experiment ($(SPEC)) and print where its report is.
-	@$(CACHELAB) run $(SPEC) --target local
+	@$(CACHELAB) run $(SPEC) --target local --report
+
+##@ Kubernetes
+
+.PHONY: k8s-up
+k8s-up: k8s-tools ## Start a local kwok cluster ($(K8S_CLUSTER)) with node pools a1/a2/a4; prints the kubeconfig.
+	@TOOLS_DIR=$(TOOLS_DIR) scripts/kwok-cluster.sh up $(K8S_CLUSTER)
+
+.PHONY: k8s-down
+k8s-down: ## Delete the local kwok cluster ($(K8S_CLUSTER)).
+	@TOOLS_DIR=$(TOOLS_DIR) scripts/kwok-cluster.sh down $(K8S_CLUSTER)
 
 ##@ Test
 
 .PHONY: test
-test: deps venv build lint test-java test-python ## Run every test tier (unit, integration, end to end, Kubernetes).
+test: deps venv k8s-tools build lint test-java test-python ## Run every test tier (unit, integration, end to end, Kubernetes).
 
 .PHONY: lint
 lint: venv ## Check formatting and types: spotless (google-java-format), ruff, mypy.
 	@$(MVN) spotless:check
 	@cd ops && $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy cachelab
+	@$(VENV)/bin/ruff check --config ops/pyproject.toml loadgen/locust scripts/bench.py && $(VENV)/bin/ruff format --config ops/pyproject.toml --check loadgen/locust scripts/bench.py && $(VENV)/bin/mypy --config-file ops/pyproject.toml loadgen/locust/locustfile.py scripts/bench.py
 
 .PHONY: fmt
 fmt: venv ## Format Java (spotless) and Python (ruff) sources in place.
@@ -99,7 +115,17 @@ test-java: deps ## Java unit and integration tests (real memcached/redis on loop
 
 .PHONY: test-python
 test-python: deps venv build ## Python tests: unit, integration, end to end (real processes).
-	@cd ops && CACHELAB_ROOT=$(ROOT) $(PY) -m pytest -q
+	@cd ops && CACHELAB_ROOT=$(ROOT) TOOLS_DIR=$(TOOLS_DIR) $(PY) -m pytest -q
+
+.PHONY: test-k8s
+test-k8s: deps venv k8s-tools ## Kubernetes tier only: chart lint/schema, installs and Jobs on a throwaway kwok cluster.
+	@cd ops && CACHELAB_ROOT=$(ROOT) TOOLS_DIR=$(TOOLS_DIR) $(PY) -m pytest -q -m k8s tests/k8s
+
+##@ Benchmark
+
+.PHONY: bench
+bench: deps build ## Proxies (direct/twemproxy/middleware) and loadgen vs memcaslap: ops/s, latency, CPU/request.
+	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench.py
 
 ##@ Monitoring
 

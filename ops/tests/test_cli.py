@@ -1,6 +1,71 @@
+"""The cachelab command line (everything except a real run, which test_e2e covers)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
 from cachelab.cli import main
 
+EXPERIMENTS = Path(__file__).parents[1] / "experiments"
+QUICKSTART = EXPERIMENTS / "quickstart.yaml"
+RUN = Path(__file__).parent / "data" / "run-two-instances"
 
-def test_no_command_prints_help_and_fails(capsys) -> None:  # type: ignore[no-untyped-def]
+
+def test_no_command_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "usage: cachelab" in capsys.readouterr().out
+
+
+def test_validate_good_spec(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(QUICKSTART)]) == 0
+    out = capsys.readouterr().out
+    assert "8 points x 2 repetitions = 16 runs of 10 s" in out
+
+
+def test_validate_bad_spec_names_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ntopology:\n  workers: 0\n")
+    assert main(["validate", str(QUICKSTART), str(bad)]) == 1
+    assert "topology.workers: must be >= 1, got 0" in capsys.readouterr().out
+
+
+def test_run_rejects_a_bad_spec_before_starting_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nrun:\n  repetitons: 2\n")
+    assert main(["run", str(bad), "--results", str(tmp_path / "results")]) == 2
+    assert "run.repetitons: unknown field" in capsys.readouterr().out
+    assert not (tmp_path / "results").exists()
+
+
+def test_list_shows_every_shipped_spec(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for path in EXPERIMENTS.glob("*.yaml"):
+        assert path.name[:10] in out
+
+
+def test_schema_is_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema"]) == 0
+    assert json.loads(capsys.readouterr().out)["title"] == "cachelab experiment spec"
+
+
+def test_report_needs_a_results_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(tmp_path)]) == 2
+    assert "no summary.csv" in capsys.readouterr().out
+
+
+def test_summarize_rebuilds_summary_csv(tmp_path: Path) -> None:
+    shutil.copytree(RUN, tmp_path / "raw" / "p0-r0")
+    (tmp_path / "spec.yaml").write_text("name: fixture\n")
+    assert main(["summarize", str(tmp_path)]) == 0
+    lines = (tmp_path / "summary.csv").read_text().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("point,repetition,total_clients,")

@@ -1,0 +1,2 @@
+/** Prometheus {@code /metrics} for {@code --metrics-port}. */
+package dev.cachelab.loadgen.metrics;

@@ -1,0 +1,228 @@
+package dev.cachelab.loadgen.protocol;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * memcached text protocol, as memtier's {@code memcache_text}: {@code set <key> 0 <exp>
+ * <bytes>\r\n<data>\r\n}, and {@code get <k1> [<k2> ...]\r\n} answered by {@code VALUE <key>
+ * <flags> <bytes>\r\n<data>\r\n} per hit and {@code END\r\n}.
+ */
+public final class MemcacheText implements WireProtocol {
+  private static final byte[] SET = bytes("set ");
+  private static final byte[] GET = bytes("get");
+  private static final byte[] CRLF = bytes("\r\n");
+
+  @Override
+  public int maxSetBytes(int prefixLength, int maxValueBytes) {
+    return 4 + prefixLength + 20 + 3 + 11 + 1 + 11 + 2 + maxValueBytes + 2;
+  }
+
+  @Override
+  public int maxGetBytes(int prefixLength, int keys) {
+    return 3 + keys * (1 + prefixLength + 20) + 2;
+  }
+
+  @Override
+  public void encodeSet(
+      ByteBuffer out,
+      byte[] prefix,
+      long keyNumber,
+      byte[] value,
+      int offset,
+      int length,
+      int expirySeconds) {
+    out.put(SET);
+    Ascii.putKey(out, prefix, keyNumber);
+    out.put((byte) ' ').put((byte) '0').put((byte) ' ');
+    Ascii.putDecimal(out, expirySeconds);
+    out.put((byte) ' ');
+    Ascii.putDecimal(out, length);
+    out.put(CRLF);
+    out.put(value, offset, length);
+    out.put(CRLF);
+  }
+
+  @Override
+  public void encodeGet(ByteBuffer out, byte[] prefix, long[] keyNumbers, int count) {
+    out.put(GET);
+    for (int i = 0; i < count; i++) {
+      out.put((byte) ' ');
+      Ascii.putKey(out, prefix, keyNumbers[i]);
+    }
+    out.put(CRLF);
+  }
+
+  @Override
+  public ReplyParser newParser() {
+    return new Parser();
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /** State machine over reply lines and data blocks. */
+  static final class Parser implements ReplyParser {
+    private static final byte[] VALUE = bytes("VALUE ");
+    private static final byte[] END = bytes("END\r");
+    private static final byte[] STORED = bytes("STORED\r");
+    private static final byte[] NOT_STORED = bytes("NOT_STORED\r");
+    private static final byte[] EXISTS = bytes("EXISTS\r");
+    private static final byte[] NOT_FOUND = bytes("NOT_FOUND\r");
+    private static final byte[] ERROR = bytes("ERROR");
+    private static final byte[] CLIENT_ERROR = bytes("CLIENT_ERROR");
+    private static final byte[] SERVER_ERROR = bytes("SERVER_ERROR");
+
+    private enum State {
+      LINE,
+      DATA,
+      DATA_END
+    }
+
+    private State state = State.LINE;
+    private int expectedKeys;
+    private int hits;
+    private boolean error;
+    private long dataRemaining;
+
+    @Override
+    public void expect(int getKeys) {
+      expectedKeys = getKeys;
+      hits = 0;
+      error = false;
+      state = State.LINE;
+    }
+
+    @Override
+    public int hits() {
+      return hits;
+    }
+
+    @Override
+    public boolean errorReply() {
+      return error;
+    }
+
+    @Override
+    public boolean parse(ByteBuffer in) throws ProtocolException {
+      while (true) {
+        switch (state) {
+          case LINE -> {
+            int start = in.position();
+            int nl = Ascii.findLineEnd(in, start);
+            if (nl < 0) {
+              return false;
+            }
+            if (nl == start || in.get(nl - 1) != '\r') {
+              throw new ProtocolException(
+                  "reply line not terminated by \\r\\n: "
+                      + ProtocolException.quote(in, start, nl - start + 1));
+            }
+            in.position(nl + 1);
+            if (onLine(in, start, nl)) {
+              return true;
+            }
+          }
+          case DATA -> {
+            int n = (int) Math.min(in.remaining(), dataRemaining);
+            in.position(in.position() + n);
+            dataRemaining -= n;
+            if (dataRemaining > 0) {
+              return false;
+            }
+            state = State.DATA_END;
+          }
+          case DATA_END -> {
+            if (in.remaining() < 2) {
+              return false;
+            }
+            int p = in.position();
+            if (in.get(p) != '\r' || in.get(p + 1) != '\n') {
+              throw new ProtocolException(
+                  "data block not terminated by \\r\\n: " + ProtocolException.quote(in, p, 2));
+            }
+            in.position(p + 2);
+            state = State.LINE;
+          }
+        }
+      }
+    }
+
+    /** Handles one line {@code [start, nl]}; returns true when the reply is complete. */
+    private boolean onLine(ByteBuffer in, int start, int nl) throws ProtocolException {
+      int end = nl + 1;
+      if (Ascii.startsWith(in, start, end, SERVER_ERROR)
+          || Ascii.startsWith(in, start, end, CLIENT_ERROR)
+          || Ascii.startsWith(in, start, end, ERROR)) {
+        error = true;
+        return true;
+      }
+      if (expectedKeys > 0) {
+        if (Ascii.startsWith(in, start, end, END) && nl - start == 4) {
+          return true;
+        }
+        if (Ascii.startsWith(in, start, end, VALUE)) {
+          if (++hits > expectedKeys) {
+            throw new ProtocolException(
+                "more VALUE lines than the "
+                    + expectedKeys
+                    + " keys requested: "
+                    + ProtocolException.quote(in, start, end - start));
+          }
+          dataRemaining = valueBytes(in, start, nl);
+          state = State.DATA;
+          return false;
+        }
+        throw new ProtocolException(
+            "unexpected reply to a get: " + ProtocolException.quote(in, start, end - start));
+      }
+      if (isLine(in, start, nl, STORED)
+          || isLine(in, start, nl, NOT_STORED)
+          || isLine(in, start, nl, EXISTS)
+          || isLine(in, start, nl, NOT_FOUND)) {
+        return true;
+      }
+      throw new ProtocolException(
+          "unexpected reply to a set: " + ProtocolException.quote(in, start, end - start));
+    }
+
+    private static boolean isLine(ByteBuffer in, int start, int nl, byte[] word) {
+      return nl - start == word.length && Ascii.startsWith(in, start, nl + 1, word);
+    }
+
+    // VALUE <key> <flags> <bytes>[ <cas unique>]\r\n
+    private static long valueBytes(ByteBuffer in, int start, int nl) throws ProtocolException {
+      int cr = nl - 1;
+      int field = 0;
+      int i = start;
+      while (i < cr && field < 3) {
+        if (in.get(i) == ' ') {
+          field++;
+          while (i < cr && in.get(i) == ' ') {
+            i++;
+          }
+        } else {
+          i++;
+        }
+      }
+      long value = 0;
+      int digits = 0;
+      while (i < cr && in.get(i) != ' ') {
+        byte b = in.get(i++);
+        if (b < '0' || b > '9' || digits > 10) {
+          digits = -1;
+          break;
+        }
+        value = value * 10 + (b - '0');
+        digits++;
+      }
+      if (field < 3 || digits <= 0) {
+        throw new ProtocolException(
+            "malformed VALUE line (expected: VALUE <key> <flags> <bytes>): "
+                + ProtocolException.quote(in, start, nl - start + 1));
+      }
+      return value;
+    }
+  }
+}

@@ -1,0 +1,53 @@
+package dev.cachelab.loadgen.protocol;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Feeds a parser a byte stream in chunks of a given size, as a connection would. */
+final class ParserHarness {
+  /** One parsed reply: hits and whether it was an error. */
+  record Reply(int hits, boolean error) {}
+
+  private ParserHarness() {}
+
+  static List<Reply> feed(ReplyParser parser, int[] expectedKeys, String wire, int chunk)
+      throws ProtocolException {
+    byte[] bytes = wire.getBytes(StandardCharsets.ISO_8859_1);
+    ByteBuffer in = ByteBuffer.allocate(256);
+    List<Reply> replies = new ArrayList<>();
+    int next = 0;
+    boolean armed = false;
+    int fed = 0;
+    while (fed < bytes.length) {
+      int n = Math.min(chunk, Math.min(bytes.length - fed, in.remaining()));
+      in.put(bytes, fed, n);
+      fed += n;
+      in.flip();
+      while (in.hasRemaining() && next < expectedKeys.length) {
+        if (!armed) {
+          parser.expect(expectedKeys[next]);
+          armed = true;
+        }
+        if (!parser.parse(in)) {
+          break;
+        }
+        replies.add(new Reply(parser.hits(), parser.errorReply()));
+        armed = false;
+        next++;
+      }
+      in.compact();
+    }
+    return replies;
+  }
+
+  static String encode(java.util.function.Consumer<ByteBuffer> encoder) {
+    ByteBuffer out = ByteBuffer.allocate(4096);
+    encoder.accept(out);
+    out.flip();
+    byte[] bytes = new byte[out.remaining()];
+    out.get(bytes);
+    return new String(bytes, StandardCharsets.ISO_8859_1);
+  }
+}

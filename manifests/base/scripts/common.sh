@@ -1,0 +1,37 @@
+# Shared by preload.sh and run-benchmark.sh (POSIX sh; sourced). Every knob comes from the
+# benchmark-config ConfigMap (manifests/base/kustomization.yaml lists them).
+set -eu
+
+index="${JOB_COMPLETION_INDEX:-0}"
+
+log() { echo "[$JOB_NAME-$index] $*" >&2; }
+
+# The loadgen command: memtier_benchmark, or the cachelab loadgen (jib image: classpath and main
+# class in files jib writes), which takes the same flags.
+loadgen() {
+  case "$LOADGEN" in
+    memtier) memtier_benchmark --hide-histogram "$@" ;;
+    cachelab) java -cp @/app/jib-classpath-file @/app/jib-main-class-file --quiet "$@" ;;
+    *) log "unknown LOADGEN=$LOADGEN (memtier, cachelab)"; return 2 ;;
+  esac
+}
+
+# host:port of the target of instance $1 of this machine. With TARGET=servers, the instances of
+# all machines go round robin over the servers' stable StatefulSet names.
+target_of() {
+  case "$TARGET" in
+    middleware) echo "$MIDDLEWARE_HOST $MIDDLEWARE_PORT" ;;
+    servers)
+      k=$(( (index * INSTANCES + $1) % SERVERS ))
+      echo "$SERVER_STATEFULSET-$k.$SERVER_STATEFULSET $SERVER_PORT" ;;
+    *) log "unknown TARGET=$TARGET (middleware, servers)"; return 2 ;;
+  esac
+}
+
+# Prints a result file between the markers that the collectors look for.
+emit() {  # emit <file> <instance>
+  echo "=== cachelab-result-begin job=$JOB_NAME machine=$index instance=$2 ==="
+  cat "$1"
+  echo
+  echo "=== cachelab-result-end job=$JOB_NAME machine=$index instance=$2 ==="
+}

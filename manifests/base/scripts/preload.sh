@@ -1,0 +1,44 @@
+#!/bin/sh
+# One index of the preload Job: write every key of this index's slice of [0, KEY_MAXIMUM] to
+# every target (the middleware replicates or routes; direct targets are filled one by one), then
+# read the slice back and fail unless the reads had zero misses.
+. /scripts/common.sh
+
+lo=$(( KEY_MAXIMUM * index / CLIENT_MACHINES ))
+hi=$(( KEY_MAXIMUM * (index + 1) / CLIENT_MACHINES - 1 ))
+[ "$index" -eq $((CLIENT_MACHINES - 1)) ] && hi="$KEY_MAXIMUM"
+
+# Misses/sec of the Gets of a memtier JSON file (the "ALL STATS" section).
+misses_per_s() {
+  sed -n '/"ALL STATS"/,$p' "$1" | awk '/"Gets"/ { g = 1 } g && /"Misses\/sec"/ { gsub(/[^0-9.]/, "", $2); print $2; exit }'
+}
+
+targets=1
+[ "$TARGET" = servers ] && targets="$SERVERS"
+t=0
+while [ "$t" -lt "$targets" ]; do
+  if [ "$TARGET" = servers ]; then
+    host="$SERVER_STATEFULSET-$t.$SERVER_STATEFULSET"; port="$SERVER_PORT"
+  else
+    set -- $(target_of 0); host="$1"; port="$2"
+  fi
+  log "preload keys $lo..$hi into $host:$port"
+  common="--server=$host --port=$port --protocol=$PROTOCOL --threads=1 --clients=4 --data-size=$VALUE_BYTES --key-minimum=$lo --key-maximum=$hi"
+  # shellcheck disable=SC2086
+  loadgen $common --ratio=1:0 --key-pattern=P:P --requests=allkeys --json-out-file="/tmp/fill-$t.json" >"/tmp/fill-$t.log" 2>&1 \
+    || { cat "/tmp/fill-$t.log" >&2; exit 1; }
+  emit "/tmp/fill-$t.json" "fill-$t"
+  if [ "$PRELOAD_VERIFY" = true ]; then
+    # shellcheck disable=SC2086
+    loadgen $common --ratio=0:1 --key-pattern=P:P --requests=allkeys --json-out-file="/tmp/verify-$t.json" >"/tmp/verify-$t.log" 2>&1 \
+      || { cat "/tmp/verify-$t.log" >&2; exit 1; }
+    emit "/tmp/verify-$t.json" "verify-$t"
+    misses="$(misses_per_s "/tmp/verify-$t.json")"
+    if ! awk -v m="${misses:-x}" 'BEGIN { exit !(m == "0" || m + 0 == 0 && m ~ /^[0-9.]+$/) }'; then
+      log "preload verification failed: $host:$port Misses/sec=${misses:-unknown} (expected 0)"
+      exit 1
+    fi
+  fi
+  t=$((t + 1))
+done
+log "preload done: keys $lo..$hi, $targets target(s), zero misses"

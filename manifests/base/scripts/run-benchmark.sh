@@ -1,0 +1,31 @@
+#!/bin/sh
+# One client machine of the benchmark Job: wait for the others, run INSTANCES loadgen processes
+# for DURATION_S, print each one's memtier JSON between markers. Exit status: the worst instance's.
+. /scripts/common.sh
+. /scripts/barrier.sh
+
+multi_get=""
+[ "$MULTI_GET" -gt 0 ] && multi_get="--multi-key-get=$MULTI_GET"
+pids=""
+j=0
+while [ "$j" -lt "$INSTANCES" ]; do
+  set -- $(target_of "$j")
+  log "instance $j -> $1:$2"
+  # shellcheck disable=SC2086 # multi_get and EXTRA_ARGS are word lists
+  loadgen --server="$1" --port="$2" --protocol="$PROTOCOL" \
+    --threads="$THREADS" --clients="$CLIENTS" --ratio="$RATIO" \
+    --data-size="$VALUE_BYTES" --key-maximum="$KEY_MAXIMUM" --key-pattern="$KEY_PATTERN" \
+    --test-time="$DURATION_S" --print-percentiles="$PRINT_PERCENTILES" \
+    --json-out-file="/tmp/result-$j.json" $multi_get $EXTRA_ARGS >"/tmp/loadgen-$j.log" 2>&1 &
+  pids="$pids $!"
+  j=$((j + 1))
+done
+
+status=0
+j=0
+for pid in $pids; do
+  wait "$pid" || { status=$?; log "instance $j failed ($status):"; cat "/tmp/loadgen-$j.log" >&2; }
+  [ -s "/tmp/result-$j.json" ] && emit "/tmp/result-$j.json" "$j"
+  j=$((j + 1))
+done
+exit "$status"

@@ -1,0 +1,70 @@
+package dev.cachelab.middleware;
+
+import dev.cachelab.middleware.config.ConfigException;
+import dev.cachelab.middleware.config.ConfigParser;
+import dev.cachelab.middleware.config.MiddlewareConfig;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.CountDownLatch;
+import sun.misc.Signal;
+
+/**
+ * Entry point: parses the flags, starts the {@link Middleware}, prints {@code cachelab middleware
+ * listening on <ip>:<port>} and waits. SIGTERM or SIGINT: stop accepting, drain, write the final
+ * statistics, exit 0. A bad flag exits 2 with a message naming it and its accepted range.
+ */
+public final class Main {
+  private Main() {}
+
+  public static void main(String[] args) {
+    MiddlewareConfig config;
+    try {
+      config = ConfigParser.parse(args);
+    } catch (ConfigException e) {
+      System.err.println("cachelab middleware: " + e.getMessage());
+      System.err.println("Run with --help for the flags.");
+      System.exit(2);
+      return;
+    }
+    if (config == null) {
+      return;
+    }
+    Middleware middleware;
+    try {
+      middleware = new Middleware(config);
+      middleware.start();
+    } catch (IOException | RuntimeException e) {
+      System.err.println("cachelab middleware: cannot start: " + e);
+      System.exit(1);
+      return;
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runnable shutdown =
+        () -> {
+          middleware.shutdown();
+          stopped.countDown();
+        };
+    Signal.handle(new Signal("TERM"), signal -> new Thread(shutdown, "shutdown").start());
+    Signal.handle(new Signal("INT"), signal -> new Thread(shutdown, "shutdown").start());
+    Runtime.getRuntime().addShutdownHook(new Thread(middleware::shutdown, "shutdown-hook"));
+    try {
+      InetSocketAddress address = middleware.localAddress();
+      System.out.println(
+          "cachelab middleware listening on "
+              + address.getAddress().getHostAddress()
+              + ":"
+              + address.getPort());
+      if (middleware.metricsPort() != 0) {
+        System.out.println("cachelab middleware metrics on port " + middleware.metricsPort());
+      }
+      System.out.flush();
+      stopped.await();
+    } catch (IOException e) {
+      System.err.println("cachelab middleware: " + e);
+      System.exit(1);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    System.exit(0);
+  }
+}

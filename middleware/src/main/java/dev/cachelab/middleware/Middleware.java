@@ -1,0 +1,162 @@
+package dev.cachelab.middleware;
+
+import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.backend.Watchdog;
+import dev.cachelab.middleware.config.MiddlewareConfig;
+import dev.cachelab.middleware.config.Routing;
+import dev.cachelab.middleware.dispatch.HashRouter;
+import dev.cachelab.middleware.dispatch.RequestQueue;
+import dev.cachelab.middleware.dispatch.RoundRobinRouter;
+import dev.cachelab.middleware.dispatch.Router;
+import dev.cachelab.middleware.dispatch.Worker;
+import dev.cachelab.middleware.net.NetThread;
+import dev.cachelab.middleware.stats.IntervalReporter;
+import dev.cachelab.middleware.stats.MetricsEndpoint;
+import dev.cachelab.middleware.stats.StatsRegistry;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Wires the parts together: net thread, queue, workers, watchdog, statistics reporter and metrics
+ * endpoint. {@link #start} and {@link #shutdown} are called by the main thread (or a test).
+ */
+public final class Middleware {
+  private final MiddlewareConfig config;
+  private final RequestQueue queue;
+  private final StatsRegistry stats;
+  private final NetThread net;
+  private final List<Thread> workerThreads = new ArrayList<>();
+  private final Watchdog watchdog;
+  private final IntervalReporter reporter;
+  private final MetricsEndpoint metrics;
+  private Thread netThread;
+  private Thread watchdogThread;
+  private boolean stopped;
+
+  public Middleware(MiddlewareConfig config) throws IOException {
+    this.config = config;
+    this.queue = new RequestQueue(config.queueCapacity());
+    this.stats = new StatsRegistry(config.servers(), config.workers());
+    Router router =
+        config.routing() == Routing.HASH
+            ? new HashRouter(config.servers(), config.replication())
+            : new RoundRobinRouter(config.servers().size(), config.sharded());
+    this.net =
+        new NetThread(
+            new InetSocketAddress(config.listenAddress(), config.port()),
+            queue,
+            router,
+            stats.newRecorder(),
+            stats::statsReply,
+            config.maxValueBytes());
+    stats.gauges(queue::size, net::connections, net::totalConnections);
+    List<InetSocketAddress> addresses = config.serverAddresses();
+    long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.backendTimeoutMs());
+    long watchdogPeriodNanos = Watchdog.periodNanos(config.backendTimeoutMs());
+    List<BackendConnection> allBackends = new ArrayList<>();
+    List<Worker> workers = new ArrayList<>();
+    for (int w = 0; w < config.workers(); w++) {
+      List<BackendConnection> backends = new ArrayList<>();
+      for (int s = 0; s < addresses.size(); s++) {
+        backends.add(new BackendConnection(s, addresses.get(s), config.backendTimeoutMs()));
+      }
+      allBackends.addAll(backends);
+      workers.add(
+          new Worker(
+              queue,
+              backends,
+              config.servers(),
+              stats.newRecorder(),
+              timeoutNanos,
+              watchdogPeriodNanos));
+    }
+    this.watchdog = new Watchdog(allBackends, watchdogPeriodNanos);
+    for (int w = 0; w < workers.size(); w++) {
+      Thread thread = new Thread(workers.get(w), "worker-" + w);
+      thread.setDaemon(true);
+      workerThreads.add(thread);
+    }
+    this.reporter = new IntervalReporter(config, stats);
+    this.metrics = new MetricsEndpoint(config, stats);
+  }
+
+  /** Starts every thread; the middleware accepts clients when this returns. */
+  public void start() throws IOException {
+    for (Thread thread : workerThreads) {
+      thread.start();
+    }
+    watchdogThread = new Thread(watchdog, "backend-watchdog");
+    watchdogThread.setDaemon(true);
+    watchdogThread.start();
+    InetSocketAddress listen = net.localAddress();
+    reporter.start(listen.getAddress().getHostAddress() + ":" + listen.getPort());
+    metrics.start(reporter);
+    netThread = new Thread(net, "net");
+    netThread.setDaemon(true);
+    netThread.start();
+  }
+
+  /** The address clients connect to (the real port when {@code -p 0}). */
+  public InetSocketAddress localAddress() throws IOException {
+    return net.localAddress();
+  }
+
+  /** The metrics endpoint's port, or 0 if off. */
+  public int metricsPort() {
+    return metrics.port();
+  }
+
+  public StatsRegistry stats() {
+    return stats;
+  }
+
+  /**
+   * Stops accepting, lets queued requests finish (up to the backend timeout plus a second), stops
+   * the threads and writes the final statistics. Idempotent.
+   */
+  public synchronized void shutdown() {
+    if (stopped) {
+      return;
+    }
+    stopped = true;
+    net.stopAccepting();
+    long drainDeadline =
+        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.backendTimeoutMs() + 1000L);
+    while (queue.size() > 0 && System.nanoTime() < drainDeadline) {
+      sleepMillis(5);
+    }
+    for (int w = 0; w < workerThreads.size(); w++) {
+      queue.addPoison(Worker.POISON);
+    }
+    for (Thread thread : workerThreads) {
+      join(thread, Math.max(1, TimeUnit.NANOSECONDS.toMillis(drainDeadline - System.nanoTime())));
+    }
+    net.stop();
+    join(netThread, 1000);
+    watchdog.stop();
+    reporter.stop();
+    metrics.stop();
+  }
+
+  private static void join(Thread thread, long millis) {
+    if (thread == null) {
+      return;
+    }
+    try {
+      thread.join(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void sleepMillis(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

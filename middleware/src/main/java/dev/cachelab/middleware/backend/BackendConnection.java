@@ -1,0 +1,395 @@
+package dev.cachelab.middleware.backend;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One worker's blocking connection to one memcached server, with a reusable reply buffer and a
+ * reply reader (a blocking CRLF reader in the spirit of Jedis' {@code RedisInputStream}). Owned and
+ * used by one worker thread; the {@link Watchdog} thread may only {@link #abortIfExpired} it.
+ *
+ * <p>Timeouts: the worker arms a deadline before it writes a request and disarms it after the
+ * reply; a blocking read past the deadline is ended by the watchdog closing the socket, which keeps
+ * the fast path at one blocking read per reply (no timed poll). After a failure the connection is
+ * closed and reconnected on a later request, with exponential backoff between attempts.
+ */
+public final class BackendConnection {
+  private static final long INITIAL_BACKOFF_NANOS = 10_000_000L;
+  private static final long MAX_BACKOFF_NANOS = 1_000_000_000L;
+  private static final long DISARMED = 0;
+  private static final long EXPIRED = -1;
+
+  private final int serverIndex;
+  private final String host;
+  private final int port;
+  private final int connectTimeoutMs;
+  private final AtomicLong deadlineNanos = new AtomicLong(DISARMED);
+  private volatile boolean timedOut;
+
+  private volatile Socket socket;
+  private InputStream in;
+  private OutputStream out;
+  private long reconnectAtNanos;
+  private long backoffNanos = INITIAL_BACKOFF_NANOS;
+
+  // Reply buffer: the current reply starts at offset 0.
+  private byte[] buf = new byte[16 * 1024];
+  private int end;
+  private int scanFrom;
+  private boolean outOfStep;
+
+  // Value blocks of the last retrieval reply: [blockStart, blockEnd) and the key inside.
+  private int valueCount;
+  private int[] blockStart = new int[8];
+  private int[] blockEnd = new int[8];
+  private int[] keyStart = new int[8];
+  private int[] keyEnd = new int[8];
+  private int replyLength;
+  private boolean replyIsError;
+
+  /** Send buffer for requests the worker rewrites (noreply stripped, split multi-gets). */
+  private byte[] sendBuf = new byte[1024];
+
+  private int sendLength;
+
+  public BackendConnection(int serverIndex, InetSocketAddress address, int connectTimeoutMs) {
+    this.serverIndex = serverIndex;
+    this.host = address.getHostString();
+    this.port = address.getPort();
+    this.connectTimeoutMs = connectTimeoutMs;
+  }
+
+  public int serverIndex() {
+    return serverIndex;
+  }
+
+  /**
+   * Whether the connection is usable now, connecting if it is down and its backoff has passed.
+   * Never throws: a failed attempt doubles the backoff.
+   */
+  public boolean ensureConnected(long nowNanos) {
+    if (socket != null) {
+      return true;
+    }
+    if (nowNanos - reconnectAtNanos < 0) {
+      return false;
+    }
+    Socket s = new Socket();
+    try {
+      s.setTcpNoDelay(true);
+      s.connect(new InetSocketAddress(host, port), connectTimeoutMs);
+      socket = s;
+      in = s.getInputStream();
+      out = s.getOutputStream();
+      end = 0;
+      scanFrom = 0;
+      outOfStep = false;
+      backoffNanos = INITIAL_BACKOFF_NANOS;
+      return true;
+    } catch (IOException e) {
+      closeQuietly(s);
+      scheduleReconnect(System.nanoTime());
+      return false;
+    }
+  }
+
+  /** Arms the timeout; call before sending a request. */
+  public void arm(long deadline) {
+    timedOut = false;
+    deadlineNanos.set(deadline == DISARMED || deadline == EXPIRED ? 1 : deadline);
+  }
+
+  /**
+   * Disarms the timeout after a complete reply. If the watchdog fired meanwhile, the socket is
+   * closed and the connection is marked down.
+   */
+  public void disarm() {
+    long deadline = deadlineNanos.get();
+    if (deadline == EXPIRED || !deadlineNanos.compareAndSet(deadline, DISARMED) || timedOut) {
+      markDown();
+    }
+  }
+
+  /** Watchdog thread: closes the socket if the armed deadline has passed. */
+  void abortIfExpired(long nowNanos) {
+    long deadline = deadlineNanos.get();
+    if (deadline != DISARMED && deadline != EXPIRED && nowNanos - deadline >= 0) {
+      if (deadlineNanos.compareAndSet(deadline, EXPIRED)) {
+        timedOut = true;
+        Socket s = socket;
+        if (s != null) {
+          closeQuietly(s);
+        }
+      }
+    }
+  }
+
+  /** Whether the last failure was the watchdog's timeout. */
+  public boolean timedOut() {
+    return timedOut;
+  }
+
+  /** Closes the connection after a failure and schedules a reconnect with backoff. */
+  public void markDown() {
+    deadlineNanos.set(DISARMED);
+    if (socket != null) {
+      closeQuietly(socket);
+      socket = null;
+      in = null;
+      out = null;
+    }
+    scheduleReconnect(System.nanoTime());
+  }
+
+  private void scheduleReconnect(long nowNanos) {
+    reconnectAtNanos = nowNanos + backoffNanos;
+    backoffNanos = Math.min(MAX_BACKOFF_NANOS, backoffNanos * 2);
+  }
+
+  /** Closes the socket for good (shutdown). */
+  public void close() {
+    if (socket != null) {
+      closeQuietly(socket);
+      socket = null;
+    }
+  }
+
+  // ---- sending ----------------------------------------------------------------------------------
+
+  /** Writes {@code bytes[from, from + length)} to the server. */
+  public void send(byte[] bytes, int from, int length) throws IOException {
+    if (outOfStep) {
+      // The server sent bytes beyond its last reply: the stream is out of step.
+      throw new IOException("unexpected bytes from server");
+    }
+    out.write(bytes, from, length);
+  }
+
+  /** Starts composing a request in the send buffer. */
+  public void beginCompose() {
+    sendLength = 0;
+  }
+
+  public void append(byte[] bytes, int from, int length) {
+    if (sendLength + length > sendBuf.length) {
+      sendBuf = Arrays.copyOf(sendBuf, Math.max(sendLength + length, sendBuf.length * 2));
+    }
+    System.arraycopy(bytes, from, sendBuf, sendLength, length);
+    sendLength += length;
+  }
+
+  public void append(byte b) {
+    if (sendLength == sendBuf.length) {
+      sendBuf = Arrays.copyOf(sendBuf, sendBuf.length * 2);
+    }
+    sendBuf[sendLength++] = b;
+  }
+
+  /** Sends the composed request. */
+  public void sendComposed() throws IOException {
+    send(sendBuf, 0, sendLength);
+  }
+
+  // ---- replies ----------------------------------------------------------------------------------
+
+  /** Reads a one-line reply ({@code STORED\r\n}, {@code 42\r\n}, ...) into {@link #buffer()}. */
+  public int readLineReply() throws IOException {
+    startReply();
+    int newline = readLine(0);
+    replyLength = newline + 1;
+    replyIsError = isErrorLine(0);
+    consumeReply();
+    return replyLength;
+  }
+
+  /**
+   * Reads a retrieval reply: {@code VALUE <key> <flags> <bytes> [<cas>]\r\n<data>\r\n} blocks until
+   * {@code END\r\n}, or an error line. Value blocks are indexed for {@link #blockStart}.
+   */
+  public int readRetrievalReply() throws IOException {
+    startReply();
+    valueCount = 0;
+    int pos = 0;
+    while (true) {
+      int newline = readLine(pos);
+      if (startsWith(pos, END_LINE)) {
+        replyLength = newline + 1;
+        replyIsError = false;
+        break;
+      }
+      if (!startsWith(pos, VALUE_PREFIX)) {
+        replyLength = newline + 1;
+        replyIsError = true;
+        break;
+      }
+      // VALUE <key> <flags> <bytes> [<cas unique>]\r\n
+      int kStart = pos + VALUE_PREFIX.length;
+      int kEnd = indexOf(' ', kStart, newline);
+      int flagsEnd = indexOf(' ', kEnd + 1, newline);
+      int bytesStart = flagsEnd + 1;
+      int bytesEnd = indexOf(' ', bytesStart, newline);
+      if (bytesEnd < 0) {
+        bytesEnd = buf[newline - 1] == '\r' ? newline - 1 : newline;
+      }
+      if (kEnd < 0 || flagsEnd < 0) {
+        throw new IOException("bad VALUE line from server");
+      }
+      int dataBytes = parseDecimal(bytesStart, bytesEnd);
+      int blockEndOffset = newline + 1 + dataBytes + 2;
+      fill(blockEndOffset);
+      addBlock(pos, blockEndOffset, kStart, kEnd);
+      pos = blockEndOffset;
+      scanFrom = pos;
+    }
+    consumeReply();
+    return replyLength;
+  }
+
+  /** The reply buffer; the last reply is at {@code [0, replyLength)}. */
+  public byte[] buffer() {
+    return buf;
+  }
+
+  public int replyLength() {
+    return replyLength;
+  }
+
+  /** Whether the last reply was an error line (ERROR, CLIENT_ERROR, SERVER_ERROR). */
+  public boolean replyIsError() {
+    return replyIsError;
+  }
+
+  public int valueCount() {
+    return valueCount;
+  }
+
+  public int blockStart(int i) {
+    return blockStart[i];
+  }
+
+  public int blockEnd(int i) {
+    return blockEnd[i];
+  }
+
+  /** Whether value block {@code i} is for the key {@code key[from, to)}. */
+  public boolean blockKeyEquals(int i, byte[] key, int from, int to) {
+    return Arrays.equals(buf, keyStart[i], keyEnd[i], key, from, to);
+  }
+
+  private void addBlock(int start, int stop, int kStart, int kEnd) {
+    if (valueCount == blockStart.length) {
+      int n = valueCount * 2;
+      blockStart = Arrays.copyOf(blockStart, n);
+      blockEnd = Arrays.copyOf(blockEnd, n);
+      keyStart = Arrays.copyOf(keyStart, n);
+      keyEnd = Arrays.copyOf(keyEnd, n);
+    }
+    blockStart[valueCount] = start;
+    blockEnd[valueCount] = stop;
+    keyStart[valueCount] = kStart;
+    keyEnd[valueCount] = kEnd;
+    valueCount++;
+  }
+
+  private void startReply() {
+    scanFrom = 0;
+  }
+
+  // The reply stays at [0, replyLength) until the next reply; a server never sends unasked bytes,
+  // so anything beyond it means the stream is out of step (send() then fails the connection).
+  private void consumeReply() {
+    outOfStep = end > replyLength;
+    end = 0;
+  }
+
+  /** Reads until a {@code \n} at or after {@code from}; returns its offset. */
+  private int readLine(int from) throws IOException {
+    int i = Math.max(from, scanFrom);
+    while (true) {
+      for (; i < end; i++) {
+        if (buf[i] == '\n') {
+          scanFrom = i + 1;
+          return i;
+        }
+      }
+      readMore();
+    }
+  }
+
+  private void fill(int length) throws IOException {
+    while (end < length) {
+      readMore();
+    }
+  }
+
+  private void readMore() throws IOException {
+    if (end == buf.length) {
+      buf = Arrays.copyOf(buf, buf.length * 2);
+    }
+    int n = in.read(buf, end, buf.length - end);
+    if (n < 0) {
+      throw new EOFException("server closed the connection");
+    }
+    end += n;
+  }
+
+  private boolean isErrorLine(int pos) {
+    return startsWith(pos, ERROR_PREFIX)
+        || startsWith(pos, CLIENT_ERROR_PREFIX)
+        || startsWith(pos, SERVER_ERROR_PREFIX);
+  }
+
+  private boolean startsWith(int pos, byte[] prefix) {
+    if (end - pos < prefix.length) {
+      return false;
+    }
+    return Arrays.equals(buf, pos, pos + prefix.length, prefix, 0, prefix.length);
+  }
+
+  private int indexOf(char c, int from, int to) {
+    for (int i = from; i < to; i++) {
+      if (buf[i] == c) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private int parseDecimal(int from, int to) throws IOException {
+    if (from >= to || to - from > 10) {
+      throw new IOException("bad value length from server");
+    }
+    long value = 0;
+    for (int i = from; i < to; i++) {
+      int digit = buf[i] - '0';
+      if (digit < 0 || digit > 9) {
+        throw new IOException("bad value length from server");
+      }
+      value = value * 10 + digit;
+    }
+    if (value > Integer.MAX_VALUE - 64) {
+      throw new IOException("bad value length from server");
+    }
+    return (int) value;
+  }
+
+  private static void closeQuietly(Socket s) {
+    try {
+      s.close();
+    } catch (IOException ignored) {
+      // closing after a failure: nothing more to do
+    }
+  }
+
+  private static final byte[] END_LINE = {'E', 'N', 'D', '\r', '\n'};
+  private static final byte[] VALUE_PREFIX = {'V', 'A', 'L', 'U', 'E', ' '};
+  private static final byte[] ERROR_PREFIX = {'E', 'R', 'R', 'O', 'R'};
+  private static final byte[] CLIENT_ERROR_PREFIX = "CLIENT_ERROR".getBytes();
+  private static final byte[] SERVER_ERROR_PREFIX = "SERVER_ERROR".getBytes();
+}

@@ -1,0 +1,127 @@
+package dev.cachelab.middleware.config;
+
+import java.nio.file.Path;
+import java.util.List;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Command line to {@link MiddlewareConfig}: ASL-compatible short flags plus long options (see
+ * {@code middleware/README.md}). Main thread only.
+ */
+public final class ConfigParser {
+  private ConfigParser() {}
+
+  @Command(
+      name = "middleware",
+      description =
+          "cachelab middleware: a memcached text-protocol proxy (net thread, queue, workers).",
+      mixinStandardHelpOptions = true,
+      sortOptions = false)
+  static final class Flags {
+    @Option(names = "-l", required = true, description = "Listen address.")
+    String listenAddress;
+
+    @Option(names = "-p", required = true, description = "Listen port (0 = any free port).")
+    int port;
+
+    @Option(names = "-t", required = true, description = "Worker threads (1..1024).")
+    int workers;
+
+    @Option(
+        names = "-s",
+        required = true,
+        arity = "1",
+        description = "Shard multi-key gets over the servers: true or false.")
+    String sharded;
+
+    @Option(
+        names = "-m",
+        required = true,
+        arity = "1..*",
+        description = "Backend servers, host:port (1..64).")
+    List<String> servers;
+
+    @Option(names = "--routing", defaultValue = "round-robin", description = "round-robin or hash.")
+    String routing;
+
+    @Option(names = "--replication", defaultValue = "1", description = "Replicas per key (hash).")
+    int replication;
+
+    @Option(names = "--queue-capacity", defaultValue = "0", description = "0 = unbounded.")
+    int queueCapacity;
+
+    @Option(names = "--backend-timeout-ms", defaultValue = "1000")
+    int backendTimeoutMs;
+
+    @Option(names = "--max-value-bytes", defaultValue = "1048576")
+    int maxValueBytes;
+
+    @Option(names = "--window-ms", defaultValue = "1000")
+    int windowMs;
+
+    @Option(names = "--stats-dir", description = "Directory for windows.csv, histograms, summary.")
+    Path statsDir;
+
+    @Option(names = "--warmup-s", defaultValue = "0")
+    int warmupSeconds;
+
+    @Option(names = "--cooldown-s", defaultValue = "0")
+    int cooldownSeconds;
+
+    @Option(names = "--metrics-port", defaultValue = "0", description = "0 = off.")
+    int metricsPort;
+
+    @Option(names = "--metrics-address", defaultValue = "0.0.0.0")
+    String metricsAddress;
+  }
+
+  /**
+   * Parses and validates the arguments.
+   *
+   * @return the config, or null if help or the version was printed
+   * @throws ConfigException naming the bad flag and its accepted range
+   */
+  public static MiddlewareConfig parse(String[] args) {
+    Flags flags = new Flags();
+    CommandLine commandLine = new CommandLine(flags);
+    try {
+      CommandLine.ParseResult result = commandLine.parseArgs(args);
+      if (result.isUsageHelpRequested()) {
+        commandLine.usage(System.out);
+        return null;
+      }
+      if (result.isVersionHelpRequested()) {
+        System.out.println("cachelab middleware");
+        return null;
+      }
+    } catch (CommandLine.ParameterException e) {
+      throw new ConfigException(e.getMessage());
+    }
+    boolean sharded =
+        switch (flags.sharded) {
+          case "true" -> true;
+          case "false" -> false;
+          default ->
+              throw new ConfigException("-s: " + flags.sharded + " (expected: true or false)");
+        };
+    return new MiddlewareConfig(
+        flags.listenAddress,
+        flags.port,
+        flags.workers,
+        sharded,
+        flags.servers,
+        Routing.parse(flags.routing),
+        flags.replication,
+        flags.queueCapacity,
+        flags.backendTimeoutMs,
+        flags.maxValueBytes,
+        flags.windowMs,
+        flags.statsDir,
+        flags.warmupSeconds,
+        flags.cooldownSeconds,
+        flags.metricsPort,
+        flags.metricsAddress);
+  }
+}

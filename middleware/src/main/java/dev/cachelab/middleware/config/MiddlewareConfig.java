@@ -1,0 +1,118 @@
+package dev.cachelab.middleware.config;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The validated, immutable middleware configuration; one place for ranges. Built once at startup by
+ * {@link ConfigParser}; read by any thread.
+ *
+ * @param listenAddress {@code -l}: address the net thread binds
+ * @param port {@code -p}: listen port (0 = any free port, reported on stdout)
+ * @param workers {@code -t}: worker threads
+ * @param sharded {@code -s}: split multi-key gets over the servers
+ * @param servers {@code -m}: backend memcached servers, {@code host:port}
+ * @param routing {@code --routing}
+ * @param replication {@code --replication}: replicas per key in hash mode
+ * @param queueCapacity {@code --queue-capacity}: 0 = unbounded
+ * @param backendTimeoutMs {@code --backend-timeout-ms}
+ * @param maxValueBytes {@code --max-value-bytes}
+ * @param windowMs {@code --window-ms}: statistics window
+ * @param statsDir {@code --stats-dir}, or null for no files
+ * @param warmupSeconds {@code --warmup-s}
+ * @param cooldownSeconds {@code --cooldown-s}
+ * @param metricsPort {@code --metrics-port}: 0 = off
+ * @param metricsAddress {@code --metrics-address}
+ */
+public record MiddlewareConfig(
+    String listenAddress,
+    int port,
+    int workers,
+    boolean sharded,
+    List<String> servers,
+    Routing routing,
+    int replication,
+    int queueCapacity,
+    int backendTimeoutMs,
+    int maxValueBytes,
+    int windowMs,
+    Path statsDir,
+    int warmupSeconds,
+    int cooldownSeconds,
+    int metricsPort,
+    String metricsAddress) {
+
+  public static final int MAX_WORKERS = 1024;
+  public static final int MAX_SERVERS = 64;
+
+  public MiddlewareConfig {
+    servers = List.copyOf(servers);
+    check("-p", port, 0, 65535);
+    check("-t", workers, 1, MAX_WORKERS);
+    check("-m", servers.size(), 1, MAX_SERVERS, "servers");
+    for (String server : servers) {
+      parseServer(server);
+    }
+    check("--replication", replication, 1, servers.size());
+    if (routing == Routing.ROUND_ROBIN && replication != 1) {
+      throw new ConfigException(
+          "--replication: "
+              + replication
+              + " (expected: 1 with --routing round-robin, which writes to every server)");
+    }
+    check("--queue-capacity", queueCapacity, 0, 1 << 24);
+    check("--backend-timeout-ms", backendTimeoutMs, 1, 600_000);
+    check("--max-value-bytes", maxValueBytes, 1, 128 << 20);
+    check("--window-ms", windowMs, 10, 3_600_000);
+    check("--warmup-s", warmupSeconds, 0, 86_400);
+    check("--cooldown-s", cooldownSeconds, 0, 86_400);
+    check("--metrics-port", metricsPort, 0, 65535);
+    if (listenAddress == null || listenAddress.isBlank()) {
+      throw new ConfigException("-l: missing (expected: an IP address or host name)");
+    }
+  }
+
+  /** The backend addresses, unresolved host names kept as given. */
+  public List<InetSocketAddress> serverAddresses() {
+    return servers.stream().map(MiddlewareConfig::parseServer).toList();
+  }
+
+  /** Parses {@code host:port}, naming {@code -m} in the error. */
+  public static InetSocketAddress parseServer(String server) {
+    int colon = server.lastIndexOf(':');
+    if (colon <= 0 || colon == server.length() - 1) {
+      throw new ConfigException("-m: " + server + " (expected: host:port)");
+    }
+    String host = server.substring(0, colon);
+    int port;
+    try {
+      port = Integer.parseInt(server.substring(colon + 1));
+    } catch (NumberFormatException e) {
+      throw new ConfigException("-m: " + server + " (expected: host:port with port 1..65535)");
+    }
+    if (port < 1 || port > 65535) {
+      throw new ConfigException("-m: " + server + " (expected: host:port with port 1..65535)");
+    }
+    return InetSocketAddress.createUnresolved(host, port);
+  }
+
+  private static void check(String flag, int value, int min, int max) {
+    check(flag, value, min, max, null);
+  }
+
+  private static void check(String flag, int value, int min, int max, String unit) {
+    if (value < min || value > max) {
+      throw new ConfigException(
+          flag
+              + ": "
+              + value
+              + (unit == null ? "" : " " + unit)
+              + " (expected: "
+              + min
+              + ".."
+              + max
+              + ")");
+    }
+  }
+}

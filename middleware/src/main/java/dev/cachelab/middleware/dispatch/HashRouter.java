@@ -1,0 +1,60 @@
+package dev.cachelab.middleware.dispatch;
+
+import dev.cachelab.middleware.protocol.Request;
+import java.util.List;
+
+/**
+ * Consistent-hash routing (ASL 2016 generalised): a key's reads go to its primary on the {@link
+ * KetamaRing}, its writes to its {@code replication} replicas (primary first); a multi-key read is
+ * split by primary. {@code flush_all}/{@code verbosity} go to every server. Net thread only.
+ */
+public final class HashRouter implements Router {
+  private final KetamaRing ring;
+  private final int serverCount;
+  private final int replication;
+  private final int[] replicas;
+  private final boolean[] used;
+
+  public HashRouter(List<String> servers, int replication) {
+    this.ring = new KetamaRing(servers);
+    this.serverCount = servers.size();
+    this.replication = replication;
+    this.replicas = new int[serverCount];
+    this.used = new boolean[serverCount];
+  }
+
+  @Override
+  public void route(Request request) {
+    request.clearServers();
+    byte[] bytes = request.bytes();
+    switch (request.command().family()) {
+      case RETRIEVAL -> {
+        if (request.keyCount() == 1) {
+          request.addServer(ring.primary(bytes, request.keyStart(0), request.keyEnd(0), replicas));
+          return;
+        }
+        java.util.Arrays.fill(used, false);
+        for (int k = 0; k < request.keyCount(); k++) {
+          int server = ring.primary(bytes, request.keyStart(k), request.keyEnd(k), replicas);
+          request.setKeyServer(k, server);
+          if (!used[server]) {
+            used[server] = true;
+            request.addServer(server);
+          }
+        }
+      }
+      case STORAGE, KEYED -> {
+        int n = ring.replicas(bytes, request.keyStart(0), request.keyEnd(0), replication, replicas);
+        for (int i = 0; i < n; i++) {
+          request.addServer(replicas[i]);
+        }
+      }
+      case BROADCAST -> {
+        for (int server = 0; server < serverCount; server++) {
+          request.addServer(server);
+        }
+      }
+      case FIRST_SERVER, LOCAL -> request.addServer(0);
+    }
+  }
+}

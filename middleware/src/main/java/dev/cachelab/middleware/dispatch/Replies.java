@@ -1,0 +1,35 @@
+package dev.cachelab.middleware.dispatch;
+
+import dev.cachelab.middleware.protocol.Command;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/** Server reply lines named after their wire tokens, and what counts as success. Stateless. */
+final class Replies {
+  static final byte[] STORED = ascii("STORED\r\n");
+  static final byte[] DELETED = ascii("DELETED\r\n");
+  static final byte[] TOUCHED = ascii("TOUCHED\r\n");
+  static final byte[] OK = ascii("OK\r\n");
+
+  private Replies() {}
+
+  /** Whether {@code reply[0, length)} is the success reply of {@code command}. */
+  static boolean isSuccess(Command command, byte[] reply, int length) {
+    return switch (command) {
+      case SET, ADD, REPLACE, APPEND, PREPEND, CAS -> equals(reply, length, STORED);
+      case DELETE -> equals(reply, length, DELETED);
+      case TOUCH -> equals(reply, length, TOUCHED);
+      case INCR, DECR -> length > 2 && reply[0] >= '0' && reply[0] <= '9';
+      case FLUSH_ALL, VERBOSITY -> equals(reply, length, OK);
+      default -> true;
+    };
+  }
+
+  private static boolean equals(byte[] reply, int length, byte[] expected) {
+    return Arrays.equals(reply, 0, length, expected, 0, expected.length);
+  }
+
+  private static byte[] ascii(String text) {
+    return text.getBytes(StandardCharsets.US_ASCII);
+  }
+}

@@ -1,0 +1,63 @@
+package dev.cachelab.middleware.dispatch;
+
+import dev.cachelab.middleware.protocol.Command;
+import dev.cachelab.middleware.protocol.Request;
+
+/**
+ * ASL 2017/2019 routing. Single-key reads, and multi-key reads when not sharded, go whole to the
+ * next server in round-robin order. With sharding, a multi-key read is split into contiguous key
+ * ranges, the remainder going to the first servers (5 keys over 3 servers: 2, 2, 1). Writes go to
+ * every server, server 0 first. {@code gets}/{@code gats} always read server 0, the primary that
+ * checks {@code cas}, so the cas unique a client sees is the one {@code cas} is checked against.
+ * Net thread only.
+ */
+public final class RoundRobinRouter implements Router {
+  private final int serverCount;
+  private final boolean sharded;
+  private int next;
+
+  public RoundRobinRouter(int serverCount, boolean sharded) {
+    this.serverCount = serverCount;
+    this.sharded = sharded;
+  }
+
+  @Override
+  public void route(Request request) {
+    request.clearServers();
+    Command command = request.command();
+    switch (command.family()) {
+      case RETRIEVAL -> routeRead(request, command);
+      case STORAGE, KEYED, BROADCAST -> addAll(request);
+      case FIRST_SERVER, LOCAL -> request.addServer(0);
+    }
+  }
+
+  private void routeRead(Request request, Command command) {
+    if (command == Command.GETS || command == Command.GATS) {
+      request.addServer(0);
+      return;
+    }
+    int keys = request.keyCount();
+    if (keys == 1 || !sharded || serverCount == 1) {
+      request.addServer(next);
+      next = next + 1 == serverCount ? 0 : next + 1;
+      return;
+    }
+    int perServer = keys / serverCount;
+    int remainder = keys % serverCount;
+    int key = 0;
+    for (int server = 0; server < serverCount && key < keys; server++) {
+      int share = perServer + (server < remainder ? 1 : 0);
+      request.addServer(server);
+      for (int i = 0; i < share; i++) {
+        request.setKeyServer(key++, server);
+      }
+    }
+  }
+
+  private void addAll(Request request) {
+    for (int server = 0; server < serverCount; server++) {
+      request.addServer(server);
+    }
+  }
+}

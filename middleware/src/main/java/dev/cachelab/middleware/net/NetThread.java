@@ -1,0 +1,278 @@
+package dev.cachelab.middleware.net;
+
+import dev.cachelab.middleware.dispatch.RequestQueue;
+import dev.cachelab.middleware.dispatch.Router;
+import dev.cachelab.middleware.protocol.OpType;
+import dev.cachelab.middleware.protocol.Request;
+import dev.cachelab.middleware.stats.ErrorKind;
+import dev.cachelab.middleware.stats.ThreadRecorder;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The single net thread: a selector loop that accepts clients, reads, decodes complete requests,
+ * routes them, stamps and enqueues them. Requests the middleware answers itself (stats, rejected
+ * input) are completed here, in order with the client's other replies. A failing connection is
+ * closed alone; the loop never dies from one client.
+ *
+ * <p>Backpressure: with a bounded queue, a connection that finds the queue full stops being read
+ * (its unparsed bytes stay buffered) until a worker makes room and wakes the selector.
+ */
+public final class NetThread implements Runnable {
+  private final Selector selector;
+  private final ServerSocketChannel server;
+  private final RequestQueue queue;
+  private final Router router;
+  private final ThreadRecorder recorder;
+  private final Supplier<byte[]> statsReply;
+  private final int maxValueBytes;
+  private final ArrayDeque<ClientConnection> paused = new ArrayDeque<>();
+  private final AtomicInteger connections = new AtomicInteger();
+  private long totalConnections;
+  private volatile boolean running = true;
+  private volatile boolean stopAccepting;
+
+  /** Binds the listening socket (so the port is known before the thread starts). */
+  public NetThread(
+      InetSocketAddress listen,
+      RequestQueue queue,
+      Router router,
+      ThreadRecorder recorder,
+      Supplier<byte[]> statsReply,
+      int maxValueBytes)
+      throws IOException {
+    this.selector = Selector.open();
+    this.server = ServerSocketChannel.open();
+    server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+    server.bind(listen, 1024);
+    server.configureBlocking(false);
+    server.register(selector, SelectionKey.OP_ACCEPT);
+    this.queue = queue;
+    this.router = router;
+    this.recorder = recorder;
+    this.statsReply = statsReply;
+    this.maxValueBytes = maxValueBytes;
+    queue.onRoom(selector::wakeup);
+  }
+
+  public InetSocketAddress localAddress() throws IOException {
+    return (InetSocketAddress) server.getLocalAddress();
+  }
+
+  /** Clients connected now. Any thread. */
+  public int connections() {
+    return connections.get();
+  }
+
+  /** Clients accepted since start. Any thread (approximate). */
+  public long totalConnections() {
+    return totalConnections;
+  }
+
+  /** Any thread: close the listening socket; connected clients are still served. */
+  public void stopAccepting() {
+    stopAccepting = true;
+    selector.wakeup();
+  }
+
+  /** Any thread: end the loop and close every client. */
+  public void stop() {
+    running = false;
+    selector.wakeup();
+  }
+
+  void wakeup() {
+    selector.wakeup();
+  }
+
+  /**
+   * A worker queues a connection's next pipelined request after completing the previous one. Its
+   * queue length is not sampled (the sampler is the net thread's single-writer recorder).
+   */
+  void enqueueWaiting(Request request) {
+    queue.enqueue(request);
+  }
+
+  void connectionClosed() {
+    connections.decrementAndGet();
+  }
+
+  @Override
+  public void run() {
+    try {
+      while (running) {
+        if (stopAccepting && server.isOpen()) {
+          closeServer();
+        }
+        selector.select(paused.isEmpty() ? 0 : 10);
+        Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
+        while (keys.hasNext()) {
+          SelectionKey key = keys.next();
+          keys.remove();
+          processKey(key);
+        }
+        resumePaused();
+      }
+    } catch (IOException | RuntimeException e) {
+      System.err.println("cachelab middleware: net thread failed: " + e);
+    } finally {
+      closeAll();
+    }
+  }
+
+  private void processKey(SelectionKey key) {
+    if (key.attachment() == null) {
+      accept();
+      return;
+    }
+    ClientConnection connection = (ClientConnection) key.attachment();
+    try {
+      if (key.isValid() && key.isWritable()) {
+        connection.onWritable();
+      }
+      if (key.isValid() && key.isReadable() && !connection.inputClosed) {
+        onReadable(connection);
+      }
+    } catch (IOException | CancelledKeyException e) {
+      connection.close();
+    }
+  }
+
+  private void accept() {
+    while (true) {
+      SocketChannel channel;
+      try {
+        channel = server.accept();
+        if (channel == null) {
+          return;
+        }
+        channel.configureBlocking(false);
+        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        ClientConnection connection = new ClientConnection(channel, this, maxValueBytes);
+        connection.attach(channel.register(selector, SelectionKey.OP_READ, connection));
+        connections.incrementAndGet();
+        totalConnections++;
+      } catch (IOException e) {
+        // One failed accept (e.g. out of file descriptors) must not stop the loop.
+        return;
+      }
+    }
+  }
+
+  private void onReadable(ClientConnection connection) throws IOException {
+    int n = connection.read();
+    if (n < 0) {
+      connection.close();
+      return;
+    }
+    decodeAvailable(connection, System.nanoTime());
+  }
+
+  /** Decodes and dispatches every complete request in the connection's buffer. */
+  private void decodeAvailable(ClientConnection c, long receivedNanos) {
+    while (!c.inputClosed && c.parseStart < c.readEnd) {
+      if (!queue.hasRoom()) {
+        pause(c);
+        break;
+      }
+      if (c.current == null) {
+        c.current = c.acquire();
+      }
+      Request request = c.current;
+      int consumed = c.parser.decode(c.readBuf, c.parseStart, c.readEnd, request);
+      if (consumed == 0) {
+        break;
+      }
+      c.parseStart += consumed;
+      if (request.status() == null) {
+        continue; // skipped bytes of a rejected data block
+      }
+      c.current = null;
+      request.receivedNanos = receivedNanos;
+      dispatch(c, request);
+    }
+    c.compact();
+  }
+
+  private void dispatch(ClientConnection c, Request request) {
+    switch (request.status()) {
+      case FORWARD -> {
+        router.route(request);
+        if (c.admitForwarded(request)) {
+          recorder.recordQueueLength(queue.enqueue(request));
+        }
+      }
+      case LOCAL -> completeHere(c, request, statsReply.get(), null);
+      case REJECT -> completeHere(c, request, request.immediateReply(), ErrorKind.CLIENT_ERROR);
+      case REJECT_AND_CLOSE -> {
+        completeHere(c, request, request.immediateReply(), ErrorKind.CLIENT_ERROR);
+        c.closeAfterReplies();
+      }
+      case QUIT -> c.closeAfterReplies();
+    }
+  }
+
+  private void completeHere(ClientConnection c, Request request, byte[] reply, ErrorKind error) {
+    OpType op = request.opType();
+    long received = request.receivedNanos;
+    c.registerInFlight(request);
+    long written = c.complete(request, ByteBuffer.wrap(reply));
+    recorder.recordRequest(op, written - received, 0, 0, 0, 0);
+    if (error != null) {
+      recorder.recordError(op, error);
+    }
+  }
+
+  private void pause(ClientConnection c) {
+    if (!c.paused) {
+      c.paused = true;
+      c.setReading(false);
+      paused.addLast(c);
+    }
+  }
+
+  private void resumePaused() {
+    while (!paused.isEmpty() && queue.hasRoom()) {
+      ClientConnection c = paused.pollFirst();
+      c.paused = false;
+      if (c.isClosed()) {
+        continue;
+      }
+      c.setReading(true);
+      decodeAvailable(c, System.nanoTime());
+    }
+  }
+
+  private void closeServer() {
+    try {
+      server.close();
+    } catch (IOException ignored) {
+      // shutting down
+    }
+  }
+
+  private void closeAll() {
+    closeServer();
+    for (SelectionKey key : selector.keys()) {
+      if (key.attachment() instanceof ClientConnection c) {
+        c.close();
+      }
+    }
+    try {
+      selector.close();
+    } catch (IOException ignored) {
+      // shutting down
+    }
+  }
+}

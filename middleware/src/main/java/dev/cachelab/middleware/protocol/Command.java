@@ -1,0 +1,96 @@
+package dev.cachelab.middleware.protocol;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The memcached text-protocol commands the middleware understands (memcached {@code
+ * doc/protocol.txt}). Immutable; any thread.
+ */
+public enum Command {
+  GET("get", Family.RETRIEVAL),
+  GETS("gets", Family.RETRIEVAL),
+  GAT("gat", Family.RETRIEVAL),
+  GATS("gats", Family.RETRIEVAL),
+  SET("set", Family.STORAGE),
+  ADD("add", Family.STORAGE),
+  REPLACE("replace", Family.STORAGE),
+  APPEND("append", Family.STORAGE),
+  PREPEND("prepend", Family.STORAGE),
+  CAS("cas", Family.STORAGE),
+  DELETE("delete", Family.KEYED),
+  INCR("incr", Family.KEYED),
+  DECR("decr", Family.KEYED),
+  TOUCH("touch", Family.KEYED),
+  FLUSH_ALL("flush_all", Family.BROADCAST),
+  VERBOSITY("verbosity", Family.BROADCAST),
+  VERSION("version", Family.FIRST_SERVER),
+  STATS("stats", Family.LOCAL),
+  QUIT("quit", Family.LOCAL);
+
+  /** How a command is routed, independent of the routing mode. */
+  public enum Family {
+    /** get/gets/gat/gats: one or more keys, read from one server per key. */
+    RETRIEVAL,
+    /** set/add/replace/append/prepend/cas: one key with a data block, written to its replicas. */
+    STORAGE,
+    /** delete/incr/decr/touch: one key, no data block, written to its replicas. */
+    KEYED,
+    /** flush_all/verbosity: sent to every server. */
+    BROADCAST,
+    /** version: answered by the first server. */
+    FIRST_SERVER,
+    /** stats/quit: handled by the middleware itself. */
+    LOCAL
+  }
+
+  private final byte[] name;
+  private final Family family;
+
+  Command(String name, Family family) {
+    this.name = name.getBytes(StandardCharsets.US_ASCII);
+    this.family = family;
+  }
+
+  /** The command name as on the wire. */
+  public byte[] wireName() {
+    return name;
+  }
+
+  public Family family() {
+    return family;
+  }
+
+  /** Whether the command carries a data block after its line. */
+  public boolean hasDataBlock() {
+    return family == Family.STORAGE;
+  }
+
+  /** Whether the command may modify server state (and so is replicated). */
+  public boolean isWrite() {
+    return family == Family.STORAGE || family == Family.KEYED;
+  }
+
+  private static final Command[] VALUES = values();
+
+  /** The command whose name is {@code bytes[from..to)}, or null. No allocation. */
+  public static Command lookup(byte[] bytes, int from, int to) {
+    int length = to - from;
+    for (Command command : VALUES) {
+      byte[] n = command.name;
+      if (n.length != length) {
+        continue;
+      }
+      boolean equal = true;
+      for (int i = 0; i < length; i++) {
+        if (bytes[from + i] != n[i]) {
+          equal = false;
+          break;
+        }
+      }
+      if (equal) {
+        return command;
+      }
+    }
+    return null;
+  }
+}

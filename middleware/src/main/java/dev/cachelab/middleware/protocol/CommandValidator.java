@@ -1,0 +1,320 @@
+package dev.cachelab.middleware.protocol;
+
+import static dev.cachelab.middleware.protocol.RequestParser.reply;
+
+import dev.cachelab.middleware.protocol.Request.Status;
+
+/**
+ * Checks a tokenized command line against memcached's grammar and sets the request's status: to
+ * forward, answered locally, or rejected with the reply to send. Net thread only; stateless.
+ *
+ * <p>Wrong token counts and unknown commands get {@code ERROR}, as memcached does; bad arguments
+ * get {@code CLIENT_ERROR <what>: <value> (expected: <range>)}. A storage command whose data block
+ * length cannot be read loses framing and is rejected with {@link Status#REJECT_AND_CLOSE}.
+ */
+final class CommandValidator {
+  static final byte[] ERROR = reply("ERROR");
+  static final byte[] TOO_LARGE = reply("SERVER_ERROR object too large for cache");
+  static final byte[] BAD_DELTA = reply("CLIENT_ERROR invalid numeric delta argument");
+  static final byte[] DELETE_USAGE =
+      reply("CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]");
+  private static final byte[] NOREPLY = {'n', 'o', 'r', 'e', 'p', 'l', 'y'};
+  private static final long UINT32_MAX = 0xFFFF_FFFFL;
+
+  private CommandValidator() {}
+
+  static void validate(Request r, int maxValueBytes) {
+    if (r.tokenCount() == 0) {
+      r.setRejected(Status.REJECT, ERROR);
+      return;
+    }
+    Command command = Command.lookup(r.bytes(), r.tokenStart(0), r.tokenEnd(0));
+    if (command == null) {
+      r.setRejected(Status.REJECT, ERROR);
+      return;
+    }
+    switch (command) {
+      case GET, GETS -> validateRetrieval(r, command, 1);
+      case GAT, GATS -> validateRetrieval(r, command, 2);
+      case SET, ADD, REPLACE, APPEND, PREPEND, CAS -> validateStorage(r, command, maxValueBytes);
+      case DELETE -> validateDelete(r);
+      case INCR, DECR, TOUCH -> validateKeyedWithArgument(r, command);
+      case FLUSH_ALL -> validateFlushAll(r);
+      case VERBOSITY -> validateVerbosity(r);
+      case VERSION -> validateBare(r, command, Status.FORWARD);
+      case STATS -> validateStats(r);
+      case QUIT -> validateBare(r, command, Status.QUIT);
+    }
+  }
+
+  // get <key>*  |  gat <exptime> <key>*
+  private static void validateRetrieval(Request r, Command command, int firstKey) {
+    int n = r.tokenCount();
+    r.setParsed(Status.FORWARD, command, firstKey, n - firstKey, false);
+    if (n <= firstKey) {
+      r.setRejected(Status.REJECT, ERROR);
+      return;
+    }
+    if (firstKey == 2 && !isInt32(r, 1)) {
+      reject(r, "invalid exptime argument", 1, "an integer");
+      return;
+    }
+    for (int t = firstKey; t < n; t++) {
+      if (!checkKey(r, t)) {
+        return;
+      }
+    }
+  }
+
+  // set <key> <flags> <exptime> <bytes> [noreply]\r\n  |  cas ... <bytes> <cas unique> [noreply]
+  private static void validateStorage(Request r, Command command, int maxValueBytes) {
+    int n = r.tokenCount();
+    int base = command == Command.CAS ? 6 : 5;
+    boolean noreply = n == base + 1 && isNoreply(r, n - 1);
+    r.setParsed(Status.FORWARD, command, 1, 1, noreply);
+    if (n != base && n != base + 1) {
+      r.setRejected(Status.REJECT, ERROR);
+      return;
+    }
+    long bytes = parseUnsigned(r, 4, Integer.MAX_VALUE);
+    if (bytes < 0) {
+      r.setRejected(
+          Status.REJECT_AND_CLOSE,
+          reply(
+              "CLIENT_ERROR bad data block length: "
+                  + quote(r, 4)
+                  + " (expected: 0.."
+                  + maxValueBytes
+                  + ")"));
+      return;
+    }
+    if (bytes > maxValueBytes) {
+      r.setRejected(Status.REJECT, TOO_LARGE);
+      return;
+    }
+    if (!checkKey(r, 1)) {
+      return;
+    }
+    if (parseUnsigned(r, 2, UINT32_MAX) < 0) {
+      reject(r, "bad flags", 2, "0..4294967295");
+    } else if (!isInt32(r, 3)) {
+      reject(r, "bad exptime", 3, "an integer");
+    } else if (command == Command.CAS && !isUint64(r, 5)) {
+      reject(r, "bad cas unique", 5, "0..18446744073709551615");
+    } else if (n == base + 1 && !noreply) {
+      reject(r, "bad command line format", n - 1, "noreply");
+    }
+  }
+
+  // delete <key> [0] [noreply]
+  private static void validateDelete(Request r) {
+    int n = r.tokenCount();
+    boolean noreply = n >= 3 && isNoreply(r, n - 1);
+    r.setParsed(Status.FORWARD, Command.DELETE, 1, 1, noreply);
+    int plain = n - (noreply ? 1 : 0);
+    if (n < 2 || plain > 3 || (plain == 3 && !isZero(r, 2))) {
+      r.setRejected(Status.REJECT, n < 2 ? ERROR : DELETE_USAGE);
+      return;
+    }
+    checkKey(r, 1);
+  }
+
+  // incr <key> <delta> [noreply]  |  touch <key> <exptime> [noreply]
+  private static void validateKeyedWithArgument(Request r, Command command) {
+    int n = r.tokenCount();
+    boolean noreply = n == 4 && isNoreply(r, 3);
+    r.setParsed(Status.FORWARD, command, 1, 1, noreply);
+    if (n != 3 && n != 4) {
+      r.setRejected(Status.REJECT, ERROR);
+      return;
+    }
+    if (!checkKey(r, 1)) {
+      return;
+    }
+    if (command == Command.TOUCH) {
+      if (!isInt32(r, 2)) {
+        reject(r, "invalid exptime argument", 2, "an integer");
+        return;
+      }
+    } else if (!isUint64(r, 2)) {
+      r.setRejected(Status.REJECT, BAD_DELTA);
+      return;
+    }
+    if (n == 4 && !noreply) {
+      reject(r, "bad command line format", 3, "noreply");
+    }
+  }
+
+  // flush_all [delay] [noreply]
+  private static void validateFlushAll(Request r) {
+    int n = r.tokenCount();
+    boolean noreply = n >= 2 && isNoreply(r, n - 1);
+    r.setParsed(Status.FORWARD, Command.FLUSH_ALL, 1, 0, noreply);
+    int plain = n - (noreply ? 1 : 0);
+    if (plain > 2) {
+      r.setRejected(Status.REJECT, ERROR);
+    } else if (plain == 2 && parseUnsigned(r, 1, Integer.MAX_VALUE) < 0) {
+      reject(r, "bad command line format", 1, "a delay in seconds, 0..2147483647");
+    }
+  }
+
+  // verbosity <level> [noreply]
+  private static void validateVerbosity(Request r) {
+    int n = r.tokenCount();
+    boolean noreply = n == 3 && isNoreply(r, 2);
+    r.setParsed(Status.FORWARD, Command.VERBOSITY, 1, 0, noreply);
+    if (n != 2 && n != 3) {
+      r.setRejected(Status.REJECT, ERROR);
+    } else if (parseUnsigned(r, 1, UINT32_MAX) < 0) {
+      reject(r, "bad verbosity level", 1, "0..4294967295");
+    } else if (n == 3 && !noreply) {
+      reject(r, "bad command line format", 2, "noreply");
+    }
+  }
+
+  private static void validateBare(Request r, Command command, Status status) {
+    r.setParsed(status, command, 1, 0, false);
+    if (r.tokenCount() != 1) {
+      r.setRejected(Status.REJECT, ERROR);
+    }
+  }
+
+  private static void validateStats(Request r) {
+    r.setParsed(Status.LOCAL, Command.STATS, 1, 0, false);
+    if (r.tokenCount() != 1) {
+      reject(r, "unsupported stats group", 1, "no argument");
+    }
+  }
+
+  private static boolean checkKey(Request r, int token) {
+    int length = r.tokenEnd(token) - r.tokenStart(token);
+    if (length > RequestParser.MAX_KEY_BYTES) {
+      r.setRejected(
+          Status.REJECT,
+          reply(
+              "CLIENT_ERROR key too long: "
+                  + length
+                  + " bytes (expected: <= "
+                  + RequestParser.MAX_KEY_BYTES
+                  + ")"));
+      return false;
+    }
+    return true;
+  }
+
+  private static void reject(Request r, String what, int token, String expected) {
+    r.setRejected(
+        Status.REJECT,
+        reply("CLIENT_ERROR " + what + ": " + quote(r, token) + " (expected: " + expected + ")"));
+  }
+
+  /** Data block length of a validated storage command. */
+  static int dataBytes(Request r) {
+    return (int) parseUnsigned(r, 4, Integer.MAX_VALUE);
+  }
+
+  /** Bytes to skip after a rejected storage line ({@code <bytes>\r\n}), or 0. */
+  static long dataBytesToSkip(Request r) {
+    if (!r.command().hasDataBlock() || r.tokenCount() < 5) {
+      return 0;
+    }
+    long bytes = parseUnsigned(r, 4, Integer.MAX_VALUE);
+    return bytes < 0 ? 0 : bytes + 2;
+  }
+
+  private static boolean isNoreply(Request r, int token) {
+    int s = r.tokenStart(token);
+    int e = r.tokenEnd(token);
+    if (e - s != NOREPLY.length) {
+      return false;
+    }
+    for (int i = 0; i < NOREPLY.length; i++) {
+      if (r.bytes()[s + i] != NOREPLY[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean isZero(Request r, int token) {
+    return parseUnsigned(r, token, 0) == 0;
+  }
+
+  /** Decimal digits only, value <= max; -1 if not. No allocation. */
+  static long parseUnsigned(Request r, int token, long max) {
+    int s = r.tokenStart(token);
+    int e = r.tokenEnd(token);
+    if (e == s || e - s > 19) {
+      return -1;
+    }
+    long value = 0;
+    byte[] b = r.bytes();
+    for (int i = s; i < e; i++) {
+      int digit = b[i] - '0';
+      if (digit < 0 || digit > 9) {
+        return -1;
+      }
+      value = value * 10 + digit;
+    }
+    return value <= max ? value : -1;
+  }
+
+  private static boolean isInt32(Request r, int token) {
+    int s = r.tokenStart(token);
+    int e = r.tokenEnd(token);
+    byte[] b = r.bytes();
+    boolean negative = e > s && b[s] == '-';
+    int digitsStart = negative ? s + 1 : s;
+    if (e == digitsStart || e - digitsStart > 10) {
+      return false;
+    }
+    long value = 0;
+    for (int i = digitsStart; i < e; i++) {
+      int digit = b[i] - '0';
+      if (digit < 0 || digit > 9) {
+        return false;
+      }
+      value = value * 10 + digit;
+    }
+    return negative ? -value >= Integer.MIN_VALUE : value <= Integer.MAX_VALUE;
+  }
+
+  private static boolean isUint64(Request r, int token) {
+    int s = r.tokenStart(token);
+    int e = r.tokenEnd(token);
+    if (e == s || e - s > 20) {
+      return false;
+    }
+    long value = 0;
+    byte[] b = r.bytes();
+    for (int i = s; i < e; i++) {
+      int digit = b[i] - '0';
+      if (digit < 0 || digit > 9) {
+        return false;
+      }
+      long next = value * 10 + digit;
+      // Unsigned overflow: the new value must not wrap below the old one times ten.
+      if (Long.compareUnsigned(value, 0x1999_9999_9999_9999L) > 0
+          || Long.compareUnsigned(next, value * 10) < 0) {
+        return false;
+      }
+      value = next;
+    }
+    return true;
+  }
+
+  /** The token as printable text, at most 32 characters, for error messages. */
+  static String quote(Request r, int token) {
+    int s = r.tokenStart(token);
+    int e = Math.min(r.tokenEnd(token), s + 32);
+    StringBuilder text = new StringBuilder(e - s + 3);
+    for (int i = s; i < e; i++) {
+      int c = r.bytes()[i] & 0xff;
+      text.append(c >= 0x21 && c < 0x7f ? (char) c : '?');
+    }
+    if (r.tokenEnd(token) > e) {
+      text.append("...");
+    }
+    return text.toString();
+  }
+}

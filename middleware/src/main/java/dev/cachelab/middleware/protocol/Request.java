@@ -1,0 +1,276 @@
+package dev.cachelab.middleware.protocol;
+
+import java.util.Arrays;
+
+/**
+ * One client request: the command line and data block as received, the parsed token positions, the
+ * routing decision and the six timestamps. Instances are pooled per client connection and reused; a
+ * request is filled by the net thread, handed to exactly one worker through the queue (the queue's
+ * happens-before edge publishes it) and given back to its connection's pool.
+ *
+ * <p>Layout of {@link #bytes()}: the command line at {@code [0, lineLength)} followed by {@code
+ * \r\n}, then the data block (storage commands) at {@code [dataOffset, dataOffset + dataLength)}
+ * followed by {@code \r\n}. Token {@code i} is {@code [tokenStart(i), tokenEnd(i))}.
+ */
+public final class Request {
+  /** What the parser produced. */
+  public enum Status {
+    /** A well-formed request to route to the servers. */
+    FORWARD,
+    /** A request the middleware answers itself (stats). */
+    LOCAL,
+    /** The parser rejected the input; reply {@link #immediateReply()} and carry on. */
+    REJECT,
+    /** The parser rejected the input and framing is lost; reply, then close the connection. */
+    REJECT_AND_CLOSE,
+    /** The client asked to quit. */
+    QUIT
+  }
+
+  private Status status;
+  private Command command;
+  private byte[] bytes = new byte[512];
+  private int lineLength;
+  private int dataOffset;
+  private int dataLength;
+  private int[] tokenStart = new int[8];
+  private int[] tokenEnd = new int[8];
+  private int tokenCount;
+  private int firstKeyToken;
+  private int keyCount;
+  private boolean noreply;
+  private byte[] immediateReply;
+
+  // Routing (net thread): target servers, and for split multi-gets the server of each key.
+  private int[] servers = new int[4];
+  private int serverCount;
+  private int[] keyServers = new int[8];
+  private boolean split;
+
+  // Six timestamps, System.nanoTime().
+  public long receivedNanos;
+  public long enqueuedNanos;
+  public long dequeuedNanos;
+  public long sentNanos;
+  public long repliedNanos;
+  public long writtenNanos;
+
+  /** Queue length seen by this request when it was enqueued. */
+  public int queueLengthAtEnqueue;
+
+  // Ordered completion, owned by the client connection (guarded by its lock).
+  public ReplySink connection;
+  public long sequence;
+  public boolean completed;
+  public byte[] pendingReply = new byte[0];
+  public int pendingReplyLength;
+
+  /** Clears everything the parser sets. Called before the parser fills the request. */
+  public void reset() {
+    status = null;
+    command = null;
+    lineLength = 0;
+    dataOffset = 0;
+    dataLength = 0;
+    tokenCount = 0;
+    firstKeyToken = 0;
+    keyCount = 0;
+    noreply = false;
+    immediateReply = null;
+    serverCount = 0;
+    split = false;
+    completed = false;
+    pendingReplyLength = 0;
+    queueLengthAtEnqueue = 0;
+  }
+
+  // ---- parser side -------------------------------------------------------------------------
+
+  void copyLine(byte[] source, int from, int length) {
+    ensureCapacity(length + 2);
+    System.arraycopy(source, from, bytes, 0, length);
+    bytes[length] = '\r';
+    bytes[length + 1] = '\n';
+    lineLength = length;
+  }
+
+  void copyData(byte[] source, int from, int length) {
+    int offset = lineLength + 2;
+    ensureCapacity(offset + length + 2);
+    System.arraycopy(source, from, bytes, offset, length);
+    bytes[offset + length] = '\r';
+    bytes[offset + length + 1] = '\n';
+    dataOffset = offset;
+    dataLength = length;
+  }
+
+  private void ensureCapacity(int capacity) {
+    if (bytes.length < capacity) {
+      bytes = Arrays.copyOf(bytes, Math.max(capacity, bytes.length * 2));
+    }
+  }
+
+  void addToken(int start, int end) {
+    if (tokenCount == tokenStart.length) {
+      tokenStart = Arrays.copyOf(tokenStart, tokenCount * 2);
+      tokenEnd = Arrays.copyOf(tokenEnd, tokenCount * 2);
+    }
+    tokenStart[tokenCount] = start;
+    tokenEnd[tokenCount] = end;
+    tokenCount++;
+  }
+
+  void setParsed(Status status, Command command, int firstKeyToken, int keyCount, boolean noreply) {
+    this.status = status;
+    this.command = command;
+    this.firstKeyToken = firstKeyToken;
+    this.keyCount = keyCount;
+    this.noreply = noreply;
+  }
+
+  void setRejected(Status status, byte[] reply) {
+    this.status = status;
+    this.immediateReply = reply;
+  }
+
+  // ---- readers ------------------------------------------------------------------------------
+
+  public Status status() {
+    return status;
+  }
+
+  public Command command() {
+    return command;
+  }
+
+  public byte[] bytes() {
+    return bytes;
+  }
+
+  public int lineLength() {
+    return lineLength;
+  }
+
+  /**
+   * Length of the request as it goes on the wire, from offset 0 of {@link #bytes()}: the line, its
+   * {@code \r\n}, and for storage commands the data block and its {@code \r\n}.
+   */
+  public int wireLength() {
+    return dataOffset > 0 ? dataOffset + dataLength + 2 : lineLength + 2;
+  }
+
+  public int dataOffset() {
+    return dataOffset;
+  }
+
+  public int dataLength() {
+    return dataLength;
+  }
+
+  public int tokenCount() {
+    return tokenCount;
+  }
+
+  public int tokenStart(int token) {
+    return tokenStart[token];
+  }
+
+  public int tokenEnd(int token) {
+    return tokenEnd[token];
+  }
+
+  public int keyCount() {
+    return keyCount;
+  }
+
+  /** Token index of key {@code k} (0-based). */
+  public int keyToken(int k) {
+    return firstKeyToken + k;
+  }
+
+  public int keyStart(int k) {
+    return tokenStart[firstKeyToken + k];
+  }
+
+  public int keyEnd(int k) {
+    return tokenEnd[firstKeyToken + k];
+  }
+
+  public boolean noreply() {
+    return noreply;
+  }
+
+  /**
+   * Length of the line to forward to a server: the whole line, or without its trailing {@code
+   * noreply} token (the middleware always waits for the server's reply; see README).
+   */
+  public int forwardLineLength() {
+    if (!noreply) {
+      return lineLength;
+    }
+    return tokenEnd[tokenCount - 2];
+  }
+
+  public byte[] immediateReply() {
+    return immediateReply;
+  }
+
+  /** The operation type this request is counted as. */
+  public OpType opType() {
+    if (command == null) {
+      return OpType.OTHER;
+    }
+    return switch (command.family()) {
+      case RETRIEVAL -> keyCount > 1 ? OpType.MULTIGET : OpType.GET;
+      case STORAGE -> OpType.SET;
+      default -> OpType.OTHER;
+    };
+  }
+
+  /** The line (and data block) as text, for tests and diagnostics. Allocates. */
+  @Override
+  public String toString() {
+    String line = new String(bytes, 0, lineLength, java.nio.charset.StandardCharsets.ISO_8859_1);
+    return status + " " + line + (dataLength > 0 ? " <" + dataLength + " bytes>" : "");
+  }
+
+  // ---- routing (net thread) -------------------------------------------------------------------
+
+  /** Sets the target servers (replicas, or every server of a split multi-get). */
+  public void clearServers() {
+    serverCount = 0;
+    split = false;
+  }
+
+  public void addServer(int server) {
+    if (serverCount == servers.length) {
+      servers = Arrays.copyOf(servers, serverCount * 2);
+    }
+    servers[serverCount++] = server;
+  }
+
+  public int serverCount() {
+    return serverCount;
+  }
+
+  public int server(int i) {
+    return servers[i];
+  }
+
+  /** Marks a multi-get split by key; {@link #keyServer(int)} gives each key's server. */
+  public void setKeyServer(int k, int server) {
+    if (k >= keyServers.length) {
+      keyServers = Arrays.copyOf(keyServers, Math.max(k + 1, keyServers.length * 2));
+    }
+    keyServers[k] = server;
+    split = true;
+  }
+
+  public boolean isSplit() {
+    return split;
+  }
+
+  public int keyServer(int k) {
+    return keyServers[k];
+  }
+}

@@ -1,0 +1,166 @@
+package dev.cachelab.middleware.protocol;
+
+import dev.cachelab.middleware.protocol.Request.Status;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Incremental decoder for the memcached text protocol, client side (memcached {@code
+ * doc/protocol.txt}). Fed whatever bytes a read returned, it decodes at most one request per call
+ * and says "need more" by returning 0; a request may be split across any number of reads and a read
+ * may hold several requests. One instance per client connection; net thread only.
+ *
+ * <p>States: {@code LINE} (looking for the line's {@code \n}), {@code DATA} (line parsed, waiting
+ * for {@code <bytes>\r\n} of data block), {@code SWALLOW} (skipping the data block of a rejected
+ * storage command so the stream stays in frame).
+ */
+public final class RequestParser {
+  /** Longest key memcached accepts. */
+  public static final int MAX_KEY_BYTES = 250;
+
+  /** Longest command line accepted (a multi-get of ~250 keys of 250 bytes). */
+  public static final int MAX_LINE_BYTES = 64 * 1024;
+
+  private enum State {
+    LINE,
+    DATA,
+    SWALLOW
+  }
+
+  private final int maxValueBytes;
+  private State state = State.LINE;
+  private int scannedBytes;
+  private int lineBytesWithTerminator;
+  private int pendingDataBytes;
+  private long swallowRemainingBytes;
+
+  /** A parser accepting data blocks up to {@code maxValueBytes}. */
+  public RequestParser(int maxValueBytes) {
+    this.maxValueBytes = maxValueBytes;
+  }
+
+  /**
+   * Decodes at most one request from {@code buf[from, to)} into {@code request}.
+   *
+   * @return the number of bytes consumed; 0 means "need more bytes" (nothing consumed; call again
+   *     with the same start and more bytes). When positive, {@code request.status()} is the result,
+   *     or null if the bytes were only skipped (the tail of a rejected data block).
+   */
+  public int decode(byte[] buf, int from, int to, Request request) {
+    return switch (state) {
+      case LINE -> decodeLine(buf, from, to, request);
+      case DATA -> decodeData(buf, from, to, request);
+      case SWALLOW -> decodeSwallow(from, to, request);
+    };
+  }
+
+  /** Bytes the connection must be able to buffer for the largest request this parser accepts. */
+  public int maxRequestBytes() {
+    return MAX_LINE_BYTES + maxValueBytes + 4;
+  }
+
+  // <command> <args...>\r\n
+  private int decodeLine(byte[] buf, int from, int to, Request request) {
+    int newline = -1;
+    for (int i = from + scannedBytes; i < to; i++) {
+      if (buf[i] == '\n') {
+        newline = i;
+        break;
+      }
+    }
+    if (newline < 0) {
+      scannedBytes = to - from;
+      if (scannedBytes > MAX_LINE_BYTES) {
+        scannedBytes = 0;
+        request.reset();
+        request.setRejected(
+            Status.REJECT_AND_CLOSE,
+            reply("CLIENT_ERROR line too long (expected: <= " + MAX_LINE_BYTES + " bytes)"));
+        return to - from;
+      }
+      return 0;
+    }
+    scannedBytes = 0;
+    int lineEnd = newline > from && buf[newline - 1] == '\r' ? newline - 1 : newline;
+    int consumed = newline + 1 - from;
+    if (lineEnd - from > MAX_LINE_BYTES) {
+      request.reset();
+      request.setRejected(
+          Status.REJECT_AND_CLOSE,
+          reply("CLIENT_ERROR line too long (expected: <= " + MAX_LINE_BYTES + " bytes)"));
+      return consumed;
+    }
+    request.reset();
+    request.copyLine(buf, from, lineEnd - from);
+    tokenize(request);
+    CommandValidator.validate(request, maxValueBytes);
+    if (request.status() == Status.FORWARD && request.command().hasDataBlock()) {
+      state = State.DATA;
+      lineBytesWithTerminator = consumed;
+      pendingDataBytes = CommandValidator.dataBytes(request);
+      return decodeData(buf, from, to, request);
+    }
+    if (request.status() == Status.REJECT && request.command() != null) {
+      // A storage command rejected for its flags/exptime/size: skip its data block.
+      long skip = CommandValidator.dataBytesToSkip(request);
+      if (skip > 0) {
+        state = State.SWALLOW;
+        swallowRemainingBytes = skip;
+      }
+    }
+    return consumed;
+  }
+
+  // <command line>\r\n <here> <data block>\r\n
+  private int decodeData(byte[] buf, int from, int to, Request request) {
+    int dataStart = from + lineBytesWithTerminator;
+    int needed = lineBytesWithTerminator + pendingDataBytes + 2;
+    if (to - from < needed) {
+      return 0;
+    }
+    state = State.LINE;
+    int dataEnd = dataStart + pendingDataBytes;
+    if (buf[dataEnd] != '\r' || buf[dataEnd + 1] != '\n') {
+      request.setRejected(Status.REJECT_AND_CLOSE, BAD_DATA_CHUNK);
+      return needed;
+    }
+    request.copyData(buf, dataStart, pendingDataBytes);
+    return needed;
+  }
+
+  private int decodeSwallow(int from, int to, Request request) {
+    int skipped = (int) Math.min(swallowRemainingBytes, to - from);
+    swallowRemainingBytes -= skipped;
+    if (swallowRemainingBytes == 0) {
+      state = State.LINE;
+    }
+    request.reset();
+    return skipped;
+  }
+
+  // memcached splits command lines on spaces only.
+  private static void tokenize(Request request) {
+    byte[] line = request.bytes();
+    int length = request.lineLength();
+    int i = 0;
+    while (i < length) {
+      while (i < length && line[i] == ' ') {
+        i++;
+      }
+      if (i == length) {
+        break;
+      }
+      int start = i;
+      while (i < length && line[i] != ' ') {
+        i++;
+      }
+      request.addToken(start, i);
+    }
+  }
+
+  static final byte[] BAD_DATA_CHUNK = reply("CLIENT_ERROR bad data chunk");
+
+  /** {@code text + "\r\n"} as bytes. */
+  static byte[] reply(String text) {
+    return (text + "\r\n").getBytes(StandardCharsets.ISO_8859_1);
+  }
+}

@@ -1,0 +1,170 @@
+package dev.cachelab.middleware.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class ConfigParserTest {
+  private static final String[] BASE = {
+    "-l", "127.0.0.1", "-p", "11212", "-t", "8", "-s", "false", "-m", "127.0.0.1:11211"
+  };
+
+  @Test
+  void parsesAslFlagsWithDefaults() {
+    MiddlewareConfig config = ConfigParser.parse(BASE);
+    assertThat(config.listenAddress()).isEqualTo("127.0.0.1");
+    assertThat(config.port()).isEqualTo(11212);
+    assertThat(config.workers()).isEqualTo(8);
+    assertThat(config.sharded()).isFalse();
+    assertThat(config.servers()).containsExactly("127.0.0.1:11211");
+    assertThat(config.routing()).isEqualTo(Routing.ROUND_ROBIN);
+    assertThat(config.replication()).isEqualTo(1);
+    assertThat(config.queueCapacity()).isZero();
+    assertThat(config.backendTimeoutMs()).isEqualTo(1000);
+    assertThat(config.maxValueBytes()).isEqualTo(1 << 20);
+    assertThat(config.windowMs()).isEqualTo(1000);
+    assertThat(config.statsDir()).isNull();
+    assertThat(config.warmupSeconds()).isZero();
+    assertThat(config.cooldownSeconds()).isZero();
+    assertThat(config.metricsPort()).isZero();
+    assertThat(config.metricsAddress()).isEqualTo("0.0.0.0");
+  }
+
+  @Test
+  void parsesEveryLongOption() {
+    MiddlewareConfig config =
+        ConfigParser.parse(
+            new String[] {
+              "-l",
+              "0.0.0.0",
+              "-p",
+              "0",
+              "-t",
+              "64",
+              "-s",
+              "true",
+              "-m",
+              "a:1",
+              "b:2",
+              "c:3",
+              "--routing",
+              "hash",
+              "--replication",
+              "3",
+              "--queue-capacity",
+              "100",
+              "--backend-timeout-ms",
+              "250",
+              "--max-value-bytes",
+              "4096",
+              "--window-ms",
+              "500",
+              "--stats-dir",
+              "/tmp/x",
+              "--warmup-s",
+              "2",
+              "--cooldown-s",
+              "3",
+              "--metrics-port",
+              "9100",
+              "--metrics-address",
+              "127.0.0.1"
+            });
+    assertThat(config.sharded()).isTrue();
+    assertThat(config.servers()).containsExactly("a:1", "b:2", "c:3");
+    assertThat(config.routing()).isEqualTo(Routing.HASH);
+    assertThat(config.replication()).isEqualTo(3);
+    assertThat(config.queueCapacity()).isEqualTo(100);
+    assertThat(config.backendTimeoutMs()).isEqualTo(250);
+    assertThat(config.maxValueBytes()).isEqualTo(4096);
+    assertThat(config.windowMs()).isEqualTo(500);
+    assertThat(config.statsDir()).isEqualTo(Path.of("/tmp/x"));
+    assertThat(config.warmupSeconds()).isEqualTo(2);
+    assertThat(config.cooldownSeconds()).isEqualTo(3);
+    assertThat(config.metricsPort()).isEqualTo(9100);
+    assertThat(config.metricsAddress()).isEqualTo("127.0.0.1");
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "-t|0|-t: 0 (expected: 1..1024)",
+        "-t|1025|-t: 1025 (expected: 1..1024)",
+        "-p|70000|-p: 70000 (expected: 0..65535)",
+        "-s|yes|-s: yes (expected: true or false)",
+        "--routing|random|--routing: random (expected: round-robin or hash)",
+        "--replication|2|--replication: 2 (expected: 1..1)",
+        "--queue-capacity|-1|--queue-capacity: -1 (expected: 0..16777216)",
+        "--backend-timeout-ms|0|--backend-timeout-ms: 0 (expected: 1..600000)",
+        "--max-value-bytes|0|--max-value-bytes: 0 (expected: 1..134217728)",
+        "--window-ms|5|--window-ms: 5 (expected: 10..3600000)",
+        "--warmup-s|-1|--warmup-s: -1 (expected: 0..86400)",
+        "--cooldown-s|100000|--cooldown-s: 100000 (expected: 0..86400)",
+        "--metrics-port|65536|--metrics-port: 65536 (expected: 0..65535)",
+      })
+  void rejectsOutOfRangeValuesNamingTheFlagAndRange(String flag, String value, String message) {
+    List<String> args = new ArrayList<>(List.of(BASE));
+    int existing = args.indexOf(flag);
+    if (existing >= 0) {
+      args.set(existing + 1, value);
+    } else {
+      args.add(flag);
+      args.add(value);
+    }
+    assertThatThrownBy(() -> ConfigParser.parse(args.toArray(new String[0])))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(message);
+  }
+
+  @Test
+  void rejectsBadServerAddresses() {
+    for (String server : List.of("nohost", "host:", ":11211", "host:0", "host:99999", "h:x")) {
+      assertThatThrownBy(
+              () ->
+                  ConfigParser.parse(
+                      new String[] {"-l", "::", "-p", "1", "-t", "1", "-s", "true", "-m", server}))
+          .isInstanceOf(ConfigException.class)
+          .hasMessageStartingWith("-m: " + server + " (expected: host:port");
+    }
+  }
+
+  @Test
+  void replicationIsForHashRoutingOnly() {
+    List<String> args = new ArrayList<>(List.of(BASE));
+    args.addAll(List.of("--replication", "1", "--routing", "hash"));
+    assertThat(ConfigParser.parse(args.toArray(new String[0])).replication()).isEqualTo(1);
+    List<String> rr =
+        List.of("-l", "::", "-p", "1", "-t", "1", "-s", "true", "-m", "a:1", "b:2").stream()
+            .collect(java.util.stream.Collectors.toCollection(ArrayList::new));
+    rr.addAll(List.of("--replication", "2"));
+    assertThatThrownBy(() -> ConfigParser.parse(rr.toArray(new String[0])))
+        .hasMessageStartingWith("--replication: 2 (expected: 1 with --routing round-robin");
+  }
+
+  @Test
+  void rejectsMissingAndUnknownFlags() {
+    assertThatThrownBy(() -> ConfigParser.parse(new String[] {"-p", "1"}))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("Missing required options")
+        .hasMessageContaining("-l");
+    List<String> args = new ArrayList<>(List.of(BASE));
+    args.add("--frobnicate");
+    assertThatThrownBy(() -> ConfigParser.parse(args.toArray(new String[0])))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("--frobnicate");
+    assertThatThrownBy(
+            () ->
+                ConfigParser.parse(
+                    new String[] {"-l", "x", "-p", "abc", "-t", "1", "-s", "true", "-m", "a:1"}))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("-p")
+        .hasMessageContaining("abc");
+  }
+}

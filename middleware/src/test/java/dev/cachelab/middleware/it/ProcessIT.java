@@ -1,0 +1,140 @@
+package dev.cachelab.middleware.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cachelab.middleware.testing.MemcachedProcess;
+import dev.cachelab.middleware.testing.TextClient;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.HistogramLogReader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The middleware as a separate process, as the runners start it. */
+class ProcessIT {
+  private static final Pattern LISTENING =
+      Pattern.compile("cachelab middleware listening on 127\\.0\\.0\\.1:(\\d+)");
+
+  private static ProcessBuilder java(String... args) {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add("dev.cachelab.middleware.Main");
+    command.addAll(List.of(args));
+    return new ProcessBuilder(command);
+  }
+
+  @Test
+  void printsListeningLineServesAndWritesStatisticsOnSigterm(@TempDir Path dir) throws Exception {
+    Path stats = dir.resolve("stats");
+    try (MemcachedProcess server = MemcachedProcess.start()) {
+      Process mw =
+          java(
+                  "-l",
+                  "127.0.0.1",
+                  "-p",
+                  "0",
+                  "-t",
+                  "2",
+                  "-s",
+                  "false",
+                  "-m",
+                  server.address(),
+                  "--stats-dir",
+                  stats.toString(),
+                  "--window-ms",
+                  "200")
+              .redirectError(ProcessBuilder.Redirect.DISCARD)
+              .start();
+      try {
+        BufferedReader out =
+            new BufferedReader(new InputStreamReader(mw.getInputStream(), StandardCharsets.UTF_8));
+        String line = out.readLine();
+        assertThat(line).isNotNull();
+        Matcher m = LISTENING.matcher(line);
+        assertThat(m.matches()).as(line).isTrue();
+        int port = Integer.parseInt(m.group(1));
+        try (TextClient client = new TextClient(port)) {
+          for (int i = 0; i < 20; i++) {
+            assertThat(client.call("set k" + i + " 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+            client.call("get k" + i + " nope\r\n");
+            client.call("get k" + i + "\r\n");
+          }
+        }
+        Thread.sleep(300);
+        mw.destroy(); // SIGTERM
+        assertThat(mw.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        assertThat(mw.exitValue()).isZero();
+      } finally {
+        mw.destroyForcibly();
+      }
+    }
+    String json = Files.readString(stats.resolve("summary.json"));
+    assertThat(json).contains("\"get\": {\"count\": 20,", "\"multiget\": {\"count\": 20,");
+    assertThat(json).contains("\"set\": {\"count\": 20,", "\"keys_requested\": 40, \"hits\": 20");
+    assertValidJson(stats.resolve("summary.json"));
+    List<String> windows = Files.readAllLines(stats.resolve("windows.csv"));
+    assertThat(windows.get(0))
+        .isEqualTo(
+            "window,start_epoch_ms,duration_ms,op,count,throughput_ops_per_s,"
+                + "response_time_mean_us,queue_time_mean_us,service_time_mean_us,"
+                + "response_time_p50_us,response_time_p99_us,queue_length_mean,queue_length_max,"
+                + "keys_requested,hits,errors");
+    long setCount =
+        windows.stream()
+            .skip(1)
+            .map(l -> l.split(","))
+            .filter(f -> f[3].equals("set"))
+            .mapToLong(f -> Long.parseLong(f[4]))
+            .sum();
+    assertThat(setCount).isEqualTo(20);
+    assertThat(Files.readAllLines(stats.resolve("servers.csv")).get(0))
+        .isEqualTo("window,server,requests,errors");
+    long logged = 0;
+    HistogramLogReader reader =
+        new HistogramLogReader(stats.resolve("histograms/response_time_set.hlog").toFile());
+    Histogram interval;
+    while ((interval = (Histogram) reader.nextIntervalHistogram()) != null) {
+      logged += interval.getTotalCount();
+    }
+    assertThat(logged).isEqualTo(20);
+    for (String metric : List.of("response_time", "queue_time", "service_time")) {
+      for (String op : List.of("get", "multiget", "set", "other", "all")) {
+        assertThat(stats.resolve("histograms/" + metric + "_" + op + ".hlog")).exists();
+      }
+    }
+  }
+
+  private static void assertValidJson(Path file) throws Exception {
+    Process python =
+        new ProcessBuilder(
+                "python3", "-c", "import json,sys; json.load(open(sys.argv[1]))", file.toString())
+            .redirectErrorStream(true)
+            .start();
+    String output = new String(python.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(python.waitFor()).as(output).isZero();
+  }
+
+  @Test
+  void badFlagExitsNonZeroNamingTheFlagAndRange() throws IOException, InterruptedException {
+    Process mw =
+        java("-l", "127.0.0.1", "-p", "0", "-t", "0", "-s", "false", "-m", "127.0.0.1:1")
+            .redirectErrorStream(true)
+            .start();
+    String output = new String(mw.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(mw.waitFor(20, TimeUnit.SECONDS)).isTrue();
+    assertThat(mw.exitValue()).isEqualTo(2);
+    assertThat(output).contains("-t: 0 (expected: 1..1024)");
+  }
+}

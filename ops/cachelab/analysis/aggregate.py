@@ -1,0 +1,183 @@
+"""Aggregation over windows, instances and repetitions, the way the seed reports did it.
+
+ASL 2017 (§3.6 of its digest): drop the first and last 2 s of the 1 s windows, average the rest
+per instance, **sum throughput and average response time over instances**, then over
+repetitions take the mean of the means with standard deviation sqrt(mean per-repetition
+variance). ASL 2019 used mean +/- population SD over repetitions. Both are provided:
+``aggregate_points`` gives the mean and the SD across repetitions of any summary.csv column;
+``window_std`` gives the seeds' pooled within-repetition SD from the raw 1 s windows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+import pandas as pd
+
+from cachelab.analysis.raw import LoadgenRun, RawDataError, raw_run_dirs, read_loadgen_json
+
+T = TypeVar("T")
+
+
+def pooled_std(variances: Iterable[float]) -> float:
+    """sqrt(mean of the per-repetition variances): the seeds' SD over repetitions.
+
+    Examples
+    --------
+    >>> pooled_std([1.0, 9.0])
+    2.23606797749979
+    """
+    values = [float(v) for v in variances]
+    if not values:
+        raise ValueError("variances: need at least one repetition")
+    if any(v < 0 or math.isnan(v) for v in values):
+        raise ValueError(f"variances: must be >= 0, got {values}")
+    return math.sqrt(sum(values) / len(values))
+
+
+def trim_seconds(series: Mapping[int, T], warmup_s: int, cooldown_s: int) -> dict[int, T]:
+    """Drop the first ``warmup_s`` and last ``cooldown_s`` one-second windows of a series."""
+    if warmup_s < 0 or cooldown_s < 0:
+        raise ValueError(f"warmup_s/cooldown_s: must be >= 0, got {warmup_s}/{cooldown_s}")
+    if not series:
+        return {}
+    first, last = min(series), max(series)
+    return {s: v for s, v in series.items() if first + warmup_s <= s <= last - cooldown_s}
+
+
+def window_series(runs: Sequence[LoadgenRun], warmup_s: int, cooldown_s: int) -> pd.DataFrame:
+    """Per-second throughput summed over instances and response time averaged over them.
+
+    The response time of a second is the mean over instances weighted by their request counts
+    in that second. Columns: ``second``, ``throughput_ops_per_s``, ``response_time_ms``.
+    """
+    counts: dict[int, int] = {}
+    latency_sums: dict[int, float] = {}
+    for run in runs:
+        series = trim_seconds(run.totals.time_series, warmup_s, cooldown_s)
+        for second, bucket in series.items():
+            counts[second] = counts.get(second, 0) + bucket.count
+            latency_sums[second] = (
+                latency_sums.get(second, 0.0) + bucket.count * bucket.average_latency_ms
+            )
+    seconds = sorted(counts)
+    return pd.DataFrame(
+        {
+            "second": seconds,
+            "throughput_ops_per_s": [float(counts[s]) for s in seconds],
+            "response_time_ms": [
+                latency_sums[s] / counts[s] if counts[s] else math.nan for s in seconds
+            ],
+        }
+    )
+
+
+@dataclass(frozen=True)
+class WindowStats:
+    """Mean and variance over the measured windows of one repetition."""
+
+    windows: int
+    throughput_mean: float
+    throughput_var: float
+    response_time_mean_ms: float
+    response_time_var: float
+
+
+def repetition_window_stats(
+    runs: Sequence[LoadgenRun], warmup_s: int, cooldown_s: int
+) -> WindowStats:
+    """Window statistics of one repetition (all loadgen instances of one point and rep)."""
+    frame = window_series(runs, warmup_s, cooldown_s)
+    if frame.empty:
+        raise RawDataError("time series: no windows left after trimming warm-up and cool-down")
+    tp = frame["throughput_ops_per_s"].to_numpy(dtype=float)
+    rt = frame["response_time_ms"].dropna().to_numpy(dtype=float)
+    return WindowStats(
+        windows=len(frame),
+        throughput_mean=float(tp.mean()),
+        throughput_var=float(tp.var()),
+        response_time_mean_ms=float(rt.mean()) if rt.size else math.nan,
+        response_time_var=float(rt.var()) if rt.size else math.nan,
+    )
+
+
+def window_std(results_dir: Path, warmup_s: int, cooldown_s: int) -> pd.DataFrame:
+    """Per point, the seeds' SD: sqrt(mean per-repetition window variance) of TP and RT.
+
+    Reads every ``raw/p<point>-r<rep>/loadgen-*.json``. Columns: ``point``, ``repetitions``,
+    ``throughput_window_std``, ``response_time_window_std_ms``.
+    """
+    per_point: dict[int, list[WindowStats]] = {}
+    for run_dir in raw_run_dirs(results_dir):
+        files = run_dir.loadgen_files()
+        if not files:
+            continue
+        runs = [read_loadgen_json(f) for f in files]
+        per_point.setdefault(run_dir.point, []).append(
+            repetition_window_stats(runs, warmup_s, cooldown_s)
+        )
+    rows = []
+    for point, reps in sorted(per_point.items()):
+        rt_vars = [r.response_time_var for r in reps if not math.isnan(r.response_time_var)]
+        rows.append(
+            {
+                "point": point,
+                "repetitions": len(reps),
+                "throughput_window_std": pooled_std(r.throughput_var for r in reps),
+                "response_time_window_std_ms": pooled_std(rt_vars) if rt_vars else math.nan,
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "point",
+            "repetitions",
+            "throughput_window_std",
+            "response_time_window_std_ms",
+        ],
+    )
+
+
+def aggregate_points(
+    summary: pd.DataFrame,
+    metrics: Sequence[str],
+    keys: Sequence[str] = ("point",),
+) -> pd.DataFrame:
+    """Mean and population SD over repetitions of each metric, one row per point.
+
+    Parameters
+    ----------
+    summary
+        ``summary.csv`` rows (one per point and repetition).
+    metrics
+        Columns to aggregate; missing or empty columns give NaN.
+    keys
+        Columns that identify a point (``point`` plus, for convenience, the sweep axes and
+        any column constant within a point, e.g. ``total_clients``).
+
+    Returns
+    -------
+    A frame with the keys, ``repetitions`` and ``<metric>_mean`` / ``<metric>_std`` columns.
+    """
+    missing = [k for k in keys if k not in summary.columns]
+    if missing:
+        raise ValueError(f"keys: {missing} not in summary columns {list(summary.columns)}")
+    rows = []
+    for key_values, group in summary.groupby(list(keys), sort=True, dropna=False):
+        values = key_values if isinstance(key_values, tuple) else (key_values,)
+        row: dict[str, object] = dict(zip(keys, values, strict=True))
+        row["repetitions"] = len(group)
+        for metric in metrics:
+            if metric in group.columns:
+                column = pd.to_numeric(group[metric], errors="coerce").dropna()
+            else:
+                column = pd.Series([], dtype=float)
+            row[f"{metric}_mean"] = float(column.mean()) if len(column) else math.nan
+            row[f"{metric}_std"] = float(np.std(column.to_numpy())) if len(column) else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,127 @@
+"""The interactive response-time law for closed systems: X = N / (R + Z).
+
+N clients each alternate between waiting for a reply (response time R) and thinking (Z). In
+steady state the system throughput is X = N / (R + Z), so a measured throughput predicts the
+response time R = N/X - Z. The ASL reports used this check at every point (ASL 2017 §2.1 with
+Z = 0; ASL 2019 §6.1 with a measured Z of about 3 ms behind the middleware).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+MS_PER_S = 1000.0
+
+
+def _require_positive(name: str, value: float) -> None:
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name}: must be a finite number > 0, got {value!r}")
+
+
+def _require_non_negative(name: str, value: float) -> None:
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name}: must be a finite number >= 0, got {value!r}")
+
+
+def predicted_response_time_ms(
+    clients: float, throughput_ops_per_s: float, think_time_ms: float = 0.0
+) -> float:
+    """Response time predicted by the interactive law, R = N/X - Z, in milliseconds.
+
+    Parameters
+    ----------
+    clients
+        N, the number of closed-loop clients (connections with one request outstanding).
+    throughput_ops_per_s
+        X, the measured system throughput.
+    think_time_ms
+        Z, the mean think time per client.
+
+    Examples
+    --------
+    >>> predicted_response_time_ms(192, 10_340)  # ASL 2016 App. A: 18.6 ms
+    18.568665377176018
+    """
+    _require_positive("clients", clients)
+    _require_positive("throughput_ops_per_s", throughput_ops_per_s)
+    _require_non_negative("think_time_ms", think_time_ms)
+    return MS_PER_S * clients / throughput_ops_per_s - think_time_ms
+
+
+def predicted_throughput_ops_per_s(
+    clients: float, response_time_ms: float, think_time_ms: float = 0.0
+) -> float:
+    """Throughput predicted by the interactive law, X = N / (R + Z), in operations per second."""
+    _require_positive("clients", clients)
+    _require_non_negative("response_time_ms", response_time_ms)
+    _require_non_negative("think_time_ms", think_time_ms)
+    cycle_ms = response_time_ms + think_time_ms
+    _require_positive("response_time_ms + think_time_ms", cycle_ms)
+    return MS_PER_S * clients / cycle_ms
+
+
+def implied_think_time_ms(
+    clients: float, throughput_ops_per_s: float, response_time_ms: float
+) -> float:
+    """Think time Z = N/X - R that makes the law hold (how ASL 2019 measured Z behind the MW)."""
+    _require_positive("clients", clients)
+    _require_positive("throughput_ops_per_s", throughput_ops_per_s)
+    _require_non_negative("response_time_ms", response_time_ms)
+    return MS_PER_S * clients / throughput_ops_per_s - response_time_ms
+
+
+@dataclass(frozen=True)
+class InteractiveLawCheck:
+    """One point of the interactive-law check: measured against predicted response time."""
+
+    clients: float
+    throughput_ops_per_s: float
+    think_time_ms: float
+    measured_response_time_ms: float
+    predicted_response_time_ms: float
+    predicted_throughput_ops_per_s: float
+
+    @property
+    def deviation_pct(self) -> float:
+        """(measured - predicted) / predicted response time, in percent."""
+        if self.predicted_response_time_ms == 0:
+            return math.inf
+        return (
+            100.0
+            * (self.measured_response_time_ms - self.predicted_response_time_ms)
+            / self.predicted_response_time_ms
+        )
+
+    def holds(self, tolerance_pct: float = 10.0) -> bool:
+        """True when |deviation| is within ``tolerance_pct`` percent."""
+        return abs(self.deviation_pct) <= tolerance_pct
+
+
+def check(
+    clients: float,
+    throughput_ops_per_s: float,
+    measured_response_time_ms: float,
+    think_time_ms: float = 0.0,
+) -> InteractiveLawCheck:
+    """Compare a measured response time with the one the interactive law predicts.
+
+    Examples
+    --------
+    >>> c = check(192, 10_340, 18.7)
+    >>> round(c.deviation_pct, 2)
+    0.71
+    """
+    _require_non_negative("measured_response_time_ms", measured_response_time_ms)
+    return InteractiveLawCheck(
+        clients=clients,
+        throughput_ops_per_s=throughput_ops_per_s,
+        think_time_ms=think_time_ms,
+        measured_response_time_ms=measured_response_time_ms,
+        predicted_response_time_ms=predicted_response_time_ms(
+            clients, throughput_ops_per_s, think_time_ms
+        ),
+        predicted_throughput_ops_per_s=predicted_throughput_ops_per_s(
+            clients, measured_response_time_ms, think_time_ms
+        ),
+    )

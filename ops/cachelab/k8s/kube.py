@@ -1,0 +1,93 @@
+"""kubectl and helm, run as subprocesses against one namespace of one cluster."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+class K8sError(RuntimeError):
+    """A kubectl or helm command failed, or the cluster did not reach the expected state."""
+
+
+def find_helm(root: Path) -> str:
+    """helm from $CACHELAB_HELM, $TOOLS_DIR/bin, <repo>/.cache/tools/bin, or PATH."""
+    candidates = [
+        os.environ.get("CACHELAB_HELM", ""),
+        str(Path(os.environ["TOOLS_DIR"]) / "bin" / "helm") if "TOOLS_DIR" in os.environ else "",
+        str(root / ".cache" / "tools" / "bin" / "helm"),
+        shutil.which("helm") or "",
+    ]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file():
+            return candidate
+    raise K8sError(
+        "helm not found: run `make k8s-tools` or put helm on PATH (or set CACHELAB_HELM)"
+    )
+
+
+@dataclass(frozen=True)
+class Kube:
+    """kubectl/helm bound to a namespace. Called from the runner's thread only."""
+
+    namespace: str
+    helm_binary: str
+    kubectl_binary: str = "kubectl"
+    timeout_s: float = 600.0
+
+    def _run(self, argv: list[str], timeout_s: float | None = None) -> str:
+        try:
+            proc = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s or self.timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise K8sError(f"timed out: {' '.join(argv)}") from None
+        except FileNotFoundError:
+            raise K8sError(f"{argv[0]} not found on PATH") from None
+        if proc.returncode != 0:
+            detail = (proc.stderr or proc.stdout).strip()
+            raise K8sError(f"`{' '.join(argv[:4])} ...` failed: {detail}")
+        return proc.stdout
+
+    def kubectl(self, *args: str, timeout_s: float | None = None) -> str:
+        return self._run([self.kubectl_binary, "-n", self.namespace, *args], timeout_s)
+
+    def helm(self, *args: str, timeout_s: float | None = None) -> str:
+        return self._run([self.helm_binary, "-n", self.namespace, *args], timeout_s)
+
+    def get(self, *args: str) -> Any:
+        return json.loads(self.kubectl("get", *args, "-o", "json"))
+
+    def get_raw(self, path: str) -> str:
+        return self._run([self.kubectl_binary, "get", "--raw", path], 30)
+
+    def logs(self, pod: str, container: str) -> str:
+        return self.kubectl("logs", pod, "-c", container, "--tail=-1")
+
+    def cluster_facts(self) -> dict[str, Any]:
+        """Server version and the nodes (name, labels, allocatable) for metadata.json."""
+        facts: dict[str, Any] = {"namespace": self.namespace}
+        try:
+            version = json.loads(self._run([self.kubectl_binary, "version", "-o", "json"], 30))
+            facts["server_version"] = version.get("serverVersion", {}).get("gitVersion")
+            nodes = json.loads(self._run([self.kubectl_binary, "get", "nodes", "-o", "json"], 30))
+            facts["nodes"] = [
+                {
+                    "name": n["metadata"]["name"],
+                    "labels": n["metadata"].get("labels", {}),
+                    "allocatable": n["status"].get("allocatable", {}),
+                }
+                for n in nodes["items"]
+            ]
+        except (K8sError, json.JSONDecodeError, KeyError) as error:
+            facts["error"] = str(error)
+        return facts

@@ -1,0 +1,183 @@
+"""What one point of a spec becomes on Kubernetes: the release's Helm values and the kustomization
+of its Jobs (manifests/base plus components). Pure functions; the runner applies them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cachelab.spec import Spec
+
+POOLS = ("a1", "a2", "a4")
+LOADGENS = ("memtier", "cachelab")
+BANDWIDTH_PROFILES = ("asl2017", "azure-v2", "off")
+SERVER_PORTS = {"memcached": 11211, "redis": 6379}
+MIDDLEWARE_PORT = 11212
+CHART_NAME = "testbed"
+
+
+class PlanError(ValueError):
+    """A spec field that the Kubernetes runner cannot express (names the field)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the Jobs run: the release and the knobs that are not part of the spec."""
+
+    release: str = "testbed"
+    loadgen: str = "memtier"
+    bandwidth: str = "asl2017"
+
+    def __post_init__(self) -> None:
+        if self.loadgen not in LOADGENS:
+            raise PlanError(f"loadgen: {self.loadgen!r} is not one of {', '.join(LOADGENS)}")
+        if self.bandwidth not in BANDWIDTH_PROFILES:
+            raise PlanError(
+                f"bandwidth: {self.bandwidth!r} is not one of {', '.join(BANDWIDTH_PROFILES)}"
+            )
+
+    @property
+    def fullname(self) -> str:
+        """Object name prefix of the chart (testbed.fullname in _helpers.tpl)."""
+        if CHART_NAME in self.release:
+            return self.release[:63].rstrip("-")
+        return f"{self.release}-{CHART_NAME}"[:63].rstrip("-")
+
+
+def check(spec: Spec) -> None:
+    """Fail with the field's name if the point cannot run on Kubernetes."""
+    hosts = spec.topology.hosts
+    for field, pool in (("client", hosts.client), ("middleware", hosts.middleware)):
+        if pool not in POOLS:
+            raise PlanError(
+                f"topology.hosts.{field}: {pool!r} has no pool (use {', '.join(POOLS)})"
+            )
+    if hosts.server not in POOLS:
+        raise PlanError(f"topology.hosts.server: {hosts.server!r} has no pool (use a1, a2, a4)")
+
+
+def release_values(spec: Spec, target: Target) -> dict[str, Any]:
+    """Helm values of charts/testbed for a point (merged over the chart's defaults)."""
+    topo, work = spec.topology, spec.workload
+    backend = topo.backend
+    return {
+        "memcached": {
+            "enabled": backend == "memcached",
+            "replicas": topo.servers,
+            "pool": topo.hosts.server,
+        },
+        "redis": {
+            "enabled": backend == "redis",
+            "replicas": topo.servers,
+            "pool": topo.hosts.server,
+        },
+        "middleware": {
+            "enabled": topo.middlewares > 0,
+            "replicas": max(topo.middlewares, 1),
+            "workers": topo.workers,
+            "sharded": work.sharded,
+            "routing": work.routing,
+            "replication": work.replication,
+            "backend": backend,
+            "pool": topo.hosts.middleware,
+        },
+        "clients": {"pool": topo.hosts.client},
+        "bandwidth": {"profile": target.bandwidth},
+        "networkPolicy": {"clientsToServers": topo.middlewares == 0},
+    }
+
+
+def job_config(spec: Spec, target: Target) -> dict[str, str]:
+    """Literals of the benchmark-config ConfigMap (manifests/base/kustomization.yaml)."""
+    topo, work, run = spec.topology, spec.workload, spec.run
+    extra: list[str] = []
+    if work.think_time_ms > 0:
+        if target.loadgen != "cachelab":
+            raise PlanError(
+                f"workload.think_time_ms: {work.think_time_ms} needs the cachelab loadgen "
+                "(memtier has no think time); set CACHELAB_K8S_LOADGEN=cachelab"
+            )
+        extra.append(f"--think-time={work.think_time_ms:g}")
+    return {
+        "TARGET": "middleware" if topo.middlewares > 0 else "servers",
+        "MIDDLEWARE_HOST": f"{target.fullname}-middleware",
+        "MIDDLEWARE_PORT": str(MIDDLEWARE_PORT),
+        "SERVER_STATEFULSET": f"{target.fullname}-{topo.backend}",
+        "SERVERS": str(topo.servers),
+        "SERVER_PORT": str(SERVER_PORTS[topo.backend]),
+        "LOADGEN": target.loadgen,
+        "PROTOCOL": work.protocol,
+        "CLIENT_MACHINES": str(topo.client_machines),
+        "INSTANCES": str(topo.instances_per_machine),
+        "THREADS": str(topo.threads),
+        "CLIENTS": str(topo.clients_per_thread),
+        "RATIO": work.ratio,
+        "VALUE_BYTES": str(work.value_bytes),
+        "KEY_MAXIMUM": str(work.key_maximum),
+        "KEY_PATTERN": work.key_pattern,
+        "MULTI_GET": str(work.multi_get),
+        "DURATION_S": str(run.duration_s),
+        "EXTRA_ARGS": " ".join(extra),
+    }
+
+
+def kustomization(
+    spec: Spec, target: Target, manifests: Path, folder: Path, labels: dict[str, str]
+) -> str:
+    """kustomization.yaml (to be written in `folder`) for the point's preload and benchmark Jobs."""
+
+    def rel(path: str) -> str:  # kustomize refuses absolute roots
+        return os.path.relpath(manifests / path, folder)
+
+    components = [
+        rel(f"components/clients-pool-{spec.topology.hosts.client}"),
+        rel("components/target-" + ("middleware" if spec.topology.middlewares else "servers")),
+        rel(f"components/loadgen-{target.loadgen}"),
+    ]
+    if target.bandwidth != "off":
+        components.append(rel(f"components/bandwidth-{target.bandwidth}"))
+    machines = spec.topology.client_machines
+    patches: list[dict[str, Any]] = [
+        {
+            "target": {"kind": "Job"},
+            "patch": yaml.safe_dump(
+                [
+                    {"op": "replace", "path": "/spec/completions", "value": machines},
+                    {"op": "replace", "path": "/spec/parallelism", "value": machines},
+                ]
+            ),
+        }
+    ]
+    if not spec.preload.enabled:
+        patches.append(
+            {
+                "patch": yaml.safe_dump(
+                    {
+                        "$patch": "delete",
+                        "apiVersion": "batch/v1",
+                        "kind": "Job",
+                        "metadata": {"name": "preload"},
+                    }
+                )
+            }
+        )
+    doc = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [rel("base")],
+        "components": components,
+        "labels": [{"pairs": labels}],
+        "configMapGenerator": [
+            {
+                "name": "benchmark-config",
+                "behavior": "merge",
+                "literals": [f"{k}={v}" for k, v in job_config(spec, target).items()],
+            }
+        ],
+        "patches": patches,
+    }
+    return yaml.safe_dump(doc, sort_keys=False)

@@ -1,0 +1,460 @@
+"""`cachelab run SPEC --target k8s`: every point and repetition of a spec on a Kubernetes cluster.
+
+For each run: `helm upgrade --install` the testbed release with the point's values (and wait
+for it), delete the previous Jobs, `kubectl apply -k` a kustomization of manifests/base for the
+point, wait for the preload Job, release the benchmark Job (created suspended) and wait for it,
+then collect the loadgen JSON from the pods' logs and the middleware's statistics from its
+`/metrics`, and write the results layout of the local runner (docs/interfaces.md §4) with one
+summary.csv row per run.
+
+Where the cluster is: KUBECONFIG (kubectl's own rules). Options, from the CLI if it has them or
+from the environment: namespace (CACHELAB_K8S_NAMESPACE, default `default`), release
+(CACHELAB_K8S_RELEASE, `testbed`), loadgen (CACHELAB_K8S_LOADGEN, `memtier` or `cachelab`),
+bandwidth profile (CACHELAB_K8S_BANDWIDTH, `asl2017`, `azure-v2`, `off`), extra values files for
+the release (CACHELAB_K8S_VALUES, separated by `:`), and CACHELAB_K8S_TIMEOUT_S (600) for the
+release and the preload.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+
+from cachelab.k8s import plan
+from cachelab.k8s.collect import CollectError, log_without_blocks, result_blocks
+from cachelab.k8s.kube import K8sError, Kube, find_helm
+from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
+from cachelab.results import ResultsDir, RunRecord, RunStatus, Status, collect_metadata, write_json
+from cachelab.spec import Point, Spec
+from cachelab.summary import SummaryError, summarize_run, write_summary_csv
+
+BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+
+
+def repo_root() -> Path:
+    """The checkout holding charts/ and manifests/ ($CACHELAB_ROOT, else above this package)."""
+    if "CACHELAB_ROOT" in os.environ:
+        return Path(os.environ["CACHELAB_ROOT"])
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "manifests" / "base" / "kustomization.yaml").is_file():
+            return parent
+    raise K8sError("cannot find the repository (charts/, manifests/); set CACHELAB_ROOT")
+
+
+def _option(args: argparse.Namespace, name: str, env: str, default: str) -> str:
+    value = getattr(args, name, None)
+    return str(value) if value else os.environ.get(env, default)
+
+
+class K8sRunner:
+    """Runs the points of one spec in one namespace. Called from the CLI's thread only."""
+
+    def __init__(
+        self,
+        spec: Spec,
+        results: ResultsDir,
+        kube: Kube,
+        target: plan.Target,
+        extra_values: list[Path],
+        timeout_s: float,
+        console: Console,
+    ) -> None:
+        self.spec = spec
+        self.results = results
+        self.kube = kube
+        self.target = target
+        self.extra_values = extra_values
+        self.timeout_s = timeout_s
+        self.console = console
+        self.root = repo_root()
+        self.rows: list[dict[str, Any]] = []
+
+    # --- one run ------------------------------------------------------------------------------
+
+    def run_one(self, point: Point, repetition: int) -> RunRecord:
+        spec = point.spec
+        run_dir = self.results.run_dir(point.index, repetition)
+        record: dict[str, Any] = {
+            "point": point.index,
+            "repetition": repetition,
+            "label": point.label(),
+            "values": point.values,
+            "spec": spec.model_dump(mode="json"),
+            "status": "failed",
+            "message": "",
+            "target": "k8s",
+            "namespace": self.kube.namespace,
+            "release": self.target.release,
+            "started_epoch_ms": time.time() * 1000.0,
+            "loadgens": [],
+            "middlewares": [],
+        }
+        status: RunStatus = "failed"
+        message = ""
+        try:
+            status, message = self._measure(point, repetition, run_dir, record)
+        except (K8sError, plan.PlanError, CollectError, OSError) as error:
+            status, message = "failed", str(error)
+        finally:
+            record["status"], record["message"] = status, message
+            record["finished_epoch_ms"] = time.time() * 1000.0
+            write_json(run_dir / "point.json", record)
+            self._add_row(run_dir)
+        return RunRecord(point.index, repetition, status, message)
+
+    def _measure(
+        self, point: Point, repetition: int, run_dir: Path, record: dict[str, Any]
+    ) -> tuple[RunStatus, str]:
+        spec = point.spec
+        k8s_dir = run_dir / "k8s"
+        k8s_dir.mkdir(exist_ok=True)
+        self._upgrade_release(spec, k8s_dir)
+        self.kube.kubectl(
+            "delete", "job", "preload", "benchmark",
+            "--ignore-not-found", "--cascade=foreground", "--wait=true",
+        )  # fmt: skip
+        labels = {
+            "cachelab.dev/experiment": self.spec.name,
+            "cachelab.dev/run": f"p{point.index}-r{repetition}",
+        }
+        manifests = self.root / "manifests"
+        text = plan.kustomization(spec, self.target, manifests, k8s_dir, labels)
+        (k8s_dir / "kustomization.yaml").write_text(text)
+        self.kube.kubectl("apply", "-k", str(k8s_dir))
+        if spec.preload.enabled:
+            self._wait_job("preload", self.timeout_s)
+            record["preload"] = self._preload_checks(spec)
+        middlewares = self._middleware_pods()
+        before = {name: self._scrape(pod) for name, pod in middlewares.items()}
+        started = time.time()
+        self.kube.kubectl(
+            "patch", "job/benchmark", "--type=merge", "-p", '{"spec":{"suspend":false}}'
+        )
+        record["benchmark_released_epoch_ms"] = started * 1000.0
+        self._wait_job("benchmark", spec.run.duration_s + BARRIER_TIMEOUT_S + 120)
+        seconds = time.time() - started
+        record["middlewares"] = self._middleware_stats(middlewares, before, seconds, run_dir)
+        return self._collect_loadgens(spec, run_dir, record)
+
+    def _upgrade_release(self, spec: Spec, k8s_dir: Path) -> None:
+        values_file = k8s_dir / "values.yaml"
+        values_file.write_text(yaml.safe_dump(plan.release_values(spec, self.target)))
+        files = [a for v in [values_file, *self.extra_values] for a in ("-f", str(v))]
+        self.kube.helm(
+            "upgrade", "--install", self.target.release, str(self.root / "charts" / "testbed"),
+            *files, "--wait", "--timeout", f"{int(self.timeout_s)}s",
+            timeout_s=self.timeout_s + 30,
+        )  # fmt: skip
+
+    def _wait_job(self, name: str, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            job = self.kube.get("job", name)
+            completions = job["spec"].get("completions", 1)
+            job_status = job.get("status", {})
+            for cond in job_status.get("conditions", []):
+                if cond["type"] == "Failed" and cond["status"] == "True":
+                    raise K8sError(
+                        f"job {name} failed ({cond.get('reason')}: {cond.get('message')})"
+                        f"{self._failed_pod_logs(name)}"
+                    )
+            if job_status.get("succeeded", 0) >= completions:
+                return
+            if time.monotonic() > deadline:
+                raise K8sError(
+                    f"job {name} not complete after {timeout_s:.0f}s "
+                    f"(active {job_status.get('active', 0)}, succeeded "
+                    f"{job_status.get('succeeded', 0)} of {completions}); see "
+                    f"kubectl -n {self.kube.namespace} describe job {name}"
+                )
+            time.sleep(1.0)
+
+    def _failed_pod_logs(self, job: str) -> str:
+        pods = self.kube.get("pods", "-l", f"batch.kubernetes.io/job-name={job}")["items"]
+        tails = []
+        for pod in pods:
+            if pod["status"].get("phase") == "Failed":
+                name = pod["metadata"]["name"]
+                container = pod["spec"]["containers"][0]["name"]
+                try:
+                    log = self.kube.logs(name, container)
+                except K8sError as error:
+                    log = str(error)
+                tails.append(f"\n--- {name} ---\n" + "\n".join(log.splitlines()[-20:]))
+        return "".join(tails)
+
+    def _job_pods(self, job: str) -> list[dict[str, Any]]:
+        pods = self.kube.get("pods", "-l", f"batch.kubernetes.io/job-name={job}")["items"]
+        return sorted(pods, key=_completion_index)
+
+    # --- preload ------------------------------------------------------------------------------
+
+    def _preload_checks(self, spec: Spec) -> dict[str, Any]:
+        """Miss ratios of the verify reads printed by the preload pods (each pod also fails on
+        its own when a read misses, so a complete Job is already a zero-miss preload)."""
+        checks = []
+        for pod in self._job_pods("preload"):
+            log = self.kube.logs(pod["metadata"]["name"], "preload")
+            for block in result_blocks(log):
+                if not block.instance.startswith("verify-"):
+                    continue
+                gets = _stats(block.data()).get("Gets", {})
+                hits, misses = float(gets.get("Hits/sec", 0)), float(gets.get("Misses/sec", 0))
+                ratio = misses / (hits + misses) if hits + misses > 0 else 0.0
+                checks.append(
+                    {"machine": block.machine, "target": block.instance, "miss_ratio": ratio}
+                )
+                if ratio > spec.preload.expected_miss_ratio:
+                    raise K8sError(
+                        f"preload: miss ratio {ratio:.4f} on {block.instance} of machine "
+                        f"{block.machine} exceeds preload.expected_miss_ratio "
+                        f"{spec.preload.expected_miss_ratio}"
+                    )
+        return {
+            "enabled": True,
+            "expected_miss_ratio": spec.preload.expected_miss_ratio,
+            "checks": checks,
+            "verified_by": "preload Job complete (every index exits 1 on a miss)",
+        }
+
+    # --- loadgens -----------------------------------------------------------------------------
+
+    def _collect_loadgens(
+        self, spec: Spec, run_dir: Path, record: dict[str, Any]
+    ) -> tuple[RunStatus, str]:
+        instances = spec.topology.instances_per_machine
+        entries: list[dict[str, Any]] = []
+        missing: list[str] = []
+        pods = self._job_pods("benchmark")
+        by_index = {_completion_index(p): p for p in pods}
+        for machine in range(spec.topology.client_machines):
+            pod = by_index.get(machine)
+            if pod is None:
+                missing.append(f"machine {machine}: no pod")
+                continue
+            name = pod["metadata"]["name"]
+            log = self.kube.logs(name, "loadgen")
+            # The pod's completion index names the machine; the marker names the instance.
+            blocks = {b.instance: b for b in result_blocks(log) if b.job == "benchmark"}
+            for instance in range(instances):
+                index = machine * instances + instance
+                (run_dir / f"loadgen-{index}.log").write_text(log_without_blocks(log))
+                block = blocks.get(str(instance))
+                if block is None:
+                    missing.append(f"machine {machine} instance {instance}: no result in {name}")
+                    continue
+                block.data()  # fails on broken JSON
+                (run_dir / f"loadgen-{index}.json").write_text(block.text + "\n")
+                entries.append(
+                    {
+                        "index": index,
+                        "target": "middleware" if spec.topology.middlewares else "servers",
+                        "json": f"loadgen-{index}.json",
+                        "hdr_prefix": None,
+                        "launch_epoch_ms": None,
+                        "exit_code": _exit_code(pod),
+                        "pod": name,
+                        "node": pod["spec"].get("nodeName"),
+                    }
+                )
+        record["loadgens"] = entries
+        if missing:
+            return ("partial" if entries else "failed"), "; ".join(missing)
+        return "ok", ""
+
+    # --- middleware ---------------------------------------------------------------------------
+
+    def _middleware_pods(self) -> dict[str, dict[str, Any]]:
+        selector = (
+            f"app.kubernetes.io/instance={self.target.release},"
+            "app.kubernetes.io/component=middleware"
+        )
+        pods = self.kube.get("pods", "-l", selector)["items"]
+        running = [p for p in pods if p["status"].get("phase") == "Running"]
+        return {
+            p["metadata"]["name"]: p for p in sorted(running, key=lambda p: p["metadata"]["name"])
+        }
+
+    def _scrape(self, pod: dict[str, Any]) -> dict[str, float] | str:
+        """Parsed /metrics of a middleware pod, or why there are none."""
+        node = pod["spec"].get("nodeName", "")
+        try:
+            annotations = self.kube.get("node", node)["metadata"].get("annotations", {})
+        except K8sError as error:
+            return f"node {node}: {error}"
+        if annotations.get(KWOK_NODE_ANNOTATION):
+            return f"node {node} is simulated by kwok: no middleware process to scrape"
+        port = next(
+            (
+                p["containerPort"]
+                for c in pod["spec"]["containers"]
+                for p in c.get("ports", [])
+                if p.get("name") == "metrics"
+            ),
+            None,
+        )
+        if port is None:
+            return "the pod has no port named metrics"
+        name = pod["metadata"]["name"]
+        path = f"/api/v1/namespaces/{self.kube.namespace}/pods/{name}:{port}/proxy/metrics"
+        try:
+            return parse_metrics(self.kube.get_raw(path))
+        except K8sError as error:
+            return str(error)
+
+    def _middleware_stats(
+        self,
+        pods: dict[str, dict[str, Any]],
+        before: dict[str, dict[str, float] | str],
+        seconds: float,
+        run_dir: Path,
+    ) -> list[dict[str, Any]]:
+        entries = []
+        for j, (name, pod) in enumerate(pods.items()):
+            entry: dict[str, Any] = {"index": j, "address": name, "stats_dir": f"middleware-{j}"}
+            first = before.get(name)
+            after = self._scrape(pod) if isinstance(first, dict) else first
+            if isinstance(first, dict) and isinstance(after, dict):
+                folder = run_dir / f"middleware-{j}"
+                folder.mkdir(exist_ok=True)
+                write_json(folder / "summary.json", summary_from_scrapes(first, after, seconds))
+            else:
+                entry["unavailable"] = after
+            entries.append(entry)
+        return entries
+
+    # --- the experiment -----------------------------------------------------------------------
+
+    def _add_row(self, run_dir: Path) -> None:
+        try:
+            row = summarize_run(run_dir)
+        except (SummaryError, KeyError, ValueError) as error:
+            self.console.print(f"[yellow]{run_dir.name}: no summary row ({error})")
+            return
+        key = (row["point"], row["repetition"])
+        self.rows = [r for r in self.rows if (r["point"], r["repetition"]) != key]
+        self.rows.append(row)
+        write_summary_csv(self.rows, list(self.spec.sweep), self.results.summary_file)
+
+    def run(self) -> Status:
+        points = self.spec.points()
+        runs = [(p, r) for p in points for r in range(self.spec.run.repetitions)]
+        status = Status(experiment=self.spec.name, target="k8s", runs_total=len(runs))
+        status.save(self.results.status_file)
+        try:
+            for n, (point, repetition) in enumerate(runs, start=1):
+                self.console.print(f"[{n}/{len(runs)}] {point.label()} r{repetition} ...")
+                record = self.run_one(point, repetition)
+                status.record(record)
+                status.save(self.results.status_file)
+                self.console.print(
+                    f"[{n}/{len(runs)}] {point.label()} r{repetition}: {record.status}"
+                    + (f" ({record.message})" if record.message else ""),
+                    highlight=False,
+                )
+                if record.status == "failed":
+                    status.finish("failed", f"{point.label()} r{repetition}: {record.message}")
+                    break
+            else:
+                status.finish("complete")
+        except KeyboardInterrupt:
+            status.finish("interrupted", "stopped by Ctrl-C; the Jobs are left in the namespace")
+        finally:
+            if status.state == "running":
+                status.finish("failed", "stopped by an unexpected error")
+            status.save(self.results.status_file)
+        return status
+
+
+def _completion_index(pod: dict[str, Any]) -> int:
+    annotations = pod["metadata"].get("annotations", {})
+    return int(annotations.get("batch.kubernetes.io/job-completion-index", -1))
+
+
+def _exit_code(pod: dict[str, Any]) -> int | None:
+    for cs in pod["status"].get("containerStatuses", []):
+        terminated = cs.get("state", {}).get("terminated")
+        if terminated is not None:
+            return int(terminated.get("exitCode", 0))
+    return None
+
+
+def _stats(data: dict[str, Any]) -> dict[str, Any]:
+    for key, value in data.items():
+        if key == "ALL STATS" or key.startswith("AGGREGATED AVERAGE RESULTS"):
+            return dict(value)
+    return {}
+
+
+def run(spec: Spec, args: argparse.Namespace) -> int:
+    """Entry point of `cachelab run SPEC --target k8s`; returns the process exit code."""
+    console = Console() if sys.stdout.isatty() else Console(width=160)
+    try:
+        root = repo_root()
+        target = plan.Target(
+            release=_option(args, "release", "CACHELAB_K8S_RELEASE", "testbed"),
+            loadgen=_option(args, "loadgen", "CACHELAB_K8S_LOADGEN", "memtier"),
+            bandwidth=_option(args, "bandwidth", "CACHELAB_K8S_BANDWIDTH", "asl2017"),
+        )
+        namespace = _option(args, "namespace", "CACHELAB_K8S_NAMESPACE", "default")
+        extra = [
+            Path(p)
+            for p in _option(args, "values", "CACHELAB_K8S_VALUES", "").split(os.pathsep)
+            if p
+        ]
+        for path in extra:
+            if not path.is_file():
+                raise plan.PlanError(f"CACHELAB_K8S_VALUES: {path} is not a file")
+        timeout_s = float(os.environ.get("CACHELAB_K8S_TIMEOUT_S", "600"))
+        points = spec.points()
+        for point in points:
+            plan.check(point.spec)
+            plan.job_config(point.spec, target)
+        kube = Kube(namespace=namespace, helm_binary=find_helm(root))
+        facts = kube.cluster_facts()
+        if "error" in facts:
+            raise K8sError(f"cannot reach the cluster: {facts['error']}")
+    except (plan.PlanError, K8sError, ValueError) as error:
+        console.print(f"[red]error:[/] {error}", highlight=False, soft_wrap=True)
+        return 2
+    base = Path(args.results) if getattr(args, "results", None) else root / "results"
+    results = ResultsDir.create(base, spec.name)
+    spec_path = Path(getattr(args, "spec", ""))
+    if spec_path.is_file():
+        shutil.copyfile(spec_path, results.spec_file)
+    else:
+        results.spec_file.write_text(yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
+    metadata = collect_metadata(root)
+    metadata.update(
+        target="k8s",
+        experiment=spec.name,
+        points=[{"point": p.index, "values": p.values} for p in points],
+        cluster=facts,
+        release={
+            "name": target.release,
+            "chart": str(root / "charts" / "testbed"),
+            "loadgen": target.loadgen,
+            "bandwidth": target.bandwidth,
+            "extra_values": [str(p) for p in extra],
+        },
+    )
+    write_json(results.metadata_file, metadata)
+    console.print(f"results: [bold]{results.path}[/]", highlight=False)
+    runner = K8sRunner(spec, results, kube, target, extra, timeout_s, console)
+    status = runner.run()
+    console.print(
+        f"{status.state}: {status.runs_done}/{status.runs_total} runs; results in {results.path}",
+        highlight=False,
+    )
+    if status.message:
+        console.print(status.message, highlight=False)
+    return {"complete": 0, "interrupted": 130}.get(status.state, 1)

@@ -1,0 +1,1 @@
+"""Local runner: real memcached/redis, middleware and loadgen processes on loopback ports."""

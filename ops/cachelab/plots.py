@@ -1,0 +1,352 @@
+"""Matplotlib figures of cachelab results. Every function draws on the ``ax`` it is given.
+
+Inputs are the per-point frames of :func:`cachelab.analysis.aggregate.aggregate_points`
+(``<metric>_mean`` and ``<metric>_std`` columns), so a caller can plot any results folder, or
+several side by side, without this module knowing about files. Nothing here calls ``plt.show``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.container import ErrorbarContainer
+
+from cachelab.analysis.factorial import FactorialResult
+
+BREAKDOWN_PARTS = (
+    ("queue", "queue (MW)", "#4c72b0"),
+    ("service", "service (MW -> server -> MW)", "#dd8452"),
+    ("mw_other", "rest of MW", "#55a868"),
+    ("outside", "outside MW (network, client)", "#c0c0c0"),
+)
+
+
+def short_name(column: str) -> str:
+    """Last component of a dotted spec path: ``topology.workers`` -> ``workers``."""
+    return column.rsplit(".", 1)[-1]
+
+
+def series_label(keys: Sequence[str], values: Sequence[object]) -> str:
+    """Legend text of one line, e.g. ``workers=8, servers=3``."""
+    return ", ".join(
+        f"{short_name(k)}={format_value(v)}" for k, v in zip(keys, values, strict=True)
+    )
+
+
+def format_value(value: object) -> str:
+    """Compact text of an axis value (8.0 -> "8")."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def iter_series(frame: pd.DataFrame, series: Sequence[str]) -> list[tuple[str, pd.DataFrame]]:
+    """Split a per-point frame into (label, rows) per combination of the series columns."""
+    if not series:
+        return [("", frame)]
+    out = []
+    for values, group in frame.groupby(list(series), sort=True):
+        as_tuple = values if isinstance(values, tuple) else (values,)
+        out.append((series_label(series, as_tuple), group))
+    return out
+
+
+def _metric_lines(
+    ax: Axes,
+    frame: pd.DataFrame,
+    x: str,
+    metric: str,
+    series: Sequence[str],
+    marker: str = "o",
+) -> None:
+    mean, std = f"{metric}_mean", f"{metric}_std"
+    if mean not in frame.columns:
+        raise ValueError(f"metric: {mean!r} not in frame (have {list(frame.columns)})")
+    if x not in frame.columns:
+        raise ValueError(f"x: {x!r} not in frame (have {list(frame.columns)})")
+    for label, group in iter_series(frame, series):
+        group = group.sort_values(x)
+        yerr = group[std] if std in group.columns else None
+        ax.errorbar(
+            group[x],
+            group[mean],
+            yerr=yerr,
+            marker=marker,
+            markersize=4,
+            capsize=3,
+            linewidth=1.2,
+            label=label or None,
+        )
+    ax.set_xlabel(_axis_label(x))
+    ax.grid(True, alpha=0.3)
+    ax.set_ylim(bottom=0)
+    if series:
+        ax.legend(fontsize="small")
+
+
+def _axis_label(column: str) -> str:
+    labels = {
+        "total_clients": "clients (total connections)",
+        "workers": "worker threads per middleware",
+        "middlewares": "middlewares",
+        "servers": "servers",
+    }
+    return labels.get(column, short_name(column).replace("_", " "))
+
+
+def plot_throughput(
+    ax: Axes,
+    frame: pd.DataFrame,
+    x: str = "total_clients",
+    series: Sequence[str] = (),
+    metric: str = "throughput_ops_per_s",
+) -> None:
+    """Throughput against ``x``, one line per series, error bars = SD over repetitions."""
+    _metric_lines(ax, frame, x, metric, series)
+    ax.set_ylabel("throughput [ops/s]")
+    ax.set_title("Throughput")
+
+
+def plot_response_time(
+    ax: Axes,
+    frame: pd.DataFrame,
+    x: str = "total_clients",
+    series: Sequence[str] = (),
+    metric: str = "response_time_ms",
+) -> None:
+    """Client response time against ``x``, one line per series, error bars over repetitions."""
+    _metric_lines(ax, frame, x, metric, series)
+    ax.set_ylabel("response time [ms]")
+    ax.set_title("Response time (client)")
+
+
+def breakdown_parts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean queue / service / rest-of-MW / outside-MW times in ms per row of a per-point frame.
+
+    ``rest of MW`` = MW response - queue - service; ``outside MW`` = client response - MW
+    response (network and client side). Negative remainders (noise) are clipped at 0.
+    """
+    queue = frame["mw_queue_time_ms_mean"]
+    service = frame["mw_service_time_ms_mean"]
+    mw_rt = frame["mw_response_time_ms_mean"]
+    client_rt = frame["response_time_ms_mean"]
+    return pd.DataFrame(
+        {
+            "queue": queue,
+            "service": service,
+            "mw_other": (mw_rt - queue - service).clip(lower=0),
+            "outside": (client_rt - mw_rt).clip(lower=0),
+        },
+        index=frame.index,
+    )
+
+
+def plot_mw_breakdown(
+    ax: Axes,
+    frame: pd.DataFrame,
+    x: str = "total_clients",
+    series: Sequence[str] = (),
+) -> None:
+    """Stacked bars of where a request's time goes, per point; grouped bars per series."""
+    needed = [
+        "mw_queue_time_ms_mean",
+        "mw_service_time_ms_mean",
+        "mw_response_time_ms_mean",
+        "response_time_ms_mean",
+    ]
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise ValueError(f"frame: missing {missing} (a middleware breakdown needs them)")
+    rows = frame.dropna(subset=needed[:3])
+    groups = iter_series(rows, series)
+    xs = sorted(rows[x].unique().tolist())
+    width = 0.8 / max(1, len(groups))
+    for g, (label, group) in enumerate(groups):
+        group = group.sort_values(x)
+        parts = breakdown_parts(group)
+        positions = np.array([xs.index(v) for v in group[x]], dtype=float) - 0.4 + width * (g + 0.5)
+        bottom = np.zeros(len(group))
+        for key, name, colour in BREAKDOWN_PARTS:
+            values = parts[key].to_numpy(dtype=float)
+            ax.bar(
+                positions,
+                values,
+                width=width * 0.92,
+                bottom=bottom,
+                color=colour,
+                edgecolor="white",
+                linewidth=0.5,
+                label=name if g == 0 else None,
+            )
+            bottom += values
+        if label:
+            for pos, top in zip(positions, bottom, strict=True):
+                ax.annotate(
+                    short_label(label),
+                    (pos, top),
+                    ha="center",
+                    va="bottom",
+                    fontsize="x-small",
+                    rotation=90,
+                )
+    ax.set_xticks(range(len(xs)), [format_value(v) for v in xs])
+    ax.set_xlabel(_axis_label(x))
+    ax.set_ylabel("time per request [ms]")
+    ax.set_title("Where the time goes (means)")
+    ax.legend(fontsize="small", loc="upper left")
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+def short_label(label: str) -> str:
+    """Values only: ``workers=8, servers=3`` -> ``8/3``."""
+    return "/".join(part.split("=", 1)[-1] for part in label.split(", "))
+
+
+def histogram_density(buckets: Sequence[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """memtier's cumulative histogram [(<=msec, cumulative %)] -> (upper bounds, % of requests
+    per ms of bucket width). Dividing by the width keeps uneven buckets comparable."""
+    if not buckets:
+        raise ValueError("buckets: empty histogram")
+    bounds = np.array([b for b, _ in buckets], dtype=float)
+    cumulative = np.array([c for _, c in buckets], dtype=float)
+    if np.any(np.diff(bounds) <= 0) or np.any(np.diff(cumulative) < -1e-9):
+        raise ValueError("buckets: bounds must increase and cumulative percentages not decrease")
+    share = np.diff(np.concatenate([[0.0], cumulative]))
+    widths = np.diff(bounds)
+    widths = np.concatenate([[widths[0] if widths.size else max(bounds[0], 1e-3)], widths])
+    return bounds, share / widths
+
+
+def plot_latency_histogram(
+    ax: Axes, histograms: Mapping[str, Sequence[tuple[float, float]]], cut_ms: float | None = None
+) -> None:
+    """Density of requests over response time, one step line per labelled histogram."""
+    for label, buckets in histograms.items():
+        bounds, density = histogram_density(buckets)
+        if cut_ms is not None:
+            keep = bounds <= cut_ms
+            bounds, density = bounds[keep], density[keep]
+        ax.step(bounds, density, where="pre", label=label, linewidth=1.2)
+    ax.set_xlabel("response time [ms]")
+    ax.set_ylabel("requests [% per ms]")
+    ax.set_title("Response-time distribution (client)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    if histograms:
+        ax.legend(fontsize="small")
+
+
+def plot_percentiles(ax: Axes, percentiles: Mapping[str, Mapping[float, float]]) -> None:
+    """Latency at each reported percentile, one line per label (log-scaled tail axis)."""
+    for label, values in percentiles.items():
+        ps = sorted(values)
+        tail = [100.0 / (100.0 - p) if p < 100 else np.nan for p in ps]
+        ax.plot(tail, [values[p] for p in ps], marker="o", markersize=3, label=label)
+    ax.set_xscale("log")
+    ticks = [
+        p for p in (50.0, 90.0, 99.0, 99.9, 99.99) if any(p in v for v in percentiles.values())
+    ]
+    ax.set_xticks([100.0 / (100.0 - p) for p in ticks], [f"p{format_value(p)}" for p in ticks])
+    ax.set_xlabel("percentile")
+    ax.set_ylabel("response time [ms]")
+    ax.set_title("Response-time percentiles (client)")
+    ax.grid(True, alpha=0.3)
+    if percentiles:
+        ax.legend(fontsize="small")
+
+
+def plot_interactive_law(
+    ax: Axes,
+    frame: pd.DataFrame,
+    x: str = "total_clients",
+    series: Sequence[str] = (),
+) -> None:
+    """Measured response time (markers) against R = N/X - Z predicted from throughput (dashed).
+
+    ``frame`` needs ``response_time_ms_mean`` and ``predicted_response_time_ms`` columns.
+    """
+    for column in ("response_time_ms_mean", "predicted_response_time_ms", x):
+        if column not in frame.columns:
+            raise ValueError(f"frame: missing column {column!r}")
+    for label, group in iter_series(frame, series):
+        group = group.sort_values(x)
+        line = ax.plot(
+            group[x],
+            group["response_time_ms_mean"],
+            marker="o",
+            markersize=4,
+            linestyle="-",
+            label=f"measured {label}".strip(),
+        )[0]
+        ax.plot(
+            group[x],
+            group["predicted_response_time_ms"],
+            marker="x",
+            linestyle="--",
+            color=line.get_color(),
+            label=f"N/X - Z {label}".strip(),
+        )
+    ax.set_xlabel(_axis_label(x))
+    ax.set_ylabel("response time [ms]")
+    ax.set_title("Interactive law: measured vs predicted")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+
+
+def plot_model_throughput(
+    ax: Axes,
+    frame: pd.DataFrame,
+    models: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    x: str = "total_clients",
+    series: Sequence[str] = (),
+) -> None:
+    """Measured throughput with a model's prediction per series (dashed), e.g. from MVA."""
+    plot_throughput(ax, frame, x, series)
+    colours = {
+        c.get_label(): c.lines[0].get_color()
+        for c in ax.containers
+        if isinstance(c, ErrorbarContainer) and c.lines
+    }
+    for label, (xs, ys) in models.items():
+        ax.plot(
+            xs,
+            ys,
+            linestyle="--",
+            linewidth=1.0,
+            color=colours.get(label),
+            label=f"model {label}".strip(),
+        )
+    ax.set_title("Throughput: measured vs MVA model")
+    ax.legend(fontsize="small")
+
+
+def plot_factorial_variation(ax: Axes, result: FactorialResult, title: str = "") -> None:
+    """Horizontal bars: % of variation explained by each effect and by error."""
+    names = [short_factor_term(n) for n in result.names[1:]] + ["error"]
+    values = [*list(np.nan_to_num(result.variation_pct[1:])), result.error_pct]
+    positions = np.arange(len(names))
+    ax.barh(positions, values, color=["#4c72b0"] * (len(names) - 1) + ["#c44e52"])
+    ax.set_yticks(positions, names)
+    ax.invert_yaxis()
+    ax.set_xlabel("variation explained [%]")
+    ax.set_xlim(0, 100)
+    ax.set_title(title or "Allocation of variation")
+    ax.grid(True, axis="x", alpha=0.3)
+    for pos, value in zip(positions, values, strict=True):
+        ax.annotate(
+            f"{value:.1f}",
+            (value, pos),
+            xytext=(3, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize="x-small",
+        )
+
+
+def short_factor_term(term: str) -> str:
+    """``topology.workers·topology.servers`` -> ``workers·servers``."""
+    return "·".join(short_name(part) for part in term.split("·"))

@@ -1,0 +1,393 @@
+"""Experiment specs: the YAML model, its validation and the sweep expansion.
+
+A spec (docs/interfaces.md §3) names a base configuration and sweep axes over dotted field paths.
+`load_spec` validates it (every error names the field, e.g. ``topology.workers: must be >= 1,
+got 0``) and `Spec.points()` expands the cartesian product of the axes into resolved points, each
+validated again as a whole (so cross-field rules also hold for every swept value).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
+
+SCHEMA_PATH = Path(__file__).parent / "schemas" / "spec.schema.json"
+
+_NAME_RE = re.compile(r"^[a-z0-9-]+$")
+_RATIO_RE = re.compile(r"^(\d+):(\d+)$")
+_KEY_PATTERN_RE = re.compile(r"^[SGRPZ]:[SGRPZ]$")
+
+
+class SpecError(ValueError):
+    """A spec that cannot be used; the message names every offending field, one per line."""
+
+    def __init__(self, problems: list[str], source: str | None = None) -> None:
+        self.problems = problems
+        head = f"invalid spec {source}" if source else "invalid spec"
+        super().__init__(head + ":\n" + "\n".join(f"  {p}" for p in problems))
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class Hosts(_Model):
+    """Node pool of each role (used on Kubernetes; recorded in local runs)."""
+
+    client: str = Field(
+        default="a2", pattern=r"^[a-z0-9-]+$", description="pool of the loadgen machines"
+    )
+    middleware: str = Field(
+        default="a4", pattern=r"^[a-z0-9-]+$", description="pool of the middlewares"
+    )
+    server: str = Field(default="a1", pattern=r"^[a-z0-9-]+$", description="pool of the servers")
+
+
+class Topology(_Model):
+    """Who talks to whom: clients, middlewares, servers."""
+
+    client_machines: int = Field(
+        default=1, ge=1, le=64, description="loadgen machines (local: groups)"
+    )
+    instances_per_machine: int = Field(
+        default=1, ge=1, le=16, description="loadgen processes per machine"
+    )
+    threads: int = Field(
+        default=1, ge=1, le=64, description="loadgen threads per instance (memtier -t)"
+    )
+    clients_per_thread: int = Field(default=1, ge=1, le=1024, description="memtier -c")
+    middlewares: int = Field(default=1, ge=0, le=16, description="0 = loadgen talks to the servers")
+    workers: int = Field(default=8, ge=1, le=1024, description="middleware worker threads (-t)")
+    servers: int = Field(default=1, ge=1, le=64, description="backend servers")
+    backend: Literal["memcached", "redis"] = "memcached"
+    hosts: Hosts = Field(default_factory=Hosts)
+
+    @property
+    def instances(self) -> int:
+        return self.client_machines * self.instances_per_machine
+
+    @property
+    def total_clients(self) -> int:
+        return self.instances * self.threads * self.clients_per_thread
+
+
+class Workload(_Model):
+    """What the clients send."""
+
+    protocol: Literal["memcache_text", "redis"] = "memcache_text"
+    ratio: str = Field(default="0:1", description='memtier --ratio "SET:GET"')
+    value_bytes: int = Field(default=1024, ge=1, le=1048576)
+    key_maximum: int = Field(default=10000, ge=1, le=100_000_000)
+    key_pattern: str = Field(
+        default="R:R", description="memtier --key-pattern SET:GET (S, G, R, P, Z)"
+    )
+    multi_get: int = Field(
+        default=0, ge=0, le=1024, description="memtier --multi-key-get (0 = off)"
+    )
+    sharded: bool = Field(default=False, description="middleware -s")
+    routing: Literal["round-robin", "hash"] = "round-robin"
+    replication: int = Field(default=1, ge=1, le=64, description="replicas per key in hash mode")
+    think_time_ms: float = Field(default=0, ge=0, le=60_000, description="loadgen --think-time (Z)")
+
+    @field_validator("ratio")
+    @classmethod
+    def _check_ratio(cls, value: str) -> str:
+        match = _RATIO_RE.match(value)
+        if not match:
+            raise ValueError(f'must look like "SET:GET" with whole numbers, got {value!r}')
+        if int(match.group(1)) == 0 and int(match.group(2)) == 0:
+            raise ValueError(f"SET and GET cannot both be 0, got {value!r}")
+        return value
+
+    @field_validator("key_pattern")
+    @classmethod
+    def _check_key_pattern(cls, value: str) -> str:
+        if not _KEY_PATTERN_RE.match(value):
+            raise ValueError(f'must be "X:Y" with X, Y in S, G, R, P, Z, got {value!r}')
+        return value
+
+    @property
+    def set_ratio(self) -> int:
+        return int(self.ratio.split(":")[0])
+
+    @property
+    def get_ratio(self) -> int:
+        return int(self.ratio.split(":")[1])
+
+    @property
+    def writes(self) -> bool:
+        return self.set_ratio > 0
+
+
+class Preload(_Model):
+    """Fill every key before measuring, then check the miss ratio of a short read run."""
+
+    enabled: bool = True
+    expected_miss_ratio: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
+class Run(_Model):
+    """How long and how often each point runs."""
+
+    repetitions: int = Field(default=1, ge=1, le=100)
+    duration_s: int = Field(default=10, ge=1, le=86_400)
+    warmup_s: int = Field(default=0, ge=0)
+    cooldown_s: int = Field(default=0, ge=0)
+    restart_servers: bool = Field(
+        default=False,
+        description="start fresh, preloaded servers for every run; false reuses them while "
+        "their configuration is unchanged and no run wrote to them",
+    )
+
+    @model_validator(mode="after")
+    def _check_trim(self) -> Run:
+        if self.warmup_s + self.cooldown_s >= self.duration_s:
+            raise ValueError(
+                f"warmup_s + cooldown_s must be < duration_s, got "
+                f"{self.warmup_s} + {self.cooldown_s} >= {self.duration_s}"
+            )
+        return self
+
+    @property
+    def measured_s(self) -> int:
+        return self.duration_s - self.warmup_s - self.cooldown_s
+
+
+class Report(_Model):
+    """Axes of the report's figures."""
+
+    x: str = Field(default="total_clients", description="a summary.csv column")
+    series: str | None = Field(
+        default=None, description="one line per value of this column (optional)"
+    )
+
+
+SweepValue = Annotated[list[Any], Field(min_length=1)]
+
+
+class Spec(_Model):
+    """One experiment: a base configuration, sweep axes, repetitions and trimming."""
+
+    name: str = Field(description="[a-z0-9-]+, names the results folder")
+    description: str = ""
+    seeds: list[str] = Field(default_factory=list, description="EXPERIMENTS.md ids reproduced")
+    topology: Topology = Field(default_factory=Topology)
+    workload: Workload = Field(default_factory=Workload)
+    preload: Preload = Field(default_factory=Preload)
+    sweep: dict[str, SweepValue] = Field(
+        default_factory=dict, description="dotted field path -> values (cartesian product)"
+    )
+    run: Run = Field(default_factory=Run)
+    report: Report = Field(default_factory=Report)
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        if not _NAME_RE.match(value):
+            raise ValueError(f"must match [a-z0-9-]+, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _check_cross_fields(self) -> Spec:
+        expected_protocol = "redis" if self.topology.backend == "redis" else "memcache_text"
+        if self.workload.protocol != expected_protocol:
+            raise _FieldError(
+                "workload.protocol",
+                f"must be {expected_protocol!r} for backend {self.topology.backend!r}, "
+                f"got {self.workload.protocol!r}",
+            )
+        if self.workload.replication > self.topology.servers:
+            raise _FieldError(
+                "workload.replication",
+                f"must be <= topology.servers ({self.topology.servers}), "
+                f"got {self.workload.replication}",
+            )
+        if self.workload.multi_get > 0 and self.workload.get_ratio == 0:
+            raise _FieldError("workload.multi_get", "needs GETs in workload.ratio, got SET-only")
+        return self
+
+    def with_values(self, values: dict[str, Any]) -> Spec:
+        """This spec with the given dotted paths set (and `sweep` emptied), validated again."""
+        data = self.model_dump(mode="json")
+        data["sweep"] = {}
+        for path, value in values.items():
+            _set_path(data, path, value)
+        return Spec.model_validate(data)
+
+    def points(self) -> list[Point]:
+        """The cartesian product of the sweep axes, in axis order (the last axis varies fastest)."""
+        axes = list(self.sweep)
+        points = []
+        for index, combo in enumerate(itertools.product(*(self.sweep[a] for a in axes))):
+            values = dict(zip(axes, combo, strict=True))
+            try:
+                resolved = self.with_values(values)
+            except ValidationError as error:
+                label = ", ".join(f"{k}={v!r}" for k, v in values.items())
+                raise SpecError(
+                    [f"sweep point {index} ({label}): {p}" for p in _problems(error)]
+                ) from None
+            points.append(Point(index=index, values=values, spec=resolved))
+        return points
+
+
+class _FieldError(ValueError):
+    """A cross-field rule broken at `path` (raised inside a model validator)."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One resolved configuration of a sweep: its index, the swept values and the full spec."""
+
+    index: int
+    values: dict[str, Any]
+    spec: Spec
+
+    def label(self) -> str:
+        if not self.values:
+            return f"p{self.index}"
+        short = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in self.values.items())
+        return f"p{self.index} ({short})"
+
+
+def _set_path(data: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    node: Any = data
+    for part in parts[:-1]:
+        node = node[part]
+    node[parts[-1]] = value
+
+
+def _leaf_paths(model: type[BaseModel], prefix: str = "") -> set[str]:
+    paths: set[str] = set()
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        full = f"{prefix}{name}"
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            paths |= _leaf_paths(annotation, full + ".")
+        else:
+            paths.add(full)
+    return paths
+
+
+SWEEPABLE_PATHS = frozenset(
+    p for p in _leaf_paths(Spec) if p.split(".")[0] in {"topology", "workload", "preload", "run"}
+)
+
+
+def _describe(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def _format_error(error: ErrorDetails) -> str:
+    loc = ".".join(str(part) for part in error["loc"])
+    kind = error["type"]
+    ctx = error.get("ctx", {})
+    got = error.get("input")
+    if kind == "value_error":
+        message = str(ctx.get("error", error["msg"]))
+        if isinstance(ctx.get("error"), _FieldError):
+            return message
+        return f"{loc}: {message}" if loc else message
+    if kind == "extra_forbidden":
+        return f"{loc}: unknown field"
+    if kind == "missing":
+        return f"{loc}: required field is missing"
+    bounds = {
+        "greater_than_equal": (">=", "ge"),
+        "greater_than": (">", "gt"),
+        "less_than_equal": ("<=", "le"),
+        "less_than": ("<", "lt"),
+    }
+    if kind in bounds:
+        op, key = bounds[kind]
+        bound = ctx[key]
+        if isinstance(bound, float) and bound.is_integer():
+            bound = int(bound)
+        return f"{loc}: must be {op} {bound}, got {_describe(got)}"
+    if kind == "literal_error":
+        return f"{loc}: must be one of {ctx.get('expected')}, got {_describe(got)}"
+    if kind == "string_pattern_mismatch":
+        return f"{loc}: must match {ctx.get('pattern')}, got {_describe(got)}"
+    return f"{loc}: {error['msg'][0].lower()}{error['msg'][1:]}, got {_describe(got)}"
+
+
+def _problems(error: ValidationError) -> list[str]:
+    return [_format_error(e) for e in error.errors()]
+
+
+def _check_sweep(raw: dict[str, Any]) -> list[str]:
+    sweep = raw.get("sweep")
+    if sweep is None:
+        return []
+    if not isinstance(sweep, dict):
+        return [f"sweep: must be a mapping of field path to a list of values, got {sweep!r}"]
+    problems = []
+    for path, values in sweep.items():
+        if path not in SWEEPABLE_PATHS:
+            problems.append(
+                f"sweep.{path}: not a field that can be swept "
+                f"(one of topology.*, workload.*, preload.*, run.*)"
+            )
+        elif not isinstance(values, list) or not values:
+            problems.append(f"sweep.{path}: must be a non-empty list of values, got {values!r}")
+        elif len({json.dumps(v, sort_keys=True) for v in values}) != len(values):
+            problems.append(f"sweep.{path}: values must be distinct, got {values!r}")
+    return problems
+
+
+def parse_spec(raw: Any, source: str | None = None) -> Spec:
+    """Validate a spec given as parsed YAML; raise SpecError naming every bad field."""
+    if not isinstance(raw, dict):
+        raise SpecError([f"top level must be a mapping, got {type(raw).__name__}"], source)
+    problems = _check_sweep(raw)
+    if problems:
+        raise SpecError(problems, source)
+    try:
+        spec = Spec.model_validate(raw)
+    except ValidationError as error:
+        raise SpecError(_problems(error), source) from None
+    try:
+        spec.points()
+    except SpecError as error:
+        raise SpecError(error.problems, source) from None
+    return spec
+
+
+def load_spec(path: Path) -> Spec:
+    """Read and validate a YAML spec file."""
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise SpecError([f"cannot read: {error.strerror}"], str(path)) from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise SpecError([f"not valid YAML: {error}"], str(path)) from None
+    return parse_spec(raw, str(path))
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON schema of the spec format (exported to schemas/spec.schema.json)."""
+    schema = Spec.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "cachelab experiment spec"
+    schema["properties"]["sweep"]["propertyNames"] = {"enum": sorted(SWEEPABLE_PATHS)}
+    return schema
+
+
+def write_json_schema(path: Path = SCHEMA_PATH) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n")
+    return path

@@ -1,0 +1,156 @@
+"""Tier 4 (no cluster needed): `helm lint` of the chart, and a table of bad values files that the
+schema or the chart's own validation must reject with a message naming the key.
+
+`helm lint` reports schema violations as errors but logs a template `fail` only as INFO, so every
+row is also rendered with `helm template`, which fails on both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .tools import CHART, run, tool
+
+pytestmark = pytest.mark.k8s
+
+# (file name, values file body, text the error must contain)
+# (file name, values file body, who rejects it: "schema" (helm lint too) or "chart"
+# (testbed.validateValues, a template `fail`), text the error must contain)
+BAD_VALUES = [
+    (
+        "unknown-top-level-key",
+        "replicaCount: 3\n",
+        "schema",
+        "(root): Additional property replicaCount is not allowed",
+    ),
+    (
+        "typo-in-nested-key",
+        "middleware:\n  worker: 8\n",
+        "schema",
+        "middleware: Additional property worker is not allowed",
+    ),
+    (
+        "replicas-not-integer",
+        "memcached:\n  replicas: three\n",
+        "schema",
+        "memcached.replicas: Invalid type. Expected: integer, given: string",
+    ),
+    (
+        "zero-workers",
+        "middleware:\n  workers: 0\n",
+        "schema",
+        "middleware.workers: Must be greater than or equal to 1",
+    ),
+    (
+        "too-many-workers",
+        "middleware:\n  workers: 5000\n",
+        "schema",
+        "middleware.workers: Must be less than or equal to 1024",
+    ),
+    ("unknown-routing", "middleware:\n  routing: random\n", "schema", "middleware.routing"),
+    (
+        "unknown-bandwidth-profile",
+        "bandwidth:\n  profile: asl2019\n",
+        "schema",
+        "bandwidth.profile",
+    ),
+    (
+        "sharded-not-boolean",
+        "middleware:\n  sharded: 'yes'\n",
+        "schema",
+        "middleware.sharded: Invalid type. Expected: boolean, given: string",
+    ),
+    ("port-out-of-range", "memcached:\n  port: 70000\n", "schema", "memcached.port"),
+    (
+        "bad-cpu-quantity",
+        "memcached:\n  resources:\n    requests:\n      cpu: lots\n",
+        "schema",
+        "memcached.resources.requests.cpu",
+    ),
+    ("empty-label-key", "nodePools:\n  labelKey: ''\n", "schema", "nodePools.labelKey"),
+    (
+        "servicemonitor-yes",
+        "monitoring:\n  serviceMonitors:\n    enabled: 'yes'\n",
+        "schema",
+        "monitoring.serviceMonitors.enabled",
+    ),
+    (
+        "unknown-pool",
+        "memcached:\n  pool: a8\n",
+        "chart",
+        'memcached.pool: "a8" is not a pool in nodePools.sizes (known: a1, a2, a4)',
+    ),
+    (
+        "replication-exceeds-servers",
+        "memcached:\n  replicas: 2\nmiddleware:\n  routing: hash\n  replication: 3\n",
+        "chart",
+        "middleware.replication: 3 exceeds memcached.replicas (2); use at most 2",
+    ),
+    (
+        "replication-without-hash",
+        "middleware:\n  replication: 2\n",
+        "chart",
+        "middleware.replication: 2 needs middleware.routing=hash",
+    ),
+    (
+        "backend-not-enabled",
+        "middleware:\n  backend: redis\n",
+        "chart",
+        'middleware.backend: "redis" is not enabled; set redis.enabled=true',
+    ),
+    (
+        "no-backend",
+        "memcached:\n  enabled: false\nmiddleware:\n  enabled: false\n",
+        "chart",
+        "at least one backend must be enabled",
+    ),
+]
+
+
+def test_chart_lints_clean_with_every_ci_and_example_values_file() -> None:
+    helm = tool("helm")
+    run([helm, "lint", CHART, "--strict"])
+    ci_files = sorted((CHART / "ci").glob("*-values.yaml"))
+    assert len(ci_files) >= 4
+    for values in [*ci_files, *sorted((CHART / "examples").glob("*.yaml"))]:
+        run([helm, "lint", CHART, "--strict", "-f", values])
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "rejected_by", "message"), BAD_VALUES, ids=[b[0] for b in BAD_VALUES]
+)
+def test_bad_values_are_rejected_with_a_message_naming_the_key(
+    tmp_path: Path, name: str, body: str, rejected_by: str, message: str
+) -> None:
+    values = tmp_path / f"{name}.yaml"
+    values.write_text(body)
+    helm = tool("helm")
+    rendered = run([helm, "template", "testbed", CHART, "-f", values], check=False)
+    output = rendered.stdout + rendered.stderr
+    assert rendered.returncode != 0, f"helm template accepted {name}:\n{output}"
+    assert message in output, f"expected {message!r} in:\n{output}"
+    if rejected_by == "schema":
+        linted = run([helm, "lint", CHART, "-f", values], check=False)
+        assert linted.returncode != 0, f"helm lint accepted {name}:\n{linted.stdout}"
+
+
+def _kinds(*args: str | Path) -> list[str]:
+    out = run([tool("helm"), "template", "testbed", CHART, *args]).stdout
+    return [str(d["kind"]) for d in yaml.safe_load_all(out) if d]
+
+
+def test_service_monitors_follow_the_api_or_the_value() -> None:
+    assert "ServiceMonitor" not in _kinds()  # auto, and the API is absent
+    with_api = _kinds("--api-versions", "monitoring.coreos.com/v1")
+    assert with_api.count("ServiceMonitor") == 2  # middleware and memcached
+    forced = _kinds("--set", "monitoring.serviceMonitors.enabled=true")
+    assert forced.count("ServiceMonitor") == 2
+    off = _kinds(
+        "--api-versions",
+        "monitoring.coreos.com/v1",
+        "--set",
+        "monitoring.serviceMonitors.enabled=false",
+    )
+    assert "ServiceMonitor" not in off

@@ -1,0 +1,204 @@
+"""build_report on the recorded results fixture and on synthesised variants."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from cachelab.analysis.aggregate import window_std
+from cachelab.analysis.raw import RawDataError, raw_run_dirs, read_loadgen_json
+from cachelab.report import ReportError, build_report
+
+from .sample import SAMPLE_DIR, copy_sample, generator, sample_spec
+
+EXPECTED_FIGURES = {
+    "throughput.png",
+    "response_time.png",
+    "interactive_law.png",
+    "mw_breakdown.png",
+    "latency_distribution.png",
+    "mva_model.png",
+}
+
+
+def _images(html: str) -> set[str]:
+    return set(re.findall(r'<img src="([^"]+)"', html))
+
+
+def test_fixture_matches_the_results_contract() -> None:
+    summary = pd.read_csv(SAMPLE_DIR / "summary.csv")
+    contract = [
+        "point",
+        "repetition",
+        "total_clients",
+        "workers",
+        "middlewares",
+        "servers",
+        "think_time_ms",
+        "throughput_ops_per_s",
+        "get_ops_per_s",
+        "set_ops_per_s",
+        "response_time_ms",
+        "p50_ms",
+        "p90_ms",
+        "p99_ms",
+        "hits",
+        "misses",
+        "miss_ratio",
+        "errors",
+        "mw_throughput_ops_per_s",
+        "mw_response_time_ms",
+        "mw_queue_time_ms",
+        "mw_service_time_ms",
+        "mw_queue_length",
+        "status",
+    ]
+    assert [
+        c for c in summary.columns if c not in ("topology.clients_per_thread", "topology.workers")
+    ] == contract
+    runs = raw_run_dirs(SAMPLE_DIR)
+    assert len(runs) == len(summary) == 12
+    for run in runs:
+        assert (run.path / "point.json").is_file()
+        assert run.loadgen_files() and run.middleware_summaries()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture copied once per module and its report built (the tests only read it)."""
+    results = copy_sample(tmp_path_factory.mktemp("built"))
+    build_report(results)
+    return results
+
+
+def test_report_builds_index_with_every_figure(built: Path) -> None:
+    results = built
+    index = results / "report" / "index.html"
+    html = index.read_text()
+    assert _images(html) == EXPECTED_FIGURES
+    for name in EXPECTED_FIGURES:
+        png = results / "report" / name
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+    assert "Interactive law" in html and "Queueing models of the middleware" in html
+    assert "2<sup>k</sup>" not in html  # 3 x 2 sweep: not a 2-level design
+    points = pd.read_csv(results / "report" / "points.csv")
+    assert len(points) == 6
+    assert points["deviation_pct"].abs().max() < 10  # interactive law holds on the fixture
+    assert (points["throughput_window_std"] > 0).all()
+
+
+def test_report_interactive_law_table_has_one_row_per_point(built: Path) -> None:
+    html = (built / "report" / "index.html").read_text()
+    section = html.split('id="interactive-law"')[1].split("</table>")[0]
+    assert section.count("<tr>") == 1 + 6
+
+
+def test_report_shows_the_run_facts(built: Path) -> None:
+    html = (built / "report" / "index.html").read_text()
+    assert "0" * 40 in html  # git sha from metadata.json
+    assert "12 / 12 runs" in html  # runs_done / runs_total from status.json
+    assert "synthetic data" in html
+
+
+def test_report_is_repeatable(built: Path) -> None:
+    first = (built / "report" / "index.html").read_text()
+    assert build_report(built).read_text() == first
+
+
+def test_factorial_sweep_gets_the_2k_section(tmp_path: Path) -> None:
+    spec = sample_spec(
+        name="factorial-sample",
+        sweep={
+            "topology.middlewares": [1, 2],
+            "topology.workers": [2, 8],
+            "topology.servers": [2, 3],
+        },
+        run={"repetitions": 3, "duration_s": 8, "warmup_s": 2, "cooldown_s": 2},
+        report={"x": "workers"},
+    )
+    spec["topology"]["clients_per_thread"] = 8
+    results = generator().write_results(tmp_path / "factorial", spec, seed=6)
+    html = build_report(results).read_text()
+    assert "2<sup>k</sup> r factorial analysis" in html
+    assert {"factorial_tp.png", "factorial_inv_rt.png"} <= _images(html)
+    assert "Response: throughput" in html and "Response: 1 / response time" in html
+    assert "workers·servers" in html
+
+
+def test_no_middleware_results_skip_the_breakdown(tmp_path: Path) -> None:
+    spec = sample_spec(name="baseline-sample", sweep={"topology.clients_per_thread": [1, 4, 8]})
+    spec["topology"]["middlewares"] = 0
+    spec["report"] = {"x": "total_clients"}
+    results = generator().write_results(tmp_path / "baseline", spec)
+    html = build_report(results).read_text()
+    images = _images(html)
+    assert "mw_breakdown.png" not in images and "mva_model.png" not in images
+    assert {"throughput.png", "response_time.png", "interactive_law.png"} <= images
+    assert "Queueing models" not in html
+
+
+def test_failed_rows_are_left_out_and_counted(tmp_path: Path) -> None:
+    results = copy_sample(tmp_path)
+    summary = pd.read_csv(results / "summary.csv")
+    summary.loc[0, "status"] = "failed"
+    summary.loc[1, "status"] = "partial"
+    summary.to_csv(results / "summary.csv", index=False)
+    html = build_report(results).read_text()
+    assert "1 failed (left out)" in html and "1 partial" in html
+
+
+def test_missing_files_and_columns_are_named(tmp_path: Path) -> None:
+    with pytest.raises(ReportError, match="not a directory"):
+        build_report(tmp_path / "nope")
+    results = copy_sample(tmp_path)
+    (results / "spec.yaml").rename(results / "spec.bak")
+    with pytest.raises(ReportError, match=r"spec.yaml: missing"):
+        build_report(results)
+    (results / "spec.bak").rename(results / "spec.yaml")
+    summary = pd.read_csv(results / "summary.csv")
+    summary.drop(columns=["think_time_ms"]).to_csv(results / "summary.csv", index=False)
+    with pytest.raises(ReportError, match=r"missing columns \['think_time_ms'\]"):
+        build_report(results)
+    summary.assign(status="failed").to_csv(results / "summary.csv", index=False)
+    with pytest.raises(ReportError, match="no row with status ok or partial"):
+        build_report(results)
+    summary.to_csv(results / "summary.csv", index=False)
+    spec_text = (results / "spec.yaml").read_text().replace("x: total_clients", "x: nope")
+    (results / "spec.yaml").write_text(spec_text)
+    with pytest.raises(ReportError, match=r"report\.x: column 'nope'"):
+        build_report(results)
+
+
+def test_window_std_is_the_root_of_mean_window_variance() -> None:
+    frame = window_std(SAMPLE_DIR, warmup_s=2, cooldown_s=2)
+    assert list(frame["point"]) == list(range(6))
+    assert (frame["repetitions"] == 2).all()
+    # recompute point 0 by hand from the two loadgen files
+    variances = []
+    for rep in (0, 1):
+        run = read_loadgen_json(SAMPLE_DIR / "raw" / f"p0-r{rep}" / "loadgen-0.json")
+        counts = [run.totals.time_series[s].count for s in range(2, 8)]
+        mean = sum(counts) / len(counts)
+        variances.append(sum((c - mean) ** 2 for c in counts) / len(counts))
+    assert frame.loc[0, "throughput_window_std"] == pytest.approx((sum(variances) / 2) ** 0.5)
+
+
+def test_loadgen_reader_accepts_memtier_quirks_and_rejects_garbage(tmp_path: Path) -> None:
+    source = json.loads((SAMPLE_DIR / "raw" / "p0-r0" / "loadgen-0.json").read_text())
+    stats = source.pop("ALL STATS")
+    source["AGGREGATED AVERAGE RESULTS (3 runs)"] = stats
+    text = json.dumps(source).replace('"Min Latency": 0.0', '"Min Latency": -nan', 1)
+    path = tmp_path / "loadgen-0.json"
+    path.write_text(text)
+    run = read_loadgen_json(path)
+    assert run.totals.count > 0 and 99.0 in run.totals.percentiles_ms
+    path.write_text("{not json")
+    with pytest.raises(RawDataError, match="not valid JSON"):
+        read_loadgen_json(path)
+    path.write_text('{"configuration": {}}')
+    with pytest.raises(RawDataError, match="no 'ALL STATS' section"):
+        read_loadgen_json(path)

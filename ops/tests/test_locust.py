@@ -1,0 +1,120 @@
+"""The locust scenarios (loadgen/locust/locustfile.py) run headless against real servers."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(os.environ.get("CACHELAB_ROOT", Path(__file__).resolve().parents[2]))
+LOCUSTFILE = ROOT / "loadgen" / "locust" / "locustfile.py"
+
+pytestmark = pytest.mark.integration
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(cmd: list[str], port: int) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    raise RuntimeError(f"{cmd[0]} did not start on port {port}")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def memcached() -> Iterator[int]:
+    if shutil.which("memcached") is None:
+        pytest.fail("memcached is not installed (make deps)")
+    port = _free_port()
+    cmd = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "1", "-m", "64"]
+    if os.geteuid() == 0:
+        cmd += ["-u", "root"]
+    proc = _start(cmd, port)
+    yield port
+    _stop(proc)
+
+
+@pytest.fixture
+def redis_server() -> Iterator[int]:
+    if shutil.which("redis-server") is None:
+        pytest.fail("redis-server is not installed (make deps)")
+    port = _free_port()
+    cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    cmd += ["--appendonly", "no", "--protected-mode", "no"]
+    proc = _start(cmd, port)
+    yield port
+    _stop(proc)
+
+
+def _run_locust(tmp_path: Path, port: int, users: list[str]) -> dict[str, dict[str, str]]:
+    prefix = tmp_path / "locust"
+    env = dict(os.environ)
+    env.update(
+        {
+            "CACHELAB_KEY_MAXIMUM": "99",
+            "CACHELAB_VALUE_BYTES": "100",
+            "CACHELAB_RATIO": "1:3",
+            "CACHELAB_PACING_S": "0.05",
+        }
+    )
+    cmd = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless"]
+    cmd += ["-u", "4", "-r", "4", "-t", "4s", "--host", f"127.0.0.1:{port}"]
+    cmd += ["--csv", str(prefix), "--only-summary", "--loglevel", "WARNING", *users]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with (tmp_path / "locust_stats.csv").open() as f:
+        return {f"{row['Type']} {row['Name']}": row for row in csv.DictReader(f)}
+
+
+def _check(rows: dict[str, dict[str, str]], request_type: str) -> None:
+    for name in ("set", "get"):
+        row = rows[f"{request_type} {name}"]
+        assert int(row["Request Count"]) > 0
+        assert int(row["Failure Count"]) == 0
+        assert float(row["Average Response Time"]) > 0
+    total = rows[" Aggregated"]
+    sets = int(rows[f"{request_type} set"]["Request Count"])
+    gets = int(rows[f"{request_type} get"]["Request Count"])
+    assert int(total["Request Count"]) == sets + gets
+    # 1:3 cycle per user: about three GETs per SET (4 users may stop mid-cycle)
+    assert 3 * sets - 12 <= gets <= 3 * sets + 12
+
+
+def test_memcached_users_report_every_operation(tmp_path: Path, memcached: int) -> None:
+    rows = _run_locust(tmp_path, memcached, ["MemcachedUser", "MemcachedPacedUser"])
+    _check(rows, "memcached")
+
+
+def test_redis_users_report_every_operation(tmp_path: Path, redis_server: int) -> None:
+    rows = _run_locust(tmp_path, redis_server, ["RedisUser", "RedisPacedUser"])
+    _check(rows, "redis")

@@ -1,0 +1,162 @@
+"""Spec validation: good specs expand into points, bad specs fail with the field named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cachelab.spec import SCHEMA_PATH, SpecError, json_schema, load_spec, parse_spec
+
+EXPERIMENTS = Path(__file__).parents[1] / "experiments"
+
+
+def spec_with(**sections: Any) -> dict[str, Any]:
+    return {"name": "t", **sections}
+
+
+BAD_SPECS = [
+    ({"name": "Bad Name"}, "name: must match [a-z0-9-]+, got 'Bad Name'"),
+    ({}, "name: required field is missing"),
+    (spec_with(topology={"workers": 0}), "topology.workers: must be >= 1, got 0"),
+    (spec_with(topology={"workers": 2000}), "topology.workers: must be <= 1024, got 2000"),
+    (spec_with(topology={"wrkers": 3}), "topology.wrkers: unknown field"),
+    (spec_with(colour="red"), "colour: unknown field"),
+    (spec_with(topology={"servers": 0}), "topology.servers: must be >= 1, got 0"),
+    (spec_with(topology={"middlewares": -1}), "topology.middlewares: must be >= 0, got -1"),
+    (
+        spec_with(topology={"backend": "mongo"}),
+        "topology.backend: must be one of 'memcached' or 'redis', got 'mongo'",
+    ),
+    (spec_with(topology={"workers": "many"}), "topology.workers: input should be a valid integer"),
+    (spec_with(workload={"ratio": "1-2"}), 'workload.ratio: must look like "SET:GET"'),
+    (spec_with(workload={"ratio": "0:0"}), "workload.ratio: SET and GET cannot both be 0"),
+    (spec_with(workload={"key_pattern": "R"}), 'workload.key_pattern: must be "X:Y"'),
+    (spec_with(workload={"value_bytes": 0}), "workload.value_bytes: must be >= 1, got 0"),
+    (spec_with(workload={"routing": "random"}), "workload.routing: must be one of"),
+    (spec_with(workload={"think_time_ms": -1}), "workload.think_time_ms: must be >= 0, got -1"),
+    (
+        spec_with(topology={"backend": "redis"}),
+        "workload.protocol: must be 'redis' for backend 'redis', got 'memcache_text'",
+    ),
+    (
+        spec_with(workload={"replication": 2}),
+        "workload.replication: must be <= topology.servers (1), got 2",
+    ),
+    (
+        spec_with(workload={"ratio": "1:0", "multi_get": 4}),
+        "workload.multi_get: needs GETs in workload.ratio",
+    ),
+    (
+        spec_with(preload={"expected_miss_ratio": 1.5}),
+        "preload.expected_miss_ratio: must be <= 1, got 1.5",
+    ),
+    (
+        spec_with(run={"duration_s": 4, "warmup_s": 2, "cooldown_s": 2}),
+        "run: warmup_s + cooldown_s must be < duration_s, got 2 + 2 >= 4",
+    ),
+    (spec_with(run={"repetitions": 0}), "run.repetitions: must be >= 1, got 0"),
+    (spec_with(sweep={"topology.nope": [1]}), "sweep.topology.nope: not a field that can be swept"),
+    (spec_with(sweep={"name": ["a"]}), "sweep.name: not a field that can be swept"),
+    (spec_with(sweep={"topology.workers": []}), "sweep.topology.workers: must be a non-empty list"),
+    (spec_with(sweep={"topology.workers": 8}), "sweep.topology.workers: must be a non-empty list"),
+    (spec_with(sweep={"topology.workers": [8, 8]}), "sweep.topology.workers: values must be"),
+    (spec_with(sweep=[1, 2]), "sweep: must be a mapping"),
+    (
+        spec_with(sweep={"topology.workers": [8, 0]}),
+        "sweep point 1 (topology.workers=0): topology.workers: must be >= 1, got 0",
+    ),
+    (
+        spec_with(
+            workload={"routing": "hash", "replication": 2},
+            topology={"servers": 2},
+            sweep={"topology.servers": [2, 1]},
+        ),
+        "sweep point 1 (topology.servers=1): workload.replication: must be <= topology.servers",
+    ),
+    ([1, 2], "top level must be a mapping, got list"),
+]
+
+
+@pytest.mark.parametrize(("raw", "message"), BAD_SPECS)
+def test_bad_spec_is_rejected_naming_the_field(raw: Any, message: str) -> None:
+    with pytest.raises(SpecError) as caught:
+        parse_spec(raw)
+    assert message in str(caught.value)
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    with pytest.raises(SpecError) as caught:
+        parse_spec(spec_with(topology={"workers": 0, "servers": 0}))
+    assert len(caught.value.problems) == 2
+
+
+def test_unreadable_and_invalid_yaml_files(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="cannot read"):
+        load_spec(tmp_path / "missing.yaml")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: [unclosed\n")
+    with pytest.raises(SpecError, match="not valid YAML"):
+        load_spec(broken)
+
+
+def test_defaults_fill_an_almost_empty_spec() -> None:
+    spec = parse_spec({"name": "tiny"})
+    assert spec.topology.workers == 8
+    assert spec.workload.ratio == "0:1"
+    assert [p.index for p in spec.points()] == [0]
+
+
+def test_sweep_is_the_cartesian_product_in_axis_order() -> None:
+    spec = parse_spec(
+        spec_with(sweep={"topology.clients_per_thread": [1, 4, 8], "topology.workers": [8, 32]})
+    )
+    points = spec.points()
+    assert len(points) == 6
+    assert [(p.spec.topology.clients_per_thread, p.spec.topology.workers) for p in points] == [
+        (1, 8), (1, 32), (4, 8), (4, 32), (8, 8), (8, 32),
+    ]  # fmt: skip
+    assert points[2].values == {"topology.clients_per_thread": 4, "topology.workers": 8}
+    assert points[2].spec.sweep == {}
+    assert points[2].label() == "p2 (clients_per_thread=4, workers=8)"
+
+
+def test_sweep_over_workload_and_run_fields() -> None:
+    spec = parse_spec(spec_with(sweep={"workload.ratio": ["1:0", "0:1"], "run.duration_s": [5]}))
+    assert [p.spec.workload.writes for p in spec.points()] == [True, False]
+
+
+def test_total_clients_counts_every_connection() -> None:
+    spec = parse_spec(
+        spec_with(
+            topology={
+                "client_machines": 3,
+                "instances_per_machine": 2,
+                "threads": 1,
+                "clients_per_thread": 5,
+            }
+        )
+    )
+    assert spec.topology.total_clients == 30
+
+
+@pytest.mark.parametrize("path", sorted(EXPERIMENTS.glob("*.yaml")), ids=lambda p: p.name)
+def test_shipped_experiments_are_valid(path: Path) -> None:
+    spec = load_spec(path)
+    assert spec.name == path.stem
+
+
+def test_interfaces_example_is_valid() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "interfaces.md").read_text()
+    section = doc.split("## 3. Experiment spec", 1)[1]
+    example = section.split("```yaml", 1)[1].split("```", 1)[0]
+    spec = parse_spec(yaml.safe_load(example))
+    assert len(spec.points()) == 8
+
+
+def test_schema_file_is_up_to_date() -> None:
+    assert json.loads(SCHEMA_PATH.read_text()) == json.loads(json.dumps(json_schema()))
+    assert "topology.workers" in json_schema()["properties"]["sweep"]["propertyNames"]["enum"]

@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""`make bench`: throughput, latency and CPU per request, measured side by side in one run.
+
+Part 1 drives one memcached with the cachelab loadgen (2 threads x 16 closed-loop clients,
+1 KiB values, --ratio=1:9, preloaded keys) directly, through twemproxy (nutcracker) and through
+the cachelab middleware, and prints each proxy's CPU seconds per request (utime + stime from
+/proc/<pid>/stat) next to throughput and p50/p99, as ratios to nutcracker and to direct.
+
+Part 2 compares the loadgen with memcaslap (-T 2 -c 32) against one memcached: ops/s and the
+client's own CPU seconds per request (from wait4 rusage), as ratios.
+
+Timing results depend on the machine; this is a benchmark, not a test. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOADGEN_JAR = ROOT / "loadgen" / "target" / "loadgen.jar"
+MIDDLEWARE_JAR = ROOT / "middleware" / "target" / "middleware.jar"
+SECONDS = int(os.environ.get("BENCH_SECONDS", "20"))
+KEYS = int(os.environ.get("BENCH_KEYS", "100000"))
+LOADGEN_JAVA_OPTS = os.environ.get("LOADGEN_JAVA_OPTS", "").split()
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def java() -> str:
+    home = (
+        os.environ.get("JAVA_HOME")
+        or subprocess.run(
+            [str(ROOT / "scripts" / "find-jdk.sh")], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
+    return str(Path(home) / "bin" / "java")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with status {proc.returncode} before listening")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port} within {timeout_s} s")
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a running process, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+@dataclass
+class ClientRun:
+    ops_per_s: float
+    requests: int
+    p50_ms: float
+    p99_ms: float
+    client_cpu_s: float
+
+
+def run_client(cmd: list[str], log: Path) -> tuple[int, float]:
+    """Runs a client to completion; returns (exit status, its CPU seconds from rusage)."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_utime + usage.ru_stime
+
+
+def loadgen(port: int, work: Path, name: str, extra: list[str]) -> ClientRun:
+    out = work / f"{name}.json"
+    cmd = [
+        java(),
+        *LOADGEN_JAVA_OPTS,
+        "-jar",
+        str(LOADGEN_JAR),
+        "-s",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "-P",
+        "memcache_text",
+        "--quiet",
+        "--hide-histogram",
+        f"--json-out-file={out}",
+        *extra,
+    ]
+    status, cpu = run_client(cmd, work / f"{name}.log")
+    if status != 0:
+        raise RuntimeError(f"loadgen ({name}) failed:\n{(work / f'{name}.log').read_text()}")
+    totals = json.loads(out.read_text())["ALL STATS"]["Totals"]
+    pct = totals["Percentile Latencies"]
+    return ClientRun(
+        float(totals["Ops/sec"]),
+        int(totals["Count"]),
+        float(pct["p50.00"]),
+        float(pct["p99.00"]),
+        cpu,
+    )
+
+
+MEASURE = [
+    "-t", "2", "-c", "16", "--ratio=1:9", "-d", "1024", f"--key-maximum={KEYS - 1}",
+    "--distinct-client-seed",
+]  # fmt: skip
+
+
+def measure(port: int, work: Path, name: str) -> ClientRun:
+    return loadgen(port, work, name, [*MEASURE, f"--test-time={SECONDS}"])
+
+
+@dataclass
+class Row:
+    name: str
+    run: ClientRun | None
+    proxy_cpu_us: float | None
+    server_cpu_us: float
+    note: str = ""
+
+
+def measured_row(
+    name: str, port: int, work: Path, memcached_pid: int, proxy_pid: int | None
+) -> Row:
+    proxy_before = cpu_seconds(proxy_pid) if proxy_pid else 0.0
+    server_before = cpu_seconds(memcached_pid)
+    run = measure(port, work, name)
+    server_us = (cpu_seconds(memcached_pid) - server_before) / run.requests * 1e6
+    proxy_us = (cpu_seconds(proxy_pid) - proxy_before) / run.requests * 1e6 if proxy_pid else None
+    return Row(name, run, proxy_us, server_us)
+
+
+def nutcracker_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
+    port = free_port()
+    conf = work / "nutcracker.yml"
+    conf.write_text(
+        "bench:\n"
+        f"  listen: 127.0.0.1:{port}\n"
+        "  hash: fnv1a_64\n"
+        "  distribution: ketama\n"
+        "  timeout: 2000\n"
+        "  server_connections: 1\n"
+        "  auto_eject_hosts: false\n"
+        "  servers:\n"
+        f"   - 127.0.0.1:{mc_port}:1\n"
+    )
+    cmd = [
+        "nutcracker", "-c", str(conf), "-s", str(free_port()), "-a", "127.0.0.1",
+        "-o", str(work / "nutcracker.log"),
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        wait_port(port, proc, "nutcracker")
+        return measured_row("twemproxy", port, work, memcached_pid, proc.pid)
+    finally:
+        stop(proc)
+
+
+def middleware_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
+    if not MIDDLEWARE_JAR.exists():
+        return Row(
+            "cachelab-mw", None, None, 0.0, f"skipped: {MIDDLEWARE_JAR.relative_to(ROOT)} not built"
+        )
+    port = free_port()
+    cmd = [
+        java(), "-jar", str(MIDDLEWARE_JAR), "-l", "127.0.0.1", "-p", str(port), "-t", "8",
+        "-s", "false", "-m", f"127.0.0.1:{mc_port}",
+    ]  # fmt: skip
+    log = (work / "middleware.log").open("wb")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_port(port, proc, "middleware")
+        return measured_row("cachelab-mw", port, work, memcached_pid, proc.pid)
+    except RuntimeError as e:
+        return Row("cachelab-mw", None, None, 0.0, f"skipped: {e}")
+    finally:
+        stop(proc)
+        log.close()
+
+
+def start_memcached(port: int) -> subprocess.Popen[bytes]:
+    cmd = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "2", "-m", "1024"]
+    if os.geteuid() == 0:
+        cmd += ["-u", "root"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    wait_port(port, proc, "memcached")
+    return proc
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def preload(port: int, work: Path) -> None:
+    loadgen(
+        port,
+        work,
+        "preload",
+        [
+            "-t", "2", "-c", "16", "--ratio=1:0", "-n", "allkeys", "--key-pattern=P:P",
+            f"--key-maximum={KEYS - 1}", "-d", "1024", "--pipeline=16",
+        ],
+    )  # fmt: skip
+
+
+def memcaslap(port: int, work: Path) -> tuple[float, int, float]:
+    cmd = ["memcaslap", "-s", f"127.0.0.1:{port}", "-T", "2", "-c", "32", "-t", f"{SECONDS}s"]
+    status, cpu = run_client(cmd, work / "memcaslap.log")
+    text = (work / "memcaslap.log").read_text(errors="replace")
+    found = re.findall(r"Run time: [\d.]+s Ops: (\d+) TPS: (\d+)", text)
+    if status != 0 or not found:
+        raise RuntimeError(f"memcaslap failed (status {status}):\n{text[-2000:]}")
+    ops, tps = found[-1]
+    return float(tps), int(ops), cpu
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return f"x{a / b:.2f}" if a and b else "-"
+
+
+def print_rows(rows: list[Row]) -> None:
+    direct = next(r for r in rows if r.name == "direct")
+    nut = next((r for r in rows if r.name == "twemproxy"), None)
+    header = (
+        f"{'target':<12} {'ops/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'proxy CPU us/req':>17}"
+        f" {'server CPU us/req':>18} {'ops/s vs direct':>16} {'ops/s vs nutcracker':>20}"
+        f" {'proxy CPU vs nutcracker':>24} {'proxy CPU vs server':>20}"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        if r.run is None:
+            print(f"{r.name:<12} {r.note}")
+            continue
+        proxy = f"{r.proxy_cpu_us:.2f}" if r.proxy_cpu_us is not None else "-"
+        print(
+            f"{r.name:<12} {r.run.ops_per_s:>9.0f} {r.run.p50_ms:>7.3f} {r.run.p99_ms:>7.3f}"
+            f" {proxy:>17} {r.server_cpu_us:>18.2f}"
+            f" {ratio(r.run.ops_per_s, direct.run.ops_per_s if direct.run else None):>16}"
+            f" {ratio(r.run.ops_per_s, nut.run.ops_per_s if nut and nut.run else None):>20}"
+            f" {ratio(r.proxy_cpu_us, nut.proxy_cpu_us if nut else None):>24}"
+            f" {ratio(r.proxy_cpu_us, direct.server_cpu_us):>20}"
+        )
+
+
+def main() -> int:
+    for tool in ("memcached", "nutcracker", "memcaslap"):
+        if shutil.which(tool) is None:
+            print(f"error: {tool} not found (run `make deps`)", file=sys.stderr)
+            return 1
+    if not LOADGEN_JAR.exists():
+        print(f"error: {LOADGEN_JAR} not built (run `make build`)", file=sys.stderr)
+        return 1
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start"
+        " (shared machine: numbers are noisy; compare ratios from the same run)"
+    )
+    print(f"loadgen JVM options: {' '.join(LOADGEN_JAVA_OPTS) or '(none)'}")
+    with tempfile.TemporaryDirectory(prefix="cachelab-bench-") as tmp:
+        work = Path(tmp)
+        mc_port = free_port()
+        mc = start_memcached(mc_port)
+        try:
+            preload(mc_port, work)
+            print()
+            print(
+                f"1) proxies: loadgen 2 threads x 16 clients, 1 KiB values, --ratio=1:9,"
+                f" {SECONDS} s each, {KEYS} preloaded keys, one memcached (-t 2)"
+            )
+            rows = [measured_row("direct", mc_port, work, mc.pid, None)]
+            rows.append(nutcracker_row(mc_port, work, mc.pid))
+            rows.append(middleware_row(mc_port, work, mc.pid))
+            print_rows(rows)
+
+            print()
+            print(
+                f"2) clients: one memcached, 2 threads x 32 connections in total, {SECONDS} s each"
+            )
+            tps, ops, caslap_cpu = memcaslap(mc_port, work)
+            lg = measure(mc_port, work, "loadgen-vs-memcaslap")
+            caslap_us = caslap_cpu / ops * 1e6
+            lg_us = lg.client_cpu_s / lg.requests * 1e6
+            head = ("tool", "ops/s", "requests", "client CPU s", "CPU us/req")
+            print(f"{head[0]:<10} {head[1]:>9} {head[2]:>10} {head[3]:>13} {head[4]:>11}")
+            print(f"{'memcaslap':<10} {tps:>9.0f} {ops:>10} {caslap_cpu:>13.2f} {caslap_us:>11.2f}")
+            print(
+                f"{'loadgen':<10} {lg.ops_per_s:>9.0f} {lg.requests:>10}"
+                f" {lg.client_cpu_s:>13.2f} {lg_us:>11.2f}"
+            )
+            print(
+                f"loadgen / memcaslap: ops/s {ratio(lg.ops_per_s, tps)},"
+                f" CPU per request {ratio(lg_us, caslap_us)}"
+                " (target: ops/s >= x1.00 at CPU per request <= x1.00;"
+                " loadgen CPU includes JVM start-up and JIT)"
+            )
+        finally:
+            stop(mc)
+    print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
