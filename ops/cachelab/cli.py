@@ -194,10 +194,11 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
     from cachelab.local.procs import ProcessError
     from cachelab.local.runner import run as local_run
+    from cachelab.monitor import MonitorError
 
     try:
         results, status = local_run(spec, args.spec, args)
-    except ProcessError as error:
+    except (ProcessError, MonitorError) as error:
         return _error(console, str(error))
     if results.summary_file.is_file():
         table = summary_table(results.summary_file, list(spec.sweep))
