@@ -170,4 +170,5 @@ def test_service_monitors_follow_the_api_or_the_value() -> None:
         assert {
             "targetLabel": "release",
             "sourceLabels": ["__meta_kubernetes_service_label_app_kubernetes_io_instance"],
+            "action": "replace",
         } in endpoint["relabelings"]
