@@ -88,12 +88,15 @@ def _run_locust(tmp_path: Path, port: int, users: list[str]) -> dict[str, dict[s
         }
     )
     cmd = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless"]
-    cmd += ["-u", "4", "-r", "4", "-t", "4s", "--host", f"127.0.0.1:{port}"]
+    # 10 s: on a machine shared by several builds locust may need seconds before users run
+    cmd += ["-u", "4", "-r", "4", "-t", "10s", "--host", f"127.0.0.1:{port}"]
     cmd += ["--csv", str(prefix), "--only-summary", "--loglevel", "WARNING", *users]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     with (tmp_path / "locust_stats.csv").open() as f:
-        return {f"{row['Type']} {row['Name']}": row for row in csv.DictReader(f)}
+        rows = {f"{row['Type']} {row['Name']}": row for row in csv.DictReader(f)}
+    assert len(rows) > 1, f"locust made no requests; its log ends with: {done.stderr[-3000:]}"
+    return rows
 
 
 def _check(rows: dict[str, dict[str, str]], request_type: str) -> None:
