@@ -3,15 +3,17 @@
 set -eu
 
 index="${JOB_COMPLETION_INDEX:-0}"
+work="${TMPDIR:-/tmp}"  # an emptyDir in the pod (read-only root filesystem)
 
 log() { echo "[$JOB_NAME-$index] $*" >&2; }
 
 # The loadgen command: memtier_benchmark, or the cachelab loadgen (jib image: classpath and main
-# class in files jib writes), which takes the same flags.
+# class in files jib writes), which takes the same flags. CACHELAB_LOADGEN_CMD overrides the
+# latter (the scripts' own test runs them outside a container with the built jar).
 loadgen() {
   case "$LOADGEN" in
     memtier) memtier_benchmark --hide-histogram "$@" ;;
-    cachelab) java -cp @/app/jib-classpath-file @/app/jib-main-class-file --quiet "$@" ;;
+    cachelab) ${CACHELAB_LOADGEN_CMD:-java -cp @/app/jib-classpath-file @/app/jib-main-class-file} --quiet --hide-histogram "$@" ;;
     *) log "unknown LOADGEN=$LOADGEN (memtier, cachelab)"; return 2 ;;
   esac
 }

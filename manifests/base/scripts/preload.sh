@@ -2,15 +2,17 @@
 # One index of the preload Job: write every key of this index's slice of [0, KEY_MAXIMUM] to
 # every target (the middleware replicates or routes; direct targets are filled one by one), then
 # read the slice back and fail unless the reads had zero misses.
-. /scripts/common.sh
+. "${SCRIPTS_DIR:-/scripts}/common.sh"
 
 lo=$(( KEY_MAXIMUM * index / CLIENT_MACHINES ))
 hi=$(( KEY_MAXIMUM * (index + 1) / CLIENT_MACHINES - 1 ))
 [ "$index" -eq $((CLIENT_MACHINES - 1)) ] && hi="$KEY_MAXIMUM"
 
-# Misses/sec of the Gets of a memtier JSON file (the "ALL STATS" section).
+# Misses/sec of the Gets of a memtier JSON file (the "ALL STATS" section; pretty-printed JSON,
+# `"Misses/sec": 0.00,` from memtier or `"Misses/sec" : 0.00,` from the cachelab loadgen).
 misses_per_s() {
-  sed -n '/"ALL STATS"/,$p' "$1" | awk '/"Gets"/ { g = 1 } g && /"Misses\/sec"/ { gsub(/[^0-9.]/, "", $2); print $2; exit }'
+  sed -n '/"ALL STATS"/,$p' "$1" | awk '/"Gets"/ { g = 1 }
+    g && /"Misses\/sec"/ { sub(/.*"Misses\/sec"[[:space:]]*:[[:space:]]*/, ""); sub(/[,}[:space:]].*$/, ""); print; exit }'
 }
 
 targets=1
@@ -25,15 +27,15 @@ while [ "$t" -lt "$targets" ]; do
   log "preload keys $lo..$hi into $host:$port"
   common="--server=$host --port=$port --protocol=$PROTOCOL --threads=1 --clients=4 --data-size=$VALUE_BYTES --key-minimum=$lo --key-maximum=$hi"
   # shellcheck disable=SC2086
-  loadgen $common --ratio=1:0 --key-pattern=P:P --requests=allkeys --json-out-file="/tmp/fill-$t.json" >"/tmp/fill-$t.log" 2>&1 \
-    || { cat "/tmp/fill-$t.log" >&2; exit 1; }
-  emit "/tmp/fill-$t.json" "fill-$t"
+  loadgen $common --ratio=1:0 --key-pattern=P:P --requests=allkeys --json-out-file="$work/fill-$t.json" >"$work/fill-$t.log" 2>&1 \
+    || { cat "$work/fill-$t.log" >&2; exit 1; }
+  emit "$work/fill-$t.json" "fill-$t"
   if [ "$PRELOAD_VERIFY" = true ]; then
     # shellcheck disable=SC2086
-    loadgen $common --ratio=0:1 --key-pattern=P:P --requests=allkeys --json-out-file="/tmp/verify-$t.json" >"/tmp/verify-$t.log" 2>&1 \
-      || { cat "/tmp/verify-$t.log" >&2; exit 1; }
-    emit "/tmp/verify-$t.json" "verify-$t"
-    misses="$(misses_per_s "/tmp/verify-$t.json")"
+    loadgen $common --ratio=0:1 --key-pattern=P:P --requests=allkeys --json-out-file="$work/verify-$t.json" >"$work/verify-$t.log" 2>&1 \
+      || { cat "$work/verify-$t.log" >&2; exit 1; }
+    emit "$work/verify-$t.json" "verify-$t"
+    misses="$(misses_per_s "$work/verify-$t.json")"
     if ! awk -v m="${misses:-x}" 'BEGIN { exit !(m == "0" || m + 0 == 0 && m ~ /^[0-9.]+$/) }'; then
       log "preload verification failed: $host:$port Misses/sec=${misses:-unknown} (expected 0)"
       exit 1

@@ -1,8 +1,8 @@
 #!/bin/sh
 # One client machine of the benchmark Job: wait for the others, run INSTANCES loadgen processes
 # for DURATION_S, print each one's memtier JSON between markers. Exit status: the worst instance's.
-. /scripts/common.sh
-. /scripts/barrier.sh
+. "${SCRIPTS_DIR:-/scripts}/common.sh"
+. "${SCRIPTS_DIR:-/scripts}/barrier.sh"
 
 multi_get=""
 [ "$MULTI_GET" -gt 0 ] && multi_get="--multi-key-get=$MULTI_GET"
@@ -16,7 +16,7 @@ while [ "$j" -lt "$INSTANCES" ]; do
     --threads="$THREADS" --clients="$CLIENTS" --ratio="$RATIO" \
     --data-size="$VALUE_BYTES" --key-maximum="$KEY_MAXIMUM" --key-pattern="$KEY_PATTERN" \
     --test-time="$DURATION_S" --print-percentiles="$PRINT_PERCENTILES" \
-    --json-out-file="/tmp/result-$j.json" $multi_get $EXTRA_ARGS >"/tmp/loadgen-$j.log" 2>&1 &
+    --json-out-file="$work/result-$j.json" $multi_get $EXTRA_ARGS >"$work/loadgen-$j.log" 2>&1 &
   pids="$pids $!"
   j=$((j + 1))
 done
@@ -24,8 +24,8 @@ done
 status=0
 j=0
 for pid in $pids; do
-  wait "$pid" || { status=$?; log "instance $j failed ($status):"; cat "/tmp/loadgen-$j.log" >&2; }
-  [ -s "/tmp/result-$j.json" ] && emit "/tmp/result-$j.json" "$j"
+  wait "$pid" || { status=$?; log "instance $j failed ($status):"; cat "$work/loadgen-$j.log" >&2; }
+  [ -s "$work/result-$j.json" ] && emit "$work/result-$j.json" "$j"
   j=$((j + 1))
 done
 exit "$status"

@@ -11,8 +11,8 @@ if [ "$index" -eq 0 ]; then
   [ "$workers" -ge 1 ] || { log "locust needs CLIENT_MACHINES >= 2 (1 master + workers)"; exit 2; }
   users=$((workers * INSTANCES * THREADS * CLIENTS))
   locust -f "$file" --master --headless --expect-workers "$workers" --users "$users" \
-    --spawn-rate "$users" --run-time "${DURATION_S}s" --json --only-summary >/tmp/locust.json
-  emit /tmp/locust.json 0
+    --spawn-rate "$users" --run-time "${DURATION_S}s" --json --only-summary >"${TMPDIR:-/tmp}/locust.json"
+  emit "${TMPDIR:-/tmp}/locust.json" 0
 else
   exec locust -f "$file" --worker --master-host "$JOB_NAME-0.benchmark-peers"
 fi

@@ -154,3 +154,20 @@ def test_service_monitors_follow_the_api_or_the_value() -> None:
         "monitoring.serviceMonitors.enabled=false",
     )
     assert "ServiceMonitor" not in off
+    out = run(
+        [
+            tool("helm"),
+            "template",
+            "testbed",
+            CHART,
+            "--set",
+            "monitoring.serviceMonitors.enabled=true",
+        ]
+    ).stdout
+    for monitor in (d for d in yaml.safe_load_all(out) if d and d["kind"] == "ServiceMonitor"):
+        (endpoint,) = monitor["spec"]["endpoints"]
+        assert endpoint["port"] == "metrics"
+        assert {
+            "targetLabel": "release",
+            "sourceLabels": ["__meta_kubernetes_service_label_app_kubernetes_io_instance"],
+        } in endpoint["relabelings"]

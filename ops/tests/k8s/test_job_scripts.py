@@ -1,0 +1,136 @@
+"""The Job scripts of manifests/base (preload.sh, run-benchmark.sh) run for real, outside a
+container: POSIX sh, the project's loadgen jar (the `cachelab` loadgen kind) and a memcached on a
+free loopback port. kwok never runs them, so this is where their logic is proven: the preload
+fills the key slice and verifies zero misses, the benchmark prints one JSON per instance between
+the markers that cachelab.k8s.collect parses."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cachelab.k8s.collect import result_blocks
+from cachelab.local.tools import find_java
+
+from .tools import MANIFESTS, ROOT
+
+pytestmark = pytest.mark.integration
+
+SCRIPTS = MANIFESTS / "base" / "scripts"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def memcached_port(request: pytest.FixtureRequest) -> Iterator[int]:
+    memory_mb = getattr(request, "param", 64)
+    port = free_port()
+    argv = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-m", str(memory_mb)]
+    if os.geteuid() == 0:
+        argv += ["-u", "nobody"]  # memcached refuses to run as root otherwise
+    proc = subprocess.Popen(argv)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None, "memcached exited at start"
+                assert time.monotonic() < deadline, f"memcached not listening on {port}"
+                time.sleep(0.1)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def job_env(port: int, job: str, **overrides: str) -> dict[str, str]:
+    jar = ROOT / "loadgen" / "target" / "loadgen.jar"
+    assert jar.is_file(), f"{jar} is missing: run `make build`"
+    config = {
+        "SCRIPTS_DIR": str(SCRIPTS),
+        "JOB_NAME": job,
+        "JOB_COMPLETION_INDEX": "0",
+        "TARGET": "middleware",  # any host:port: here memcached itself
+        "MIDDLEWARE_HOST": "127.0.0.1",
+        "MIDDLEWARE_PORT": str(port),
+        "SERVER_STATEFULSET": "unused",
+        "SERVERS": "1",
+        "SERVER_PORT": str(port),
+        "LOADGEN": "cachelab",
+        "CACHELAB_LOADGEN_CMD": f"{find_java(ROOT)} -jar {jar}",
+        "PROTOCOL": "memcache_text",
+        "CLIENT_MACHINES": "1",
+        "INSTANCES": "2",
+        "THREADS": "1",
+        "CLIENTS": "2",
+        "RATIO": "0:1",
+        "VALUE_BYTES": "64",
+        "KEY_MAXIMUM": "300",
+        "KEY_PATTERN": "R:R",
+        "MULTI_GET": "0",
+        "DURATION_S": "2",
+        "PRINT_PERCENTILES": "50,90,99",
+        "EXTRA_ARGS": "",
+        "BARRIER_TIMEOUT_S": "30",
+        "PRELOAD_VERIFY": "true",
+    }
+    config.update(overrides)
+    return {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"), **config}
+
+
+def run_script(name: str, env: dict[str, str], tmp: Path) -> subprocess.CompletedProcess[str]:
+    # TMPDIR stands for the pod's /tmp emptyDir, where the scripts keep their files.
+    return subprocess.run(
+        ["sh", str(SCRIPTS / name)],
+        env={**env, "TMPDIR": str(tmp)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp,
+    )
+
+
+def test_preload_fills_and_verifies_then_the_benchmark_prints_json_per_instance(
+    memcached_port: int, tmp_path: Path
+) -> None:
+    preload = run_script("preload.sh", job_env(memcached_port, "preload"), tmp_path)
+    assert preload.returncode == 0, preload.stderr
+    assert "zero misses" in preload.stderr
+    blocks = result_blocks(preload.stdout)
+    assert [b.instance for b in blocks] == ["fill-0", "verify-0"]
+    verify = blocks[1].data()["ALL STATS"]["Gets"]
+    assert float(verify["Misses/sec"]) == 0 and float(verify["Hits/sec"]) > 0
+
+    bench = run_script("run-benchmark.sh", job_env(memcached_port, "benchmark"), tmp_path)
+    assert bench.returncode == 0, bench.stderr
+    blocks = result_blocks(bench.stdout)
+    assert [(b.job, b.machine, b.instance) for b in blocks] == [
+        ("benchmark", "0", "0"),
+        ("benchmark", "0", "1"),
+    ]
+    for block in blocks:
+        gets = block.data()["ALL STATS"]["Gets"]
+        assert gets["Count"] > 0 and float(gets["Misses/sec"]) == 0  # the keys were preloaded
+
+
+@pytest.mark.parametrize("memcached_port", [8], indirect=True)
+def test_preload_fails_when_the_verify_reads_miss(memcached_port: int, tmp_path: Path) -> None:
+    # 1000 values of 64 KiB do not fit in 8 MiB: memcached evicts most of them while the fill
+    # runs, so the read-back misses; the preload must say so and exit 1.
+    env = job_env(memcached_port, "preload", VALUE_BYTES="65536", KEY_MAXIMUM="1000")
+    preload = run_script("preload.sh", env, tmp_path)
+    assert preload.returncode == 1, preload.stderr
+    assert "preload verification failed: 127.0.0.1:" in preload.stderr
+    assert "(expected 0)" in preload.stderr

@@ -1,0 +1,99 @@
+"""Tier 4: `cachelab run SPEC --target k8s` end to end on the kwok cluster.
+
+The numbers in this test's results are RECORDED, NOT MEASURED: kwok runs no containers, so it
+serves tests/k8s/data/memtier-sample.json (a loadgen run recorded once on the development
+machine, in memtier's JSON layout; see data/README.md) as the log of every loadgen container in
+the namespace cachelab-run. What is real: the Helm upgrades with each point's values, the Jobs
+from manifests/ built by the runner's kustomization, their scheduling on the client pool, the
+Job lifecycles, `kubectl logs`, and the collection code that turns the logs into the results
+folder and summary.csv."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cachelab.cli import main
+from cachelab.summary import client_stats
+
+from .conftest import RECORDED_JSON, RECORDED_LOGS_NAMESPACE, Cluster
+
+pytestmark = pytest.mark.k8s
+
+SPEC = {
+    "name": "k8s-two-points",
+    "description": "2 points on kwok: clients per thread 1 and 4, one middleware, 3 servers",
+    "topology": {
+        "client_machines": 2,
+        "instances_per_machine": 1,
+        "threads": 2,
+        "clients_per_thread": 1,
+        "middlewares": 1,
+        "workers": 8,
+        "servers": 3,
+        "backend": "memcached",
+        "hosts": {"client": "a2", "middleware": "a4", "server": "a1"},
+    },
+    "workload": {"ratio": "0:1", "value_bytes": 1024, "key_maximum": 2000},
+    "preload": {"enabled": True},
+    "sweep": {"topology.workers": [8, 32]},
+    "run": {"repetitions": 1, "duration_s": 6, "warmup_s": 1, "cooldown_s": 1},
+}
+
+
+def test_run_target_k8s_collects_recorded_memtier_json_into_the_results_layout(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    print("NOTE: the throughput and latency in these results are recorded, not measured.")
+    spec_file = tmp_path / "k8s-two-points.yaml"
+    spec_file.write_text(yaml.safe_dump(SPEC))
+    namespace = cluster.namespace(RECORDED_LOGS_NAMESPACE)
+    monkeypatch.setenv("KUBECONFIG", str(cluster.kubeconfig))
+    monkeypatch.setenv("CACHELAB_K8S_NAMESPACE", namespace)
+    monkeypatch.setenv("CACHELAB_K8S_TIMEOUT_S", "120")
+    try:
+        code = main(["run", str(spec_file), "--target", "k8s", "--results", str(tmp_path / "r")])
+        assert code == 0
+        (results,) = (tmp_path / "r" / "k8s-two-points").iterdir()
+        status = json.loads((results / "status.json").read_text())
+        assert status["state"] == "complete" and status["runs_done"] == 2, status
+        metadata = json.loads((results / "metadata.json").read_text())
+        assert metadata["target"] == "k8s"
+        assert metadata["cluster"]["server_version"] == "v1.31.3"
+
+        recorded = json.loads(RECORDED_JSON.read_text())
+        for point in (0, 1):
+            run_dir = results / "raw" / f"p{point}-r0"
+            record = json.loads((run_dir / "point.json").read_text())
+            assert record["status"] == "ok", record["message"]
+            assert [e["index"] for e in record["loadgens"]] == [0, 1]
+            for entry in record["loadgens"]:
+                assert entry["node"].startswith("a2-")
+                collected = json.loads((run_dir / entry["json"]).read_text())
+                assert collected == recorded  # the log came through kubectl logs intact
+            assert "kustomization.yaml" in {p.name for p in (run_dir / "k8s").iterdir()}
+            (mw,) = record["middlewares"]
+            assert "simulated by kwok" in mw["unavailable"]
+
+        # The release followed the last point's values.
+        values = json.loads(cluster.helm("get", "values", "testbed", "-n", namespace, "-o", "json"))
+        assert values["middleware"]["workers"] == 32
+
+        rows = list(csv.DictReader((results / "summary.csv").open()))
+        assert [(r["point"], r["topology.workers"], r["status"]) for r in rows] == [
+            ("0", "8", "ok"),
+            ("1", "32", "ok"),
+        ]
+        # Two client machines, each "reporting" the same recorded run.
+        one = client_stats(RECORDED_JSON, 1, 1, 6, [])
+        for row in rows:
+            assert float(row["throughput_ops_per_s"]) == pytest.approx(2 * one.throughput, 1e-3)
+            assert float(row["get_ops_per_s"]) > 0 and float(row["misses"]) == 0, row
+            assert row["total_clients"] == "4"
+            assert row["mw_throughput_ops_per_s"] == ""  # no middleware process under kwok
+    finally:
+        cluster.delete_namespace(namespace)

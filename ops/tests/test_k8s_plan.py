@@ -1,0 +1,130 @@
+"""Unit tests of what a spec point becomes on Kubernetes (no cluster needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cachelab.cli import main
+from cachelab.k8s import plan
+from cachelab.spec import parse_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+
+RAW: dict[str, Any] = {
+    "name": "plan-test",
+    "topology": {
+        "client_machines": 3,
+        "instances_per_machine": 2,
+        "threads": 1,
+        "clients_per_thread": 8,
+        "middlewares": 2,
+        "workers": 16,
+        "servers": 3,
+        "hosts": {"client": "a2", "middleware": "a4", "server": "a1"},
+    },
+    "workload": {"ratio": "1:9", "multi_get": 9, "sharded": True},
+    "run": {"duration_s": 30, "warmup_s": 2, "cooldown_s": 2},
+}
+
+
+def spec_with(**changes: Any) -> Any:
+    raw = yaml.safe_load(yaml.safe_dump(RAW))
+    for path, value in changes.items():
+        node = raw
+        *parents, leaf = path.split("__")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    return parse_spec(raw)
+
+
+def test_release_values_follow_the_topology() -> None:
+    values = plan.release_values(spec_with(), plan.Target())
+    assert values["memcached"] == {"enabled": True, "replicas": 3, "pool": "a1"}
+    mw = values["middleware"]
+    assert (mw["enabled"], mw["replicas"], mw["workers"], mw["sharded"]) == (True, 2, 16, True)
+    assert values["networkPolicy"] == {"clientsToServers": False}
+    baseline = plan.release_values(spec_with(topology__middlewares=0), plan.Target())
+    assert baseline["middleware"]["enabled"] is False
+    assert baseline["networkPolicy"] == {"clientsToServers": True}
+
+
+def test_job_config_names_the_release_objects_and_the_workload() -> None:
+    config = plan.job_config(spec_with(), plan.Target(release="exp1"))
+    assert config["MIDDLEWARE_HOST"] == "exp1-testbed-middleware"
+    assert config["SERVER_STATEFULSET"] == "exp1-testbed-memcached"
+    assert (config["CLIENT_MACHINES"], config["INSTANCES"], config["CLIENTS"]) == ("3", "2", "8")
+    assert (config["RATIO"], config["MULTI_GET"], config["DURATION_S"]) == ("1:9", "9", "30")
+    assert config["TARGET"] == "middleware"
+    direct = plan.job_config(spec_with(topology__middlewares=0), plan.Target())
+    assert direct["TARGET"] == "servers" and direct["SERVER_STATEFULSET"] == "testbed-memcached"
+
+
+def test_kustomization_uses_relative_paths_and_the_point_components(tmp_path: Path) -> None:
+    text = plan.kustomization(
+        spec_with(preload__enabled=False), plan.Target(), ROOT / "manifests", tmp_path, {"a": "b"}
+    )
+    doc = yaml.safe_load(text)
+    assert not any(Path(p).is_absolute() for p in [*doc["resources"], *doc["components"]])
+    assert [Path(c).name for c in doc["components"]] == [
+        "clients-pool-a2",
+        "target-middleware",
+        "loadgen-memtier",
+        "bandwidth-asl2017",
+    ]
+    assert any("$patch: delete" in p["patch"] for p in doc["patches"])  # no preload Job
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"topology__hosts__client": "d4"}, "topology.hosts.client: 'd4' is not a pool"),
+        ({"workload__think_time_ms": 5}, "workload.think_time_ms: 5.0 needs the cachelab loadgen"),
+    ],
+)
+def test_points_that_kubernetes_cannot_run_are_rejected_naming_the_field(
+    changes: dict[str, Any], message: str
+) -> None:
+    spec = spec_with(**changes)
+    with pytest.raises(plan.PlanError, match=message):
+        plan.check(spec)
+        plan.job_config(spec, plan.Target())
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [("loadgen", "wrk", "loadgen: 'wrk' is not one of"), ("bandwidth", "10G", "bandwidth: '10G'")],
+)
+def test_bad_target_options_are_rejected(field: str, value: str, message: str) -> None:
+    with pytest.raises(plan.PlanError, match=message):
+        plan.Target(**{field: value})
+
+
+def test_run_target_k8s_without_a_cluster_fails_with_a_clear_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(yaml.safe_dump(RAW))
+    kubeconfig = tmp_path / "kubeconfig"  # a cluster on a loopback port where nothing listens
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                "users": [{"name": "u", "user": {}}],
+                "current-context": "c",
+            }
+        )
+    )
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    monkeypatch.setenv("CACHELAB_HELM", "/bin/true")
+    code = main(["run", str(spec_file), "--target", "k8s", "--results", str(tmp_path / "r")])
+    assert code == 2
+    assert "cannot reach the cluster" in capsys.readouterr().out
+    assert not (tmp_path / "r").exists()
