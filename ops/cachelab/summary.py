@@ -12,10 +12,11 @@ Trimming. The client numbers cover the seconds `s` of memtier's per-second `Time
 divided by their number, the mean response time is the count-weighted mean of the per-second
 averages. Percentiles come from the instances' HdrHistogram interval logs merged over the same
 seconds; without logs, from the JSON's compressed whole-run histograms merged; without those, the
-count-weighted mean of the instances' JSON percentiles (an approximation, noted in the row's
-source). Hits and misses are whole-run counts (`Hits/sec` and `Misses/sec` times the run time):
-the Time-Serie does not carry them. The middleware numbers come from its 1-second `windows.csv`
-rows that fall inside the clients' measured interval (wall-clock aligned with the loadgens'
+count-weighted mean of the instances' JSON percentiles (an approximation). Hits and misses are
+whole-run counts (`Hits/sec` and `Misses/sec` times the run time): the Time-Serie does not carry
+them. Errors are memtier's `Connection Errors` plus our loadgen's `Error Replies` (absent from
+memtier's output). The middleware numbers come from its 1-second `windows.csv` rows that fall
+inside the clients' measured interval (wall-clock aligned with the loadgens'
 `Start time`), falling back to its own trimmed `summary.json`.
 """
 
@@ -239,7 +240,8 @@ def client_stats(
         sets=sets,
         hits=round(_num(gets_block.get("Hits/sec")) * elapsed_s),
         misses=round(_num(gets_block.get("Misses/sec")) * elapsed_s),
-        errors=_num(totals_block.get("Connection Errors")),
+        errors=_num(totals_block.get("Connection Errors"))
+        + _num(totals_block.get("Error Replies")),
         percentiles_ms=_json_percentiles(totals_block),
         histogram=histogram,
         start_epoch_ms=start_ms,
@@ -543,11 +545,20 @@ def _middleware_stats(
 def _middleware_columns(mws: list[MiddlewareStats]) -> dict[str, Any]:
     if not mws:
         return {}
+    # summaries without counts (the k8s runner's scrapes) weigh every middleware the same
+    counted = any(m.count > 0 for m in mws)
+    weights = [m.count if counted else 1.0 for m in mws]
     return {
         "mw_throughput_ops_per_s": sum(m.throughput for m in mws),
-        "mw_response_time_ms": _weighted_mean((m.count, m.response_time_ms) for m in mws),
-        "mw_queue_time_ms": _weighted_mean((m.count, m.queue_time_ms) for m in mws),
-        "mw_service_time_ms": _weighted_mean((m.count, m.service_time_ms) for m in mws),
+        "mw_response_time_ms": _weighted_mean(
+            (w, m.response_time_ms) for w, m in zip(weights, mws, strict=True)
+        ),
+        "mw_queue_time_ms": _weighted_mean(
+            (w, m.queue_time_ms) for w, m in zip(weights, mws, strict=True)
+        ),
+        "mw_service_time_ms": _weighted_mean(
+            (w, m.service_time_ms) for w, m in zip(weights, mws, strict=True)
+        ),
         "mw_queue_length": sum(m.queue_length for m in mws),
     }
 

@@ -150,3 +150,24 @@ def test_columns_match_the_interfaces_doc() -> None:
     section = doc.split("`summary.csv`", 1)[1]
     for column in summary_columns([]):
         assert f"`{column}`" in section, column
+
+
+def test_error_replies_of_our_loadgen_count_as_errors(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    doc = json.loads((run / "loadgen-1.json").read_text())
+    doc["ALL STATS"]["Totals"]["Error Replies"] = 7
+    (run / "loadgen-1.json").write_text(json.dumps(doc))
+    assert summarize_run(run)["errors"] == 7
+
+
+def test_middleware_summary_without_counts_still_gives_times(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    (run / "middleware-0" / "windows.csv").unlink()
+    summary = json.loads((run / "middleware-0" / "summary.json").read_text())
+    del summary["ops"]["all"]["count"]
+    (run / "middleware-0" / "summary.json").write_text(json.dumps(summary))
+    row = summarize_run(run)
+    assert row["mw_response_time_ms"] == pytest.approx(0.51)
+    assert row["mw_queue_time_ms"] == pytest.approx(0.11)
