@@ -41,7 +41,13 @@ SPEC = {
     "workload": {"ratio": "0:1", "value_bytes": 1024, "key_maximum": 2000},
     "preload": {"enabled": True},
     "sweep": {"topology.workers": [8, 32]},
-    "run": {"repetitions": 1, "duration_s": 6, "warmup_s": 1, "cooldown_s": 1},
+    "run": {
+        "repetitions": 1,
+        "duration_s": 6,
+        "warmup_s": 1,
+        "cooldown_s": 1,
+        "restart_servers": True,
+    },
 }
 
 
@@ -64,6 +70,7 @@ def test_run_target_k8s_collects_recorded_memtier_json_into_the_results_layout(
         metadata = json.loads((results / "metadata.json").read_text())
         assert metadata["target"] == "k8s"
         assert metadata["cluster"]["server_version"] == "v1.31.3"
+        assert metadata["release"]["helm"].startswith("v3.")
 
         recorded = json.loads(RECORDED_JSON.read_text())
         for point in (0, 1):
