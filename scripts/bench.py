@@ -30,8 +30,12 @@ ROOT = Path(__file__).resolve().parent.parent
 LOADGEN_JAR = ROOT / "loadgen" / "target" / "loadgen.jar"
 MIDDLEWARE_JAR = ROOT / "middleware" / "target" / "middleware.jar"
 SECONDS = int(os.environ.get("BENCH_SECONDS", "20"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
 KEYS = int(os.environ.get("BENCH_KEYS", "100000"))
-LOADGEN_JAVA_OPTS = os.environ.get("LOADGEN_JAVA_OPTS", "").split()
+# Same family of flags as the runner and the image: serial GC, C1 only (cheap JIT).
+LOADGEN_JAVA_OPTS = os.environ.get(
+    "LOADGEN_JAVA_OPTS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xms64m -Xmx512m"
+).split()
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -93,6 +97,9 @@ def loadgen(port: int, work: Path, name: str, extra: list[str]) -> ClientRun:
     cmd = [
         java(),
         *LOADGEN_JAVA_OPTS,
+        # class-data sharing archive, created by the first (preload) run and reused after
+        f"-XX:SharedArchiveFile={work / 'loadgen.jsa'}",
+        "-XX:+AutoCreateSharedArchive",
         "-jar",
         str(LOADGEN_JAR),
         "-s",
@@ -126,8 +133,23 @@ MEASURE = [
 ]  # fmt: skip
 
 
-def measure(port: int, work: Path, name: str) -> ClientRun:
-    return loadgen(port, work, name, [*MEASURE, f"--test-time={SECONDS}"])
+def combine(runs: list[ClientRun]) -> ClientRun:
+    """Several runs as one: requests and CPU summed, ops/s over the summed time."""
+    requests = sum(r.requests for r in runs)
+    seconds = sum(r.requests / r.ops_per_s for r in runs)
+    return ClientRun(
+        requests / seconds,
+        requests,
+        max(r.p50_ms for r in runs),
+        max(r.p99_ms for r in runs),
+        sum(r.client_cpu_s for r in runs),
+    )
+
+
+def measure(port: int, work: Path, name: str, pinned: bool = True) -> ClientRun:
+    """A timed loadgen run; pinned = --pin-threads (one CPU per thread, as memcaslap does)."""
+    pin = ["--pin-threads"] if pinned else []
+    return loadgen(port, work, name, [*MEASURE, *pin, f"--test-time={SECONDS}"])
 
 
 @dataclass
@@ -290,8 +312,8 @@ def main() -> int:
             preload(mc_port, work)
             print()
             print(
-                f"1) proxies: loadgen 2 threads x 16 clients, 1 KiB values, --ratio=1:9,"
-                f" {SECONDS} s each, {KEYS} preloaded keys, one memcached (-t 2)"
+                "1) proxies: loadgen --pin-threads, 2 threads x 16 clients, 1 KiB values,"
+                f" --ratio=1:9, {SECONDS} s each, {KEYS} preloaded keys, one memcached (-t 2)"
             )
             rows = [measured_row("direct", mc_port, work, mc.pid, None)]
             rows.append(nutcracker_row(mc_port, work, mc.pid))
@@ -300,24 +322,50 @@ def main() -> int:
 
             print()
             print(
-                f"2) clients: one memcached, 2 threads x 32 connections in total, {SECONDS} s each"
+                "2) clients: one memcached, 2 threads x 32 connections in total,"
+                f" {ROUNDS} x {SECONDS} s each"
             )
-            tps, ops, caslap_cpu = memcaslap(mc_port, work)
-            lg = measure(mc_port, work, "loadgen-vs-memcaslap")
-            caslap_us = caslap_cpu / ops * 1e6
-            lg_us = lg.client_cpu_s / lg.requests * 1e6
+            # alternate the order each round so a drift in background load hits both tools
+            caslap_ops = caslap_seconds = caslap_cpu = 0.0
+            pinned_runs: list[ClientRun] = []
+            for n in range(ROUNDS):
+                if n % 2 == 1:
+                    pinned_runs.append(measure(mc_port, work, f"loadgen-pinned-{n}"))
+                tps, ops, cpu = memcaslap(mc_port, work)
+                caslap_ops, caslap_seconds, caslap_cpu = (
+                    caslap_ops + ops,
+                    caslap_seconds + ops / tps,
+                    caslap_cpu + cpu,
+                )
+                if n % 2 == 0:
+                    pinned_runs.append(measure(mc_port, work, f"loadgen-pinned-{n}"))
+            pinned = combine(pinned_runs)
+            plain = measure(mc_port, work, "loadgen-unpinned", pinned=False)
+            caslap_tps = caslap_ops / caslap_seconds
+            caslap_us = caslap_cpu / caslap_ops * 1e6
             head = ("tool", "ops/s", "requests", "client CPU s", "CPU us/req")
-            print(f"{head[0]:<10} {head[1]:>9} {head[2]:>10} {head[3]:>13} {head[4]:>11}")
-            print(f"{'memcaslap':<10} {tps:>9.0f} {ops:>10} {caslap_cpu:>13.2f} {caslap_us:>11.2f}")
+            print(f"{head[0]:<22} {head[1]:>9} {head[2]:>10} {head[3]:>13} {head[4]:>11}")
             print(
-                f"{'loadgen':<10} {lg.ops_per_s:>9.0f} {lg.requests:>10}"
-                f" {lg.client_cpu_s:>13.2f} {lg_us:>11.2f}"
+                f"{'memcaslap':<22} {caslap_tps:>9.0f} {caslap_ops:>10.0f}"
+                f" {caslap_cpu:>13.2f} {caslap_us:>11.2f}"
             )
+            for label, lg in (("loadgen --pin-threads", pinned), ("loadgen (unpinned)", plain)):
+                lg_us = lg.client_cpu_s / lg.requests * 1e6
+                print(
+                    f"{label:<22} {lg.ops_per_s:>9.0f} {lg.requests:>10}"
+                    f" {lg.client_cpu_s:>13.2f} {lg_us:>11.2f}"
+                )
+            for label, lg in (("pinned", pinned), ("unpinned", plain)):
+                lg_us = lg.client_cpu_s / lg.requests * 1e6
+                print(
+                    f"loadgen ({label}) / memcaslap: ops/s {ratio(lg.ops_per_s, caslap_tps)},"
+                    f" CPU per request {ratio(lg_us, caslap_us)}"
+                )
             print(
-                f"loadgen / memcaslap: ops/s {ratio(lg.ops_per_s, tps)},"
-                f" CPU per request {ratio(lg_us, caslap_us)}"
-                " (target: ops/s >= x1.00 at CPU per request <= x1.00;"
-                " loadgen CPU includes JVM start-up and JIT)"
+                f"(memcaslap and pinned loadgen: {ROUNDS} alternating rounds of {SECONDS} s,"
+                " summed;"
+                " memcaslap pins its threads like --pin-threads; loadgen CPU includes JVM start-up"
+                " and JIT; target: ops/s >= x1.00 at CPU per request <= x1.00)"
             )
         finally:
             stop(mc)

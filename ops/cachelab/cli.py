@@ -42,6 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--results", type=Path, default=None, help="results base folder (default: <repo>/results)"
     )
     run.add_argument("--report", action="store_true", help="build the report when the run is done")
+    run.add_argument(
+        "--monitor",
+        action="store_true",
+        help="local target: scrape the run with a Prometheus, data in <results>/prometheus",
+    )
 
     validate = sub.add_parser("validate", help="check specs and print their points")
     validate.add_argument("specs", type=Path, nargs="+", metavar="SPEC")
@@ -170,6 +175,12 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         spec = load_spec(args.spec)
     except SpecError as error:
         return _error(console, str(error))
+    if args.target == "k8s" and getattr(args, "monitor", False):
+        return _error(
+            console,
+            "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
+            "release (make monitoring-install, docs/observability.md)",
+        )
     if args.target == "k8s":
         k8s_run = _lazy("cachelab.k8s.runner", "run", "the Kubernetes runner")
         if k8s_run is None:
@@ -183,10 +194,11 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
     from cachelab.local.procs import ProcessError
     from cachelab.local.runner import run as local_run
+    from cachelab.monitor import MonitorError
 
     try:
         results, status = local_run(spec, args.spec, args)
-    except ProcessError as error:
+    except (ProcessError, MonitorError) as error:
         return _error(console, str(error))
     if results.summary_file.is_file():
         table = summary_table(results.summary_file, list(spec.sweep))

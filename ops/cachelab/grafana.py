@@ -21,6 +21,13 @@ _VARIABLE = re.compile(r"\$(?:\{(\w+)(?::\w+)?\}|(\w+))")
 _LABEL_VALUES = re.compile(r"^label_values\((?P<selector>.+),\s*(?P<label>\w+)\s*\)$", re.DOTALL)
 
 
+def regex_value(value: str) -> str:
+    """``value`` as a literal inside a PromQL ``=~"..."`` matcher, escaped like Grafana does:
+    regex metacharacters get a backslash, then the string is escaped for PromQL."""
+    regex = re.sub(r"([\\^$.|?*+()\[\]{}])", r"\\\1", value)
+    return regex.replace("\\", "\\\\").replace('"', '\\"')
+
+
 class DashboardError(ValueError):
     """A dashboard file is not a valid dashboard of ours; the message names the file and panel."""
 
@@ -229,7 +236,7 @@ def resolve(
         values = source.label_values(selector, var.label, start, end)
         options[var.name] = values
         if var.multi:
-            chosen[var.name] = var.all_value or "|".join(re.escape(v) for v in values)
+            chosen[var.name] = var.all_value or "|".join(regex_value(v) for v in values)
         elif var.default in values:
             chosen[var.name] = str(var.default)
         else:
@@ -281,7 +288,7 @@ def evaluate(
         value_sets = [resolution.chosen]
         if q.repeat:
             value_sets = [
-                {**resolution.chosen, q.repeat: re.escape(v)}
+                {**resolution.chosen, q.repeat: regex_value(v)}
                 for v in resolution.options.get(q.repeat, [])
             ] or [resolution.chosen]
         for values in value_sets:

@@ -48,7 +48,7 @@ def iter_series(frame: pd.DataFrame, series: Sequence[str]) -> list[tuple[str, p
     if not series:
         return [("", frame)]
     out = []
-    for values, group in frame.groupby(list(series), sort=True):
+    for values, group in frame.groupby(list(series), sort=True, observed=True):
         as_tuple = values if isinstance(values, tuple) else (values,)
         out.append((series_label(series, as_tuple), group))
     return out
@@ -162,7 +162,7 @@ def plot_mw_breakdown(
         raise ValueError(f"frame: missing {missing} (a middleware breakdown needs them)")
     rows = frame.dropna(subset=needed[:3])
     groups = iter_series(rows, series)
-    xs = sorted(rows[x].unique().tolist())
+    xs = ordered_values(rows[x])
     width = 0.8 / max(1, len(groups))
     for g, (label, group) in enumerate(groups):
         group = group.sort_values(x)
@@ -198,6 +198,15 @@ def plot_mw_breakdown(
     ax.set_title("Where the time goes (means)")
     ax.legend(fontsize="small", loc="upper left")
     ax.grid(True, axis="y", alpha=0.3)
+
+
+def ordered_values(column: pd.Series) -> list[object]:
+    """Distinct values in axis order: category order for categoricals (a spec's sweep order),
+    else sorted."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        present = set(column.dropna().tolist())
+        return [c for c in column.cat.categories if c in present]
+    return sorted(column.dropna().unique().tolist())
 
 
 def short_label(label: str) -> str:
@@ -240,12 +249,14 @@ def plot_latency_histogram(
 
 
 def plot_percentiles(ax: Axes, percentiles: Mapping[str, Mapping[float, float]]) -> None:
-    """Latency at each reported percentile, one line per label (log-scaled tail axis)."""
+    """Latency at each reported percentile, one line per label (both axes log-scaled: tails
+    span orders of magnitude)."""
     for label, values in percentiles.items():
         ps = sorted(values)
         tail = [100.0 / (100.0 - p) if p < 100 else np.nan for p in ps]
         ax.plot(tail, [values[p] for p in ps], marker="o", markersize=3, label=label)
     ax.set_xscale("log")
+    ax.set_yscale("log")
     ticks = [
         p for p in (50.0, 90.0, 99.0, 99.9, 99.99) if any(p in v for v in percentiles.values())
     ]

@@ -10,6 +10,7 @@ and, when the sweep is a 2-level design over two or more factors, the 2^k r fact
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Sequence
@@ -26,7 +27,7 @@ from matplotlib.figure import Figure
 from cachelab import plots
 from cachelab.analysis import factorial, interactive_law, queueing
 from cachelab.analysis.aggregate import aggregate_points, window_std
-from cachelab.analysis.raw import RawDataError, raw_run_dirs, read_loadgen_json
+from cachelab.analysis.raw import RawDataError, raw_run_dirs, read_hgrm, read_loadgen_json
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE_NAME = "report.html.j2"
@@ -278,9 +279,19 @@ def _histograms(
         for op in ("GET", "SET"):
             if run.histograms.get(op):
                 histograms[name if op == "GET" else f"{name} (SET)"] = run.histograms[op]
+        hgrm = run_dir.loadgen_hgrm(0)
+        if name not in histograms and hgrm is not None:
+            with contextlib.suppress(RawDataError):
+                histograms[name] = read_hgrm(hgrm)
         if run.totals.percentiles_ms:
             percentiles[name] = run.totals.percentiles_ms
     return histograms, percentiles
+
+
+def _tail_cut_ms(percentiles: dict[str, dict[float, float]]) -> float | None:
+    """Cut the histogram at the largest p99 shown (ASL 2017 cut its densities at ≈ the p99)."""
+    p99s = [values[99.0] for values in percentiles.values() if 99.0 in values]
+    return max(p99s) if p99s else None
 
 
 def _factorial_section(
@@ -402,8 +413,12 @@ def build_report(results_dir: Path) -> Path:
     points = aggregate_points(summary, METRICS, keys)
     run_cfg = spec.get("run") or {}
     try:
+        duration = run_cfg.get("duration_s")
         windows = window_std(
-            results_dir, int(run_cfg.get("warmup_s", 0)), int(run_cfg.get("cooldown_s", 0))
+            results_dir,
+            int(run_cfg.get("warmup_s", 0)),
+            int(run_cfg.get("cooldown_s", 0)),
+            int(duration) if duration is not None else None,
         )
     except RawDataError:
         windows = pd.DataFrame(columns=["point"])
@@ -416,6 +431,11 @@ def build_report(results_dir: Path) -> Path:
         for _, row in points.iterrows()
     ]
     points = _interactive_law_frame(points)
+    sweep_cfg = spec.get("sweep") or {}
+    if x in sweep_cfg and not pd.api.types.is_numeric_dtype(points[x]):
+        # text axes (e.g. workload.ratio) keep the spec's order, not alphabetical order
+        order = [str(v) for v in sweep_cfg[x]]
+        points[x] = pd.Categorical(points[x].astype(str), categories=order, ordered=True)
 
     out = results_dir / "report"
     out.mkdir(exist_ok=True)
@@ -455,7 +475,7 @@ def build_report(results_dir: Path) -> Path:
         figure = Figure(figsize=(11.0, 4.0))
         left, right = figure.subplots(1, 2)
         if histograms:
-            plots.plot_latency_histogram(left, histograms)
+            plots.plot_latency_histogram(left, histograms, cut_ms=_tail_cut_ms(percentiles))
         else:
             left.set_axis_off()
         if percentiles:

@@ -162,3 +162,9 @@ def test_render_substitutes_variables_and_rate_interval() -> None:
     assert q.render({"pod": "a|b", "namespace": "n"}, "4s") == 'rate(x{pod=~"a|b", ns="n"}[4s])'
     with pytest.raises(grafana.DashboardError, match=r"no value for \$pod"):
         q.render({"namespace": "n"})
+
+
+def test_regex_value_escapes_a_label_value_for_a_promql_regex_matcher() -> None:
+    assert grafana.regex_value("middleware-0") == "middleware-0"
+    assert grafana.regex_value("a.b|c") == r"a\\.b\\|c"
+    assert grafana.regex_value('a\\b"') == r"a\\\\b\""

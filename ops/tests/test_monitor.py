@@ -274,3 +274,11 @@ def test_serve_stored_names_a_folder_without_data(tmp_path: Path) -> None:
         MonitorError, match=r"no data/ folder \(was the run made with --monitor\?\)"
     ):
         serve_stored(tmp_path, tmp_path / "w")
+
+
+def test_monitor_is_refused_for_the_k8s_target(capsys: pytest.CaptureFixture[str]) -> None:
+    from cachelab.cli import main
+
+    spec = ROOT / "ops" / "experiments" / "quickstart.yaml"
+    assert main(["run", str(spec), "--target", "k8s", "--monitor"]) == 2
+    assert "--monitor is for --target local" in capsys.readouterr().out

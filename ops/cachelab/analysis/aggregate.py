@@ -50,16 +50,38 @@ def trim_seconds(series: Mapping[int, T], warmup_s: int, cooldown_s: int) -> dic
     return {s: v for s, v in series.items() if first + warmup_s <= s <= last - cooldown_s}
 
 
-def window_series(runs: Sequence[LoadgenRun], warmup_s: int, cooldown_s: int) -> pd.DataFrame:
+def measured_seconds(
+    series: Mapping[int, T], warmup_s: int, cooldown_s: int, duration_s: int | None = None
+) -> dict[int, T]:
+    """The measured part of a 1 s series: seconds in [warmup, duration - cooldown) when the run
+    length is known (memtier's series ends with a partial second, which this drops), else the
+    series with ``warmup_s`` and ``cooldown_s`` windows dropped at its ends."""
+    if duration_s is None:
+        return trim_seconds(series, warmup_s, cooldown_s)
+    if warmup_s < 0 or cooldown_s < 0:
+        raise ValueError(f"warmup_s/cooldown_s: must be >= 0, got {warmup_s}/{cooldown_s}")
+    return {s: v for s, v in series.items() if warmup_s <= s < duration_s - cooldown_s}
+
+
+def window_series(
+    runs: Sequence[LoadgenRun], warmup_s: int, cooldown_s: int, duration_s: int | None = None
+) -> pd.DataFrame:
     """Per-second throughput summed over instances and response time averaged over them.
 
     The response time of a second is the mean over instances weighted by their request counts
-    in that second. Columns: ``second``, ``throughput_ops_per_s``, ``response_time_ms``.
+    in that second. With ``duration_s`` every second of [warmup, duration - cooldown) is a
+    window, and a second without requests counts as zero throughput (a stalled client lowers
+    the throughput, as in the runner's summary). Columns: ``second``,
+    ``throughput_ops_per_s``, ``response_time_ms``.
     """
     counts: dict[int, int] = {}
     latency_sums: dict[int, float] = {}
+    if duration_s is not None:
+        for second in range(warmup_s, duration_s - cooldown_s):
+            counts[second] = 0
+            latency_sums[second] = 0.0
     for run in runs:
-        series = trim_seconds(run.totals.time_series, warmup_s, cooldown_s)
+        series = measured_seconds(run.totals.time_series, warmup_s, cooldown_s, duration_s)
         for second, bucket in series.items():
             counts[second] = counts.get(second, 0) + bucket.count
             latency_sums[second] = (
@@ -89,10 +111,10 @@ class WindowStats:
 
 
 def repetition_window_stats(
-    runs: Sequence[LoadgenRun], warmup_s: int, cooldown_s: int
+    runs: Sequence[LoadgenRun], warmup_s: int, cooldown_s: int, duration_s: int | None = None
 ) -> WindowStats:
     """Window statistics of one repetition (all loadgen instances of one point and rep)."""
-    frame = window_series(runs, warmup_s, cooldown_s)
+    frame = window_series(runs, warmup_s, cooldown_s, duration_s)
     if frame.empty:
         raise RawDataError("time series: no windows left after trimming warm-up and cool-down")
     tp = frame["throughput_ops_per_s"].to_numpy(dtype=float)
@@ -106,7 +128,9 @@ def repetition_window_stats(
     )
 
 
-def window_std(results_dir: Path, warmup_s: int, cooldown_s: int) -> pd.DataFrame:
+def window_std(
+    results_dir: Path, warmup_s: int, cooldown_s: int, duration_s: int | None = None
+) -> pd.DataFrame:
     """Per point, the seeds' SD: sqrt(mean per-repetition window variance) of TP and RT.
 
     Reads every ``raw/p<point>-r<rep>/loadgen-*.json``. Columns: ``point``, ``repetitions``,
@@ -119,7 +143,7 @@ def window_std(results_dir: Path, warmup_s: int, cooldown_s: int) -> pd.DataFram
             continue
         runs = [read_loadgen_json(f) for f in files]
         per_point.setdefault(run_dir.point, []).append(
-            repetition_window_stats(runs, warmup_s, cooldown_s)
+            repetition_window_stats(runs, warmup_s, cooldown_s, duration_s)
         )
     rows = []
     for point, reps in sorted(per_point.items()):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy.special import logsumexp
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -241,11 +242,12 @@ def mva(
     max_clients
         Solve for every population 1..N.
     servers
-        Number of identical servers per station (default 1 each). A station with m > 1 servers
-        is solved as a load-dependent station with rate multiplier min(j, m) (exact MVA with
-        marginal queue-length probabilities, Jain §36.3); the middleware's worker pool is such a
-        station with m = workers. Large m and high utilization can make the marginal probability
-        of an empty station round below zero; it is clamped at 0.
+        Number of identical servers per station (default 1 each); the middleware's worker pool
+        is one station with m = workers. Single-server networks are solved with the MVA
+        recursion (Jain §34.2). A station with m > 1 servers is load dependent (rate multiplier
+        min(j, m)); such networks are solved exactly from the product form with the
+        normalising constant computed in log space, because the load-dependent MVA recursion
+        (Jain §36.3) loses its marginal probabilities to cancellation at high load.
 
     Examples
     --------
@@ -271,54 +273,109 @@ def mva(
             raise ValueError(f"servers[{k}]: must be >= 1, got {m}")
 
     demand = np.asarray(demands_s, dtype=np.float64)
-    jobs: FloatArray = np.zeros(station_count)
-    # marginal[k][j] = P(j jobs at station k | current population), for multi-server stations
-    marginal = [np.array([1.0]) for _ in range(station_count)]
-
-    throughput = np.zeros(max_clients)
-    response = np.zeros(max_clients)
-    station_response = np.zeros((max_clients, station_count))
-    station_jobs = np.zeros((max_clients, station_count))
-    station_util = np.zeros((max_clients, station_count))
-
-    for n in range(1, max_clients + 1):
-        residence = np.empty(station_count)
-        for k in range(station_count):
-            m = server_counts[k]
-            if m == 1:
-                residence[k] = demand[k] * (1.0 + jobs[k])
-            else:
-                occupancy = np.arange(1, n + 1, dtype=np.float64)
-                rate_multiplier = np.minimum(occupancy, m)
-                residence[k] = demand[k] * float(
-                    np.sum(occupancy / rate_multiplier * marginal[k][:n])
-                )
-        x = n / (think_time_s + float(residence.sum()))
-        jobs = x * residence
-        for k in range(station_count):
-            m = server_counts[k]
-            if m == 1:
-                continue
-            previous = marginal[k]
-            current = np.zeros(n + 1)
-            for busy in range(1, n + 1):
-                current[busy] = x * demand[k] / min(busy, m) * previous[busy - 1]
-            current[0] = max(0.0, 1.0 - float(current[1:].sum()))
-            marginal[k] = current
-        throughput[n - 1] = x
-        response[n - 1] = float(residence.sum())
-        station_response[n - 1] = residence
-        station_jobs[n - 1] = jobs
-        station_util[n - 1] = x * demand / np.asarray(server_counts, dtype=np.float64)
-
+    if all(m == 1 for m in server_counts):
+        throughput, station_jobs = _mva_recursion(demand, think_time_s, max_clients)
+    else:
+        throughput = _throughput(demand, server_counts, think_time_s, max_clients)
+        station_jobs = _product_form_jobs(demand, server_counts, think_time_s, max_clients)
+    populations = np.arange(1, max_clients + 1, dtype=np.int64)
+    station_response = station_jobs / throughput[:, np.newaxis]  # Little's law per station
     return MVAResult(
-        populations=np.arange(1, max_clients + 1, dtype=np.int64),
+        populations=populations,
         throughput_per_s=throughput,
-        response_time_s=response,
+        response_time_s=station_response.sum(axis=1),
         station_response_time_s=station_response,
         station_jobs=station_jobs,
-        station_utilization=station_util,
+        station_utilization=throughput[:, np.newaxis]
+        * demand[np.newaxis, :]
+        / np.asarray(server_counts, dtype=np.float64)[np.newaxis, :],
     )
+
+
+def _mva_recursion(
+    demand: FloatArray, think_time_s: float, max_clients: int
+) -> tuple[FloatArray, FloatArray]:
+    """Reiser-Lavenberg MVA for single-server stations: R_k(n) = D_k (1 + Q_k(n - 1)),
+    X(n) = n / (Z + sum_k R_k(n)), Q_k(n) = X(n) R_k(n). Returns X and Q per population."""
+    jobs = np.zeros(len(demand))
+    throughput = np.zeros(max_clients)
+    out = np.zeros((max_clients, len(demand)))
+    for n in range(1, max_clients + 1):
+        residence = demand * (1.0 + jobs)
+        x = n / (think_time_s + float(residence.sum()))
+        jobs = x * residence
+        throughput[n - 1] = x
+        out[n - 1] = jobs
+    return throughput, out
+
+
+def _log_weights(demand: float, servers: int, max_clients: int) -> FloatArray:
+    """log of D^n / prod_{j<=n} min(j, m): a station's product-form factor for n jobs."""
+    n = np.arange(max_clients + 1, dtype=np.float64)
+    rate_multiplier = np.minimum(np.arange(1, max_clients + 1, dtype=np.float64), servers)
+    return np.asarray(
+        n * math.log(demand) - np.concatenate([[0.0], np.cumsum(np.log(rate_multiplier))]),
+        dtype=np.float64,
+    )
+
+
+def _delay_log_weights(think_time_s: float, max_clients: int) -> FloatArray:
+    """log of Z^n / n!, the think-time station's factor (n = 0 only when Z = 0)."""
+    if think_time_s == 0:
+        weights = np.full(max_clients + 1, -np.inf)
+        weights[0] = 0.0
+        return weights
+    n = np.arange(max_clients + 1, dtype=np.float64)
+    log_factorial = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, max_clients + 1)))])
+    return np.asarray(n * math.log(think_time_s) - log_factorial, dtype=np.float64)
+
+
+def _log_convolve(a: FloatArray, b: FloatArray) -> FloatArray:
+    """c[n] = log sum_i exp(a[i] + b[n - i]): the convolution algorithm in log space."""
+    out = np.empty(len(a))
+    for n in range(len(a)):
+        out[n] = float(logsumexp(a[: n + 1] + b[n::-1]))
+    return out
+
+
+def _throughput(
+    demand: FloatArray, servers: Sequence[int], think_time_s: float, max_clients: int
+) -> FloatArray:
+    """X(n) = G(n - 1) / G(n) from the normalising constant G."""
+    log_g = _delay_log_weights(think_time_s, max_clients)
+    for d, m in zip(demand, servers, strict=True):
+        log_g = _log_convolve(log_g, _log_weights(float(d), m, max_clients))
+    return np.asarray(np.exp(log_g[:-1] - log_g[1:]), dtype=np.float64)
+
+
+def _product_form_jobs(
+    demand: FloatArray, servers: Sequence[int], think_time_s: float, max_clients: int
+) -> FloatArray:
+    """Mean jobs per station for populations 1..N from the product-form solution.
+
+    Exact, like MVA with load-dependent stations, but computed from the normalising constant
+    in log space (Buzen's convolution algorithm), which stays stable where the load-dependent
+    MVA recursion loses the marginal probabilities to cancellation (many servers, high load).
+    """
+    station_weights = [
+        _log_weights(float(d), m, max_clients) for d, m in zip(demand, servers, strict=True)
+    ]
+    delay = _delay_log_weights(think_time_s, max_clients)
+    log_g = delay
+    for weights in station_weights:
+        log_g = _log_convolve(log_g, weights)
+    jobs = np.zeros((max_clients, len(demand)))
+    occupancy = np.arange(max_clients + 1, dtype=np.float64)
+    for k, weights in enumerate(station_weights):
+        others = delay
+        for j, other in enumerate(station_weights):
+            if j != k:
+                others = _log_convolve(others, other)
+        for n in range(1, max_clients + 1):
+            # P_k(j | n) = g_k(j) G_{-k}(n - j) / G(n)
+            log_p = weights[: n + 1] + others[n::-1] - log_g[n]
+            jobs[n - 1, k] = float(np.sum(occupancy[: n + 1] * np.exp(log_p)))
+    return jobs
 
 
 @dataclass(frozen=True)

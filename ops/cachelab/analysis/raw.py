@@ -140,6 +140,32 @@ def read_loadgen_json(path: Path) -> LoadgenRun:
     return LoadgenRun(path=path, stats=stats, histograms=histograms)
 
 
+def read_hgrm(path: Path) -> list[tuple[float, float]]:
+    """An HdrHistogram percentile distribution (``.hgrm``, as written by memtier's and the
+    loadgen's ``--hdr-file-prefix``) as a cumulative histogram [(value ms, cumulative %)].
+
+    Rows are ``Value Percentile TotalCount 1/(1-Percentile)``; repeated values (the tail rows)
+    keep their highest percentile.
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise RawDataError(f"{path}: cannot read ({exc.strerror})") from exc
+    points: dict[float, float] = {}
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 3 or line.lstrip().startswith("#"):
+            continue
+        try:
+            value, percentile = float(fields[0]), float(fields[1])
+        except ValueError:
+            continue  # the header row
+        points[value] = max(points.get(value, 0.0), 100.0 * percentile)
+    if not points:
+        raise RawDataError(f"{path}: no 'Value Percentile TotalCount' rows")
+    return sorted(points.items())
+
+
 def read_middleware_summary(path: Path) -> dict[str, Any]:
     """Parse a middleware ``summary.json`` (interfaces.md §1) and check its main fields."""
     document = _load_json(path)
@@ -162,6 +188,11 @@ class RawRunDir:
     def loadgen_files(self) -> list[Path]:
         found = [p for p in self.path.iterdir() if LOADGEN_FILE_PATTERN.match(p.name)]
         return sorted(found, key=lambda p: int(LOADGEN_FILE_PATTERN.match(p.name)["index"]))  # type: ignore[index]
+
+    def loadgen_hgrm(self, index: int) -> Path | None:
+        """The full-run ``.hgrm`` of loadgen instance ``index`` (``--hdr-file-prefix``), if any."""
+        found = sorted(self.path.glob(f"loadgen-{index}*FULL_RUN*.hgrm"))
+        return found[0] if found else None
 
     def middleware_summaries(self) -> list[Path]:
         return sorted(self.path.glob("middleware-*/summary.json"))

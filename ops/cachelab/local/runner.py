@@ -32,6 +32,7 @@ from cachelab.local.procs import ManagedProcess, ProcessError, ProcessSet, free_
 from cachelab.local.progress import RunProgress
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
 from cachelab.local.tools import Toolchain, repo_root
+from cachelab.monitor import LocalMonitor, MonitorSettings
 from cachelab.results import ResultsDir, RunRecord, RunStatus, Status, collect_metadata, write_json
 from cachelab.spec import Point, Spec
 from cachelab.summary import SummaryError, client_stats, summarize_run, write_summary_csv
@@ -78,6 +79,7 @@ class LocalRunner:
     results: ResultsDir
     tools: Toolchain
     console: Console = field(default_factory=Console)
+    monitor: LocalMonitor | None = None  # `--monitor`: a Prometheus scraping every process
     group: ServerGroup | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
 
@@ -223,12 +225,16 @@ class LocalRunner:
     ) -> None:
         t = self.tools
         addresses = [s.address for s in group.servers]
+        if self.monitor is not None:
+            self.monitor.begin_run(spec.topology.backend, addresses)
         middlewares: list[tuple[ManagedProcess, int]] = []
         for j in range(spec.topology.middlewares):
             port = free_port(HOST)
             stats_dir = run_dir / f"middleware-{j}"
             stats_dir.mkdir(exist_ok=True)
             argv = middleware_argv(t.java, t.middleware_jar, spec, HOST, port, addresses, stats_dir)
+            if self.monitor is not None:
+                argv += self.monitor.scrape_middleware(f"middleware-{j}")
             middlewares.append(
                 (procs.start(f"middleware-{j}", argv, stats_dir / "stdout.log"), port)
             )
@@ -251,6 +257,8 @@ class LocalRunner:
         for i in range(spec.topology.instances):
             host, port = targets[i % len(targets)]
             argv = loadgen_argv_for(t, spec, host, port, run_dir, i)
+            if self.monitor is not None:
+                argv += self.monitor.scrape_loadgen(f"loadgen-{i}")
             proc = procs.start(f"loadgen-{i}", argv, run_dir / f"loadgen-{i}.log")
             loadgens.append(proc)
             entries.append(
@@ -411,5 +419,23 @@ def run(spec: Spec, spec_path: Path, args: argparse.Namespace) -> tuple[ResultsD
     results = prepare_results(spec, spec_path, base, tools)
     console.print(f"results: [bold]{results.path}[/]")
     runner = LocalRunner(spec, spec_path, results, tools, console)
-    status = runner.run()
+    if getattr(args, "monitor", False):
+        runner.monitor = start_monitor(spec, results.path / "prometheus", console)
+    try:
+        status = runner.run()
+    finally:
+        if runner.monitor is not None:
+            runner.monitor.stop()
     return results, status
+
+
+def start_monitor(spec: Spec, workdir: Path, console: Console) -> LocalMonitor:
+    """`--monitor`: Prometheus and exporters for the whole experiment (docs/observability.md)."""
+    hosts = spec.topology.hosts
+    settings = MonitorSettings(pools=(hosts.client, hosts.middleware, hosts.server))
+    monitor = LocalMonitor(workdir, settings, port_allocator=lambda: free_port(HOST))
+    monitor.start()
+    console.print(f"monitor: Prometheus at [bold]{monitor.client().base_url}[/], data in {workdir}")
+    for note in monitor.skipped:
+        console.print(f"monitor: no {note}", highlight=False)
+    return monitor

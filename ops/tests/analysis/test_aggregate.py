@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -51,3 +52,27 @@ def test_aggregate_points_mean_and_population_sd() -> None:
     assert math.isnan(out.loc[1, "absent_mean"])
     with pytest.raises(ValueError, match=r"keys: \['nope'\]"):
         agg.aggregate_points(summary, ["throughput_ops_per_s"], ["nope"])
+
+
+def test_measured_seconds_use_the_run_length_when_known() -> None:
+    series = {s: s for s in range(8)}  # a 7 s run: memtier adds a partial 8th second
+    assert sorted(agg.measured_seconds(series, 1, 1, duration_s=7)) == [1, 2, 3, 4, 5]
+    assert sorted(agg.measured_seconds(series, 1, 1)) == [1, 2, 3, 4, 5, 6]
+
+
+def test_window_series_counts_idle_seconds_as_zero_throughput() -> None:
+    from cachelab.analysis.raw import LoadgenRun, OpStats, TimeSeriesSecond
+
+    def run(counts: dict[int, int]) -> LoadgenRun:
+        series = {s: TimeSeriesSecond(c, 2.0 if c else 0.0) for s, c in counts.items()}
+        totals = OpStats(sum(counts.values()), 0.0, 2.0, {}, series)
+        return LoadgenRun(path=Path("x.json"), stats={"Totals": totals})
+
+    a = run({0: 10, 1: 100, 2: 0, 4: 100, 5: 5})  # second 3 missing: the client stalled
+    b = run({0: 10, 1: 50, 2: 50, 3: 50, 4: 50, 5: 5})
+    frame = agg.window_series([a, b], warmup_s=1, cooldown_s=1, duration_s=5)
+    assert list(frame["second"]) == [1, 2, 3]
+    assert list(frame["throughput_ops_per_s"]) == [150.0, 50.0, 50.0]
+    stats = agg.repetition_window_stats([a, b], 1, 1, 5)
+    assert stats.windows == 3
+    assert stats.throughput_mean == pytest.approx(250 / 3)

@@ -184,3 +184,21 @@ def test_operational_laws_and_worker_bound() -> None:
     assert q.worker_bound_ops_per_s(2, 64, 4.2) == pytest.approx(30476, rel=1e-3)
     with pytest.raises(ValueError, match="workers: must be >= 1"):
         q.worker_bound_ops_per_s(1, 0, 2.0)
+
+
+def test_mva_stays_stable_with_many_servers_at_high_load() -> None:
+    # 2 MW x 64 WT, ST 5 ms, 2 ms outside: the load-dependent MVA recursion breaks down here
+    result = q.mva([5e-3], 2e-3, 300, servers=[128])
+    x = result.throughput_per_s
+    assert np.all(np.diff(x) >= -1e-9 * x[1:])
+    assert x.max() <= 128 / 5e-3 * (1 + 1e-9)
+    assert x[-1] == pytest.approx(128 / 5e-3, rel=1e-6)
+    np.testing.assert_allclose(result.populations, x * (result.response_time_s + 2e-3))
+
+
+def test_recursion_and_product_form_agree_on_single_server_networks() -> None:
+    demand = np.array([0.002, 0.004, 0.001])
+    x_mva, jobs_mva = q._mva_recursion(demand, 0.006, 40)
+    jobs_pf = q._product_form_jobs(demand, [1, 1, 1], 0.006, 40)
+    np.testing.assert_allclose(jobs_mva, jobs_pf, rtol=1e-9)
+    np.testing.assert_allclose(x_mva, q._throughput(demand, [1, 1, 1], 0.006, 40), rtol=1e-9)

@@ -157,6 +157,22 @@ def _cumulative_histogram(samples: np.ndarray) -> list[dict[str, float]]:
     return rows
 
 
+def _hgrm(samples: np.ndarray) -> str:
+    """HdrHistogram percentile-distribution text, as ``--hdr-file-prefix`` writes it (ms)."""
+    rows = ["       Value     Percentile TotalCount 1/(1-Percentile)", ""]
+    ticks = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.975, 0.99]
+    ticks += [0.995, 0.999, 1.0]
+    ordered = np.sort(samples)
+    for tick in ticks:
+        value = float(np.quantile(ordered, tick))
+        count = int(np.searchsorted(ordered, value, side="right"))
+        inverse = f"{1 / (1 - tick):14.2f}" if tick < 1 else ""
+        rows.append(f"{value:12.3f} {tick:14.12f} {count:10d} {inverse}".rstrip())
+    rows.append(f"#[Mean    = {ordered.mean():12.3f}, StdDeviation   = {ordered.std():12.3f}]")
+    rows.append(f"#[Max     = {ordered.max():12.3f}, Total count    = {ordered.size:12d}]")
+    return "\n".join(rows) + "\n"
+
+
 def _op_block(
     count: int, ops_per_s: float, latency_ms: float, series: dict[str, Any], pct: dict[str, float]
 ) -> dict[str, Any]:
@@ -392,6 +408,7 @@ def write_results(root: Path, spec: dict[str, Any], seed: int = 2017) -> Path:
                     rng, resolved, x / instances, rt, seconds
                 )
                 (raw / f"loadgen-{instance}.json").write_text(json.dumps(document, indent=1))
+                (raw / f"loadgen-{instance}-hdr_FULL_RUN_1.hgrm").write_text(_hgrm(samples))
                 (raw / f"loadgen-{instance}.log").write_text(
                     f"[RUN #1] synthetic loadgen instance {instance}: {sum(counts)} ops\n"
                 )

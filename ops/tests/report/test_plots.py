@@ -121,3 +121,9 @@ def test_factorial_variation_bars() -> None:
     plots.plot_factorial_variation(ax, result)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "a·b", "error"]
     assert len(ax.patches) == 4
+
+
+def test_ordered_values_keep_category_order() -> None:
+    text = pd.Series(pd.Categorical(["1:9", "1:99", "1:1"], categories=["1:99", "1:9", "1:1"]))
+    assert plots.ordered_values(text) == ["1:99", "1:9", "1:1"]
+    assert plots.ordered_values(pd.Series([8, 2, 8, 32])) == [2, 8, 32]

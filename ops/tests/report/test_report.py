@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from cachelab.analysis.aggregate import window_std
-from cachelab.analysis.raw import RawDataError, raw_run_dirs, read_loadgen_json
+from cachelab.analysis.aggregate import window_series, window_std
+from cachelab.analysis.raw import RawDataError, raw_run_dirs, read_hgrm, read_loadgen_json
 from cachelab.report import ReportError, build_report
 
 from .sample import SAMPLE_DIR, copy_sample, generator, sample_spec
@@ -202,3 +203,72 @@ def test_loadgen_reader_accepts_memtier_quirks_and_rejects_garbage(tmp_path: Pat
     path.write_text('{"configuration": {}}')
     with pytest.raises(RawDataError, match="no 'ALL STATS' section"):
         read_loadgen_json(path)
+
+
+def test_hgrm_reader_gives_a_cumulative_histogram(tmp_path: Path) -> None:
+    buckets = read_hgrm(SAMPLE_DIR / "raw" / "p0-r0" / "loadgen-0-hdr_FULL_RUN_1.hgrm")
+    values = [v for v, _ in buckets]
+    percents = [p for _, p in buckets]
+    assert values == sorted(values) and len(set(values)) == len(values)
+    assert percents[0] == 0.0 and percents[-1] == 100.0
+    empty = tmp_path / "empty.hgrm"
+    empty.write_text("       Value     Percentile TotalCount 1/(1-Percentile)\n")
+    with pytest.raises(RawDataError, match="no 'Value Percentile TotalCount' rows"):
+        read_hgrm(empty)
+
+
+def test_histogram_falls_back_to_hgrm_without_json_arrays(tmp_path: Path) -> None:
+    # the local runner passes --hide-histogram, so only the .hgrm files carry the distribution
+    results = copy_sample(tmp_path)
+    for path in (results / "raw").glob("*/loadgen-*.json"):
+        document = json.loads(path.read_text())
+        document["ALL STATS"]["GET"] = []
+        document["ALL STATS"]["Totals"]["Percentile Latencies"] = {}  # only the .hgrm is left
+        path.write_text(json.dumps(document))
+    html = build_report(results).read_text()
+    assert "latency_distribution.png" in _images(html)
+
+
+RECORDED = SAMPLE_DIR.parent / "results-recorded-2k"
+
+
+def test_window_aggregation_reproduces_the_runners_summary_on_a_recorded_run() -> None:
+    # The runner's summary.csv and this package's window reader must agree on what a run
+    # measured: TP summed over instances, RT averaged weighted by counts, [warmup, end - cooldown)
+    summary = pd.read_csv(RECORDED / "summary.csv")
+    for run_dir in raw_run_dirs(RECORDED):
+        runs = [read_loadgen_json(f) for f in run_dir.loadgen_files()]
+        windows = window_series(runs, warmup_s=1, cooldown_s=1, duration_s=6)
+        row = summary[
+            (summary["point"] == run_dir.point) & (summary["repetition"] == run_dir.repetition)
+        ]
+        tp = windows["throughput_ops_per_s"]
+        assert tp.mean() == pytest.approx(float(row["throughput_ops_per_s"].iloc[0]), rel=1e-4)
+        rt = (tp * windows["response_time_ms"]).sum() / tp.sum()
+        assert rt == pytest.approx(float(row["response_time_ms"].iloc[0]), rel=1e-4)
+
+
+def test_report_on_a_recorded_2k_run(tmp_path: Path) -> None:
+    results = tmp_path / "recorded"
+    shutil.copytree(RECORDED, results)
+    html = build_report(results).read_text()
+    images = _images(html)
+    assert {"throughput.png", "response_time.png", "mw_breakdown.png"} <= images
+    assert {"factorial_tp.png", "factorial_inv_rt.png", "latency_distribution.png"} <= images
+    assert "workers·servers" in html
+    points = pd.read_csv(results / "report" / "points.csv")
+    assert len(points) == 4 and (points["repetitions"] == 2).all()
+    section = html.split('id="interactive-law"')[1].split("</table>")[0]
+    assert section.count("<tr>") == 1 + 4
+
+
+def test_text_axis_report(tmp_path: Path) -> None:
+    spec = sample_spec(
+        name="ratio-sample",
+        sweep={"workload.ratio": ["1:99", "1:9", "1:1"], "workload.replication": [1, 3]},
+        report={"x": "workload.ratio", "series": "workload.replication"},
+    )
+    results = generator().write_results(tmp_path / "ratio", spec)
+    html = build_report(results).read_text()
+    assert {"throughput.png", "mw_breakdown.png"} <= _images(html)
+    assert "mva_model.png" not in _images(html)  # the MVA curve needs clients on x

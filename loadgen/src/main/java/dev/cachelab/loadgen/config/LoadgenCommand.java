@@ -286,6 +286,12 @@ public final class LoadgenCommand {
   @Option(names = "--quiet", description = "Extension: no per-second progress line.")
   boolean quiet;
 
+  @Option(
+      names = "--pin-threads",
+      description =
+          "Extension: pin thread i to the i-th CPU this process may use (as memcaslap does).")
+  boolean pinThreads;
+
   /**
    * Rejects memtier options that loadgen does not implement, with a message naming them (picocli
    * reports the remaining unknown options itself).
@@ -426,6 +432,7 @@ public final class LoadgenCommand {
         openRate,
         metricsPort,
         quiet,
+        pinThreads,
         connectionTimeout * 1000);
   }
 

@@ -15,6 +15,7 @@ import java.util.List;
  * @param openLoopRate extension: total Poisson arrival rate in requests per second over all
  *     connections, 0 = closed loop
  * @param percentiles the percentiles printed and written to the JSON, e.g. 50, 99, 99.9
+ * @param pinThreads extension: pin engine thread i to the i-th allowed CPU
  */
 public record LoadgenConfig(
     String server,
@@ -50,6 +51,7 @@ public record LoadgenConfig(
     double openLoopRate,
     int metricsPort,
     boolean quiet,
+    boolean pinThreads,
     int connectTimeoutMillis) {
 
   public LoadgenConfig {

@@ -111,7 +111,7 @@ final class ClientConnection {
     int window = mode == Mode.OPEN ? 16 : config.pipeline();
     this.out =
         ByteBuffer.allocateDirect(Math.max(64 * 1024, maxRequestBytes * Math.min(window, 64)));
-    this.in = ByteBuffer.allocateDirect(64 * 1024);
+    this.in = ByteBuffer.allocate(64 * 1024); // heap: parsers index its array
     this.sentNanos = new long[Math.max(4, window)];
     this.requestKeys = new int[sentNanos.length];
     this.requestsLeft =

@@ -24,12 +24,16 @@ public final class EventLoop implements Runnable {
   /** How long after the end of a timed run outstanding replies may still arrive. */
   static final long DRAIN_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(5);
 
+  private static final java.util.concurrent.atomic.AtomicBoolean PIN_WARNED =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
   private final int threadIndex;
   private final LoadgenConfig config;
   private final WireProtocol protocol;
   private final ThreadStats stats;
   private final RunControl control;
   private final ClientConnection[] clients;
+  private final java.util.function.Consumer<SelectionKey> readyHandler = this::onReady;
   private Selector selector;
   private ClientConnection current;
 
@@ -49,6 +53,15 @@ public final class EventLoop implements Runnable {
 
   @Override
   public void run() {
+    if (config.pinThreads()) {
+      try {
+        CpuAffinity.pinCurrentThread(threadIndex);
+      } catch (IOException | RuntimeException e) {
+        if (PIN_WARNED.compareAndSet(false, true)) {
+          System.err.println("warning: --pin-threads: " + e.getMessage() + " (threads not pinned)");
+        }
+      }
+    }
     try {
       boolean connected = false;
       try {
@@ -145,8 +158,8 @@ public final class EventLoop implements Runnable {
         waitNanos = Math.min(waitNanos, control.deadlineNanos() - now);
       }
       if (waitNanos >= 1_000_000) {
-        selector.select(this::onReady, waitNanos / 1_000_000);
-      } else if (selector.selectNow(this::onReady) == 0 && waitNanos > 0) {
+        selector.select(readyHandler, waitNanos / 1_000_000);
+      } else if (selector.selectNow(readyHandler) == 0 && waitNanos > 0) {
         LockSupport.parkNanos(waitNanos);
       }
     }

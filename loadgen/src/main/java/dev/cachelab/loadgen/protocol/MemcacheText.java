@@ -106,15 +106,16 @@ public final class MemcacheText implements WireProtocol {
 
     @Override
     public boolean parse(ByteBuffer in) throws ProtocolException {
+      byte[] a = Ascii.array(in);
       while (true) {
         switch (state) {
           case LINE -> {
             int start = in.position();
-            int nl = Ascii.findLineEnd(in, start);
+            int nl = Ascii.findLineEnd(a, start, in.limit());
             if (nl < 0) {
               return false;
             }
-            if (nl == start || in.get(nl - 1) != '\r') {
+            if (nl == start || a[nl - 1] != '\r') {
               throw new ProtocolException(
                   "reply line not terminated by \\r\\n: "
                       + ProtocolException.quote(in, start, nl - start + 1));
@@ -138,7 +139,7 @@ public final class MemcacheText implements WireProtocol {
               return false;
             }
             int p = in.position();
-            if (in.get(p) != '\r' || in.get(p + 1) != '\n') {
+            if (a[p] != '\r' || a[p + 1] != '\n') {
               throw new ProtocolException(
                   "data block not terminated by \\r\\n: " + ProtocolException.quote(in, p, 2));
             }
@@ -151,18 +152,19 @@ public final class MemcacheText implements WireProtocol {
 
     /** Handles one line {@code [start, nl]}; returns true when the reply is complete. */
     private boolean onLine(ByteBuffer in, int start, int nl) throws ProtocolException {
+      byte[] a = Ascii.array(in);
       int end = nl + 1;
-      if (Ascii.startsWith(in, start, end, SERVER_ERROR)
-          || Ascii.startsWith(in, start, end, CLIENT_ERROR)
-          || Ascii.startsWith(in, start, end, ERROR)) {
+      if (Ascii.startsWith(a, start, end, SERVER_ERROR)
+          || Ascii.startsWith(a, start, end, CLIENT_ERROR)
+          || Ascii.startsWith(a, start, end, ERROR)) {
         error = true;
         return true;
       }
       if (expectedKeys > 0) {
-        if (Ascii.startsWith(in, start, end, END) && nl - start == 4) {
+        if (Ascii.startsWith(a, start, end, END) && nl - start == 4) {
           return true;
         }
-        if (Ascii.startsWith(in, start, end, VALUE)) {
+        if (Ascii.startsWith(a, start, end, VALUE)) {
           if (++hits > expectedKeys) {
             throw new ProtocolException(
                 "more VALUE lines than the "
@@ -188,18 +190,20 @@ public final class MemcacheText implements WireProtocol {
     }
 
     private static boolean isLine(ByteBuffer in, int start, int nl, byte[] word) {
-      return nl - start == word.length && Ascii.startsWith(in, start, nl + 1, word);
+      byte[] a = Ascii.array(in);
+      return nl - start == word.length && Ascii.startsWith(a, start, nl + 1, word);
     }
 
     // VALUE <key> <flags> <bytes>[ <cas unique>]\r\n
     private static long valueBytes(ByteBuffer in, int start, int nl) throws ProtocolException {
+      byte[] a = Ascii.array(in);
       int cr = nl - 1;
       int field = 0;
       int i = start;
       while (i < cr && field < 3) {
-        if (in.get(i) == ' ') {
+        if (a[i] == ' ') {
           field++;
-          while (i < cr && in.get(i) == ' ') {
+          while (i < cr && a[i] == ' ') {
             i++;
           }
         } else {
@@ -208,8 +212,8 @@ public final class MemcacheText implements WireProtocol {
       }
       long value = 0;
       int digits = 0;
-      while (i < cr && in.get(i) != ' ') {
-        byte b = in.get(i++);
+      while (i < cr && a[i] != ' ') {
+        byte b = a[i++];
         if (b < '0' || b > '9' || digits > 10) {
           digits = -1;
           break;

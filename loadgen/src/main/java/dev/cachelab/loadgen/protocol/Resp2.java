@@ -122,15 +122,16 @@ public final class Resp2 implements WireProtocol {
 
     @Override
     public boolean parse(ByteBuffer in) throws ProtocolException {
+      byte[] a = Ascii.array(in);
       while (true) {
         switch (state) {
           case TYPE -> {
             int start = in.position();
-            int nl = Ascii.findLineEnd(in, start);
+            int nl = Ascii.findLineEnd(a, start, in.limit());
             if (nl < 0) {
               return false;
             }
-            if (nl - start < 3 || in.get(nl - 1) != '\r') {
+            if (nl - start < 3 || a[nl - 1] != '\r') {
               throw new ProtocolException(
                   "malformed RESP line: " + ProtocolException.quote(in, start, nl - start + 1));
             }
@@ -153,7 +154,7 @@ public final class Resp2 implements WireProtocol {
               return false;
             }
             int p = in.position();
-            if (in.get(p) != '\r' || in.get(p + 1) != '\n') {
+            if (a[p] != '\r' || a[p + 1] != '\n') {
               throw new ProtocolException(
                   "bulk string not terminated by \\r\\n: " + ProtocolException.quote(in, p, 2));
             }
@@ -169,7 +170,8 @@ public final class Resp2 implements WireProtocol {
 
     /** Handles one type line; returns true when the whole reply is complete. */
     private boolean onTypeLine(ByteBuffer in, int start, int nl) throws ProtocolException {
-      byte type = in.get(start);
+      byte[] a = Ascii.array(in);
+      byte type = a[start];
       switch (type) {
         case '-' -> {
           error = true;
@@ -236,9 +238,10 @@ public final class Resp2 implements WireProtocol {
     }
 
     private static long number(ByteBuffer in, int start, int nl) throws ProtocolException {
+      byte[] a = Ascii.array(in);
       int i = start + 1;
       int cr = nl - 1;
-      boolean negative = i < cr && in.get(i) == '-';
+      boolean negative = i < cr && a[i] == '-';
       if (negative) {
         i++;
       }
@@ -248,7 +251,7 @@ public final class Resp2 implements WireProtocol {
       }
       long value = 0;
       for (; i < cr; i++) {
-        byte b = in.get(i);
+        byte b = a[i];
         if (b < '0' || b > '9') {
           throw new ProtocolException(
               "malformed RESP length: " + ProtocolException.quote(in, start, nl - start + 1));

@@ -54,6 +54,7 @@ class LoadgenCommandTest {
     assertThat(c.openLoop()).isFalse();
     assertThat(c.metricsPort()).isZero();
     assertThat(c.quiet()).isFalse();
+    assertThat(c.pinThreads()).isFalse();
     assertThat(c.connectTimeoutMillis()).isEqualTo(5000);
   }
 
@@ -89,6 +90,7 @@ class LoadgenCommandTest {
             "--hide-histogram",
             "--connection-timeout=2",
             "--metrics-port=9100",
+            "--pin-threads",
             "--quiet");
     assertThat(c.server()).isEqualTo("10.0.0.7");
     assertThat(c.port()).isEqualTo(11211);
@@ -123,6 +125,7 @@ class LoadgenCommandTest {
     assertThat(c.connectTimeoutMillis()).isEqualTo(2000);
     assertThat(c.metricsPort()).isEqualTo(9100);
     assertThat(c.quiet()).isTrue();
+    assertThat(c.pinThreads()).isTrue();
   }
 
   @Test

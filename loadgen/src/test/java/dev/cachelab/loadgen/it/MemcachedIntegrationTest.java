@@ -175,6 +175,51 @@ class MemcachedIntegrationTest {
   }
 
   @Test
+  void metricsEndpointServesCountersAndHistograms() throws Exception {
+    int metricsPort = ServerProcess.freePort();
+    java.util.concurrent.CompletableFuture<Outcome> run =
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return LoadgenRunner.run(
+                    dir,
+                    args(
+                        "-t",
+                        "1",
+                        "-c",
+                        "2",
+                        "--test-time=3",
+                        "--key-maximum=99",
+                        "--metrics-port=" + metricsPort));
+              } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
+    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+    java.net.http.HttpRequest request =
+        java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
+            .build();
+    String body = "";
+    for (int i = 0; i < 50 && !body.contains("cachelab_loadgen_requests_total{op=\"get\"}"); i++) {
+      Thread.sleep(100);
+      try {
+        body = http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+      } catch (java.io.IOException notYetListening) {
+        body = "";
+      }
+    }
+    assertThat(body)
+        .contains(
+            "cachelab_loadgen_requests_total{op=\"get\"}",
+            "cachelab_loadgen_response_time_seconds_bucket{op=\"get\",le=\"+Inf\"}",
+            "cachelab_loadgen_response_time_seconds_count{op=\"set\"}",
+            "cachelab_loadgen_errors_total");
+    Outcome done = run.get();
+    assertThat(done.exitCode()).as(done.err()).isZero();
+  }
+
+  @Test
   void hdrFilesHoldEveryReplyAndProgressIsPrinted() throws Exception {
     String prefix = dir.resolve("hdr/lg").toString();
     Outcome run =

@@ -14,7 +14,8 @@ import java.util.List;
  * @param sharded {@code -s}: split multi-key gets over the servers
  * @param servers {@code -m}: backend memcached servers, {@code host:port}
  * @param routing {@code --routing}
- * @param replication {@code --replication}: replicas per key in hash mode
+ * @param replication {@code --replication}: replicas per key in hash mode (round-robin writes to
+ *     every server and ignores it)
  * @param queueCapacity {@code --queue-capacity}: 0 = unbounded
  * @param backendTimeoutMs {@code --backend-timeout-ms}
  * @param maxValueBytes {@code --max-value-bytes}
@@ -55,12 +56,6 @@ public record MiddlewareConfig(
       parseServer(server);
     }
     check("--replication", replication, 1, servers.size());
-    if (routing == Routing.ROUND_ROBIN && replication != 1) {
-      throw new ConfigException(
-          "--replication: "
-              + replication
-              + " (expected: 1 with --routing round-robin, which writes to every server)");
-    }
     check("--queue-capacity", queueCapacity, 0, 1 << 24);
     check("--backend-timeout-ms", backendTimeoutMs, 1, 600_000);
     check("--max-value-bytes", maxValueBytes, 1, 128 << 20);

@@ -94,7 +94,12 @@ public final class Worker implements Runnable {
         if (request == POISON) {
           break;
         }
-        process(request);
+        try {
+          process(request);
+        } catch (RuntimeException e) {
+          // Never let one request kill the worker (the request is dropped).
+          reportOnce(e);
+        }
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -102,6 +107,15 @@ public final class Worker implements Runnable {
       for (BackendConnection backend : backends) {
         backend.close();
       }
+    }
+  }
+
+  private boolean reported;
+
+  private void reportOnce(RuntimeException e) {
+    if (!reported) {
+      reported = true;
+      System.err.println("cachelab middleware: worker survived an unexpected error: " + e);
     }
   }
 

@@ -146,6 +146,19 @@ public final class NetThread implements Runnable {
       }
     } catch (IOException | CancelledKeyException e) {
       connection.close();
+    } catch (RuntimeException e) {
+      // A bug triggered by one connection closes that connection, not the loop.
+      reportOnce(e);
+      connection.close();
+    }
+  }
+
+  private boolean reported;
+
+  private void reportOnce(RuntimeException e) {
+    if (!reported) {
+      reported = true;
+      System.err.println("cachelab middleware: closed a client after an unexpected error: " + e);
     }
   }
 

@@ -136,16 +136,17 @@ class ConfigParserTest {
   }
 
   @Test
-  void replicationIsForHashRoutingOnly() {
-    List<String> args = new ArrayList<>(List.of(BASE));
-    args.addAll(List.of("--replication", "1", "--routing", "hash"));
-    assertThat(ConfigParser.parse(args.toArray(new String[0])).replication()).isEqualTo(1);
-    List<String> rr =
-        List.of("-l", "::", "-p", "1", "-t", "1", "-s", "true", "-m", "a:1", "b:2").stream()
-            .collect(java.util.stream.Collectors.toCollection(ArrayList::new));
-    rr.addAll(List.of("--replication", "2"));
-    assertThatThrownBy(() -> ConfigParser.parse(rr.toArray(new String[0])))
-        .hasMessageStartingWith("--replication: 2 (expected: 1 with --routing round-robin");
+  void replicationIsCheckedAgainstTheServerCountInBothModes() {
+    List<String> args =
+        new ArrayList<>(
+            List.of("-l", "::", "-p", "1", "-t", "1", "-s", "true", "-m", "a:1", "b:2"));
+    args.addAll(List.of("--replication", "2"));
+    assertThat(ConfigParser.parse(args.toArray(new String[0])).replication()).isEqualTo(2);
+    args.addAll(List.of("--routing", "hash"));
+    assertThat(ConfigParser.parse(args.toArray(new String[0])).routing()).isEqualTo(Routing.HASH);
+    args.set(args.indexOf("--replication") + 1, "3");
+    assertThatThrownBy(() -> ConfigParser.parse(args.toArray(new String[0])))
+        .hasMessage("--replication: 3 (expected: 1..2)");
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.cachelab.middleware.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.cachelab.middleware.dispatch.KetamaRing;
 import dev.cachelab.middleware.testing.MemcachedProcess;
 import dev.cachelab.middleware.testing.RunningMiddleware;
 import dev.cachelab.middleware.testing.TextClient;
@@ -10,6 +11,7 @@ import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -46,6 +48,47 @@ class BackendFaultIT {
         assertThat(errors).as("errors after restart").isZero();
         assertThat(client.call("set k 0 0 1\r\nx\r\n")).isEqualTo("STORED\r\n");
         assertThat(client.call("get k\r\n")).isEqualTo("VALUE k 0 1\r\nx\r\nEND\r\n");
+      }
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  @Test
+  void hashRoutingFailsOnlyTheKeysWhoseReplicasIncludeTheDeadServer() throws Exception {
+    List<MemcachedProcess> servers = new ArrayList<>();
+    try {
+      for (int i = 0; i < 3; i++) {
+        servers.add(MemcachedProcess.start());
+      }
+      List<String> addresses = servers.stream().map(MemcachedProcess::address).toList();
+      KetamaRing ring = new KetamaRing(addresses);
+      try (RunningMiddleware mw =
+              RunningMiddleware.start(
+                  servers, "-t", "2", "-s", "false", "--routing", "hash", "--replication", "2");
+          TextClient client = mw.client()) {
+        servers.get(2).kill();
+        int[] replicas = new int[2];
+        int failedWrites = 0;
+        for (int i = 0; i < 60; i++) {
+          byte[] key = ("hk" + i).getBytes(StandardCharsets.US_ASCII);
+          ring.replicas(key, 0, key.length, 2, replicas);
+          boolean touchesDead = replicas[0] == 2 || replicas[1] == 2;
+          String set = client.call("set hk" + i + " 0 0 1\r\nv\r\n");
+          String get = client.call("get hk" + i + "\r\n");
+          if (touchesDead) {
+            failedWrites++;
+            assertThat(set).startsWith("SERVER_ERROR backend " + addresses.get(2));
+          } else {
+            assertThat(set).isEqualTo("STORED\r\n");
+          }
+          if (replicas[0] == 2) {
+            assertThat(get).startsWith("SERVER_ERROR backend " + addresses.get(2));
+          } else {
+            assertThat(get).isEqualTo("VALUE hk" + i + " 0 1\r\nv\r\nEND\r\n");
+          }
+        }
+        assertThat(failedWrites).isBetween(10, 55);
       }
     } finally {
       servers.forEach(MemcachedProcess::close);

@@ -273,6 +273,24 @@ class MiddlewareIT {
   }
 
   @Test
+  void buffersRepliesForAClientThatReadsSlowly() throws Exception {
+    String big = binaryValue(400_000);
+    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "4", "-s", "false");
+        TextClient client = mw.client()) {
+      assertThat(client.call("set big 3 0 " + big.length() + "\r\n" + big + "\r\n"))
+          .isEqualTo("STORED\r\n");
+      // ~12 MB of replies: far more than the socket buffers hold while the client is not reading.
+      client.send("get big\r\n".repeat(30) + "version\r\n");
+      Thread.sleep(500);
+      String expected = "VALUE big 3 " + big.length() + "\r\n" + big + "\r\nEND\r\n";
+      for (int i = 0; i < 30; i++) {
+        assertThat(client.readUntilEnd()).isEqualTo(expected);
+      }
+      assertThat(client.readLine()).startsWith("VERSION ");
+    }
+  }
+
+  @Test
   void answersStatsItself() throws Exception {
     try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "2", "-s", "false");
         TextClient client = mw.client()) {
