@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,28 @@ def test_kustomization_uses_relative_paths_and_the_point_components(tmp_path: Pa
         "bandwidth-asl2017",
     ]
     assert any("$patch: delete" in p["patch"] for p in doc["patches"])  # no preload Job
+    job_ops = yaml.safe_load(doc["patches"][0]["patch"])
+    assert {
+        "op": "replace",
+        "path": "/spec/template/spec/nodeSelector",
+        "value": {"cachelab.dev/pool": "a2"},
+    } in job_ops
+
+
+def test_kustomization_selects_the_client_pool_by_the_release_label_key(tmp_path: Path) -> None:
+    doc = yaml.safe_load(
+        plan.kustomization(
+            spec_with(), plan.Target(), ROOT / "manifests", tmp_path, {}, "agentpool"
+        )
+    )
+    (kust := tmp_path / "kustomization.yaml").write_text(yaml.safe_dump(doc))
+    out = subprocess.run(
+        ["kubectl", "kustomize", str(kust.parent)], capture_output=True, text=True, check=True
+    ).stdout
+    jobs = [d for d in yaml.safe_load_all(out) if d and d["kind"] == "Job"]
+    assert [j["spec"]["template"]["spec"]["nodeSelector"] for j in jobs] == [
+        {"agentpool": "a2"}
+    ] * 2
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ release and the preload.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -129,7 +130,11 @@ class K8sRunner:
             "cachelab.dev/run": f"p{point.index}-r{repetition}",
         }
         manifests = self.root / "manifests"
-        text = plan.kustomization(spec, self.target, manifests, k8s_dir, labels)
+        release_values = json.loads(
+            self.kube.helm("get", "values", self.target.release, "--all", "-o", "json")
+        )
+        label_key = str(release_values["nodePools"]["labelKey"])
+        text = plan.kustomization(spec, self.target, manifests, k8s_dir, labels, label_key)
         (k8s_dir / "kustomization.yaml").write_text(text)
         self.kube.kubectl("apply", "-k", str(k8s_dir))
         if spec.preload.enabled:
