@@ -11,7 +11,7 @@ import yaml
 
 from cachelab.cli import main
 from cachelab.k8s import plan
-from cachelab.spec import parse_spec
+from cachelab.spec import load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -151,3 +151,18 @@ def test_run_target_k8s_without_a_cluster_fails_with_a_clear_message(
     assert code == 2
     assert "cannot reach the cluster" in capsys.readouterr().out
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    "spec_file", sorted((ROOT / "ops" / "experiments").glob("*.yaml")), ids=lambda p: p.stem
+)
+def test_every_experiment_spec_can_run_on_kubernetes(spec_file: Path) -> None:
+    spec = load_spec(spec_file)
+    loadgen = (
+        "cachelab"
+        if spec.workload.think_time_ms or "think_time_ms" in str(spec.sweep)
+        else "memtier"
+    )
+    for point in spec.points():
+        plan.check(point.spec)
+        plan.job_config(point.spec, plan.Target(loadgen=loadgen))
