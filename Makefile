@@ -86,11 +86,11 @@ run: deps venv build ## Run the default local experiment ($(SPEC)) and print whe
 ##@ Kubernetes
 
 .PHONY: k8s-up
-k8s-up: k8s-tools ## Start a local kwok cluster ($(K8S_CLUSTER)) with node pools a1/a2/a4; prints the kubeconfig.
+k8s-up: k8s-tools ## Start a local kwok cluster (K8S_CLUSTER=cachelab) with node pools a1/a2/a4; prints its kubeconfig.
 	@TOOLS_DIR=$(TOOLS_DIR) scripts/kwok-cluster.sh up $(K8S_CLUSTER)
 
 .PHONY: k8s-down
-k8s-down: ## Delete the local kwok cluster ($(K8S_CLUSTER)).
+k8s-down: ## Delete the local kwok cluster (K8S_CLUSTER=cachelab).
 	@TOOLS_DIR=$(TOOLS_DIR) scripts/kwok-cluster.sh down $(K8S_CLUSTER)
 
 ##@ Test

@@ -15,7 +15,7 @@
 #   KWOK_CONFIG      extra kwokctl config files, space separated (e.g. ClusterLogs resources);
 #                    scripts/kwok-stages.yaml (pod lifecycles, incl. `helm test` pods) is always passed
 # Ports of etcd, the apiserver and the controllers are picked free at start, so several clusters
-# (and other test suites) can run side by side.
+# (and other test suites) can run side by side; they listen on 127.0.0.1 only.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -91,6 +91,11 @@ up() {
     --kwok-controller-binary "$bin/kwok" \
     --kube-apiserver-port "$p_api" --etcd-port "$p_etcd" --controller-port "$p_kwok" \
     --kube-controller-manager-port "$p_kcm" --kube-scheduler-port "$p_sched" \
+    --extra-args kube-apiserver=bind-address=127.0.0.1 \
+    --extra-args kube-controller-manager=bind-address=127.0.0.1 \
+    --extra-args kube-scheduler=bind-address=127.0.0.1 \
+    --extra-args etcd=listen-client-urls=http://127.0.0.1:"$p_etcd" \
+    --extra-args etcd=advertise-client-urls=http://127.0.0.1:"$p_etcd" \
     --disable-qps-limits --wait 120s >&2
   node_manifest | kubectl --kubeconfig "$kubeconfig" apply -f - >&2
   kubectl --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=120s >&2

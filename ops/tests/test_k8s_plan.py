@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import yaml
 
 from cachelab.cli import main
 from cachelab.k8s import plan
-from cachelab.spec import parse_spec
+from cachelab.spec import load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,6 +78,28 @@ def test_kustomization_uses_relative_paths_and_the_point_components(tmp_path: Pa
         "bandwidth-asl2017",
     ]
     assert any("$patch: delete" in p["patch"] for p in doc["patches"])  # no preload Job
+    job_ops = yaml.safe_load(doc["patches"][0]["patch"])
+    assert {
+        "op": "replace",
+        "path": "/spec/template/spec/nodeSelector",
+        "value": {"cachelab.dev/pool": "a2"},
+    } in job_ops
+
+
+def test_kustomization_selects_the_client_pool_by_the_release_label_key(tmp_path: Path) -> None:
+    doc = yaml.safe_load(
+        plan.kustomization(
+            spec_with(), plan.Target(), ROOT / "manifests", tmp_path, {}, "agentpool"
+        )
+    )
+    (kust := tmp_path / "kustomization.yaml").write_text(yaml.safe_dump(doc))
+    out = subprocess.run(
+        ["kubectl", "kustomize", str(kust.parent)], capture_output=True, text=True, check=True
+    ).stdout
+    jobs = [d for d in yaml.safe_load_all(out) if d and d["kind"] == "Job"]
+    assert [j["spec"]["template"]["spec"]["nodeSelector"] for j in jobs] == [
+        {"agentpool": "a2"}
+    ] * 2
 
 
 @pytest.mark.parametrize(
@@ -128,3 +151,18 @@ def test_run_target_k8s_without_a_cluster_fails_with_a_clear_message(
     assert code == 2
     assert "cannot reach the cluster" in capsys.readouterr().out
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    "spec_file", sorted((ROOT / "ops" / "experiments").glob("*.yaml")), ids=lambda p: p.stem
+)
+def test_every_experiment_spec_can_run_on_kubernetes(spec_file: Path) -> None:
+    spec = load_spec(spec_file)
+    loadgen = (
+        "cachelab"
+        if spec.workload.think_time_ms or "think_time_ms" in str(spec.sweep)
+        else "memtier"
+    )
+    for point in spec.points():
+        plan.check(point.spec)
+        plan.job_config(point.spec, plan.Target(loadgen=loadgen))

@@ -123,9 +123,18 @@ def job_config(spec: Spec, target: Target) -> dict[str, str]:
 
 
 def kustomization(
-    spec: Spec, target: Target, manifests: Path, folder: Path, labels: dict[str, str]
+    spec: Spec,
+    target: Target,
+    manifests: Path,
+    folder: Path,
+    labels: dict[str, str],
+    pool_label_key: str = "cachelab.dev/pool",
 ) -> str:
-    """kustomization.yaml (to be written in `folder`) for the point's preload and benchmark Jobs."""
+    """kustomization.yaml (to be written in `folder`) for the point's preload and benchmark Jobs.
+
+    `pool_label_key` is the release's `nodePools.labelKey` (e.g. `agentpool` on AKS): the client
+    pool components select `cachelab.dev/pool`, and this kustomization's own patch, applied after
+    the components, puts the release's key in its place."""
 
     def rel(path: str) -> str:  # kustomize refuses absolute roots
         return os.path.relpath(manifests / path, folder)
@@ -145,6 +154,11 @@ def kustomization(
                 [
                     {"op": "replace", "path": "/spec/completions", "value": machines},
                     {"op": "replace", "path": "/spec/parallelism", "value": machines},
+                    {
+                        "op": "replace",
+                        "path": "/spec/template/spec/nodeSelector",
+                        "value": {pool_label_key: spec.topology.hosts.client},
+                    },
                 ]
             ),
         }

@@ -18,6 +18,7 @@ release and the preload.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -118,6 +119,8 @@ class K8sRunner:
         k8s_dir = run_dir / "k8s"
         k8s_dir.mkdir(exist_ok=True)
         self._upgrade_release(spec, k8s_dir)
+        if spec.run.restart_servers:
+            self._restart_servers(spec)
         self.kube.kubectl(
             "delete", "job", "preload", "benchmark",
             "--ignore-not-found", "--cascade=foreground", "--wait=true",
@@ -127,7 +130,11 @@ class K8sRunner:
             "cachelab.dev/run": f"p{point.index}-r{repetition}",
         }
         manifests = self.root / "manifests"
-        text = plan.kustomization(spec, self.target, manifests, k8s_dir, labels)
+        release_values = json.loads(
+            self.kube.helm("get", "values", self.target.release, "--all", "-o", "json")
+        )
+        label_key = str(release_values["nodePools"]["labelKey"])
+        text = plan.kustomization(spec, self.target, manifests, k8s_dir, labels, label_key)
         (k8s_dir / "kustomization.yaml").write_text(text)
         self.kube.kubectl("apply", "-k", str(k8s_dir))
         if spec.preload.enabled:
@@ -153,6 +160,20 @@ class K8sRunner:
             "upgrade", "--install", self.target.release, str(self.root / "charts" / "testbed"),
             *files, "--wait", "--timeout", f"{int(self.timeout_s)}s",
             timeout_s=self.timeout_s + 30,
+        )  # fmt: skip
+
+    def _restart_servers(self, spec: Spec) -> None:
+        """Fresh (empty) servers for this run: delete the server pods at once (the StatefulSet's
+        Parallel pod management recreates them together) and wait until all are ready again."""
+        backend = spec.topology.backend
+        selector = (
+            f"app.kubernetes.io/instance={self.target.release},"
+            f"app.kubernetes.io/component={backend}"
+        )
+        self.kube.kubectl("delete", "pod", "-l", selector, "--wait=true")
+        self.kube.kubectl(
+            "rollout", "status", f"statefulset/{self.target.fullname}-{backend}",
+            f"--timeout={int(self.timeout_s)}s", timeout_s=self.timeout_s + 30,
         )  # fmt: skip
 
     def _wait_job(self, name: str, timeout_s: float) -> None:
@@ -388,6 +409,13 @@ def _exit_code(pod: dict[str, Any]) -> int | None:
     return None
 
 
+def _helm_version(kube: Kube) -> str | None:
+    try:
+        return kube.helm("version", "--short").strip()
+    except K8sError:
+        return None
+
+
 def _stats(data: dict[str, Any]) -> dict[str, Any]:
     for key, value in data.items():
         if key == "ALL STATS" or key.startswith("AGGREGATED AVERAGE RESULTS"):
@@ -440,6 +468,7 @@ def run(spec: Spec, args: argparse.Namespace) -> int:
         points=[{"point": p.index, "values": p.values} for p in points],
         cluster=facts,
         release={
+            "helm": _helm_version(kube),
             "name": target.release,
             "chart": str(root / "charts" / "testbed"),
             "loadgen": target.loadgen,

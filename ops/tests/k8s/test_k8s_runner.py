@@ -41,7 +41,13 @@ SPEC = {
     "workload": {"ratio": "0:1", "value_bytes": 1024, "key_maximum": 2000},
     "preload": {"enabled": True},
     "sweep": {"topology.workers": [8, 32]},
-    "run": {"repetitions": 1, "duration_s": 6, "warmup_s": 1, "cooldown_s": 1},
+    "run": {
+        "repetitions": 1,
+        "duration_s": 6,
+        "warmup_s": 1,
+        "cooldown_s": 1,
+        "restart_servers": True,
+    },
 }
 
 
@@ -55,6 +61,10 @@ def test_run_target_k8s_collects_recorded_memtier_json_into_the_results_layout(
     monkeypatch.setenv("KUBECONFIG", str(cluster.kubeconfig))
     monkeypatch.setenv("CACHELAB_K8S_NAMESPACE", namespace)
     monkeypatch.setenv("CACHELAB_K8S_TIMEOUT_S", "120")
+    # Pools selected by AKS's label key, through an extra values file for the release.
+    extra = tmp_path / "agentpool-values.yaml"
+    extra.write_text("nodePools:\n  labelKey: agentpool\n")
+    monkeypatch.setenv("CACHELAB_K8S_VALUES", str(extra))
     try:
         code = main(["run", str(spec_file), "--target", "k8s", "--results", str(tmp_path / "r")])
         assert code == 0
@@ -64,6 +74,7 @@ def test_run_target_k8s_collects_recorded_memtier_json_into_the_results_layout(
         metadata = json.loads((results / "metadata.json").read_text())
         assert metadata["target"] == "k8s"
         assert metadata["cluster"]["server_version"] == "v1.31.3"
+        assert metadata["release"]["helm"].startswith("v3.")
 
         recorded = json.loads(RECORDED_JSON.read_text())
         for point in (0, 1):
@@ -78,6 +89,10 @@ def test_run_target_k8s_collects_recorded_memtier_json_into_the_results_layout(
             assert "kustomization.yaml" in {p.name for p in (run_dir / "k8s").iterdir()}
             (mw,) = record["middlewares"]
             assert "simulated by kwok" in mw["unavailable"]
+
+        pods = cluster.get("pods", "-n", namespace, "-l", "batch.kubernetes.io/job-name=benchmark")
+        selectors = [p["spec"]["nodeSelector"] for p in pods["items"]]
+        assert selectors == [{"agentpool": "a2"}] * 2, selectors
 
         # The release followed the last point's values.
         values = json.loads(cluster.helm("get", "values", "testbed", "-n", namespace, "-o", "json"))
