@@ -78,8 +78,7 @@ def test_service_monitors_relabel_the_release_for_the_dashboards() -> None:
             assert {
                 "sourceLabels": ["__meta_kubernetes_service_label_app_kubernetes_io_instance"],
                 "targetLabel": "release",
-                "action": "replace",
-            } in endpoint["relabelings"]
+            } in endpoint["relabelings"]  # action: replace is the default
 
 
 def test_dashboard_configmaps_install_on_the_cluster(cluster: Cluster, tmp_path: Path) -> None:
