@@ -295,7 +295,14 @@ class MiddlewareIT {
     try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "2", "-s", "false");
         TextClient client = mw.client()) {
       client.call("get a b\r\n");
+      // A worker records a request after it has written the reply (the reply-written timestamp is
+      // part of the record), so the client can ask for stats before the count is in: poll briefly.
       String stats = client.call("stats\r\n");
+      long deadlineNanos = System.nanoTime() + 5_000_000_000L;
+      while (!stats.contains("STAT requests_multiget 1\r\n") && System.nanoTime() < deadlineNanos) {
+        Thread.sleep(10);
+        stats = client.call("stats\r\n");
+      }
       assertThat(stats).contains("STAT threads 2\r\n", "STAT requests_multiget 1\r\n");
       assertThat(stats).contains("STAT server_0_address " + servers.get(0).address() + "\r\n");
       assertThat(stats).endsWith("END\r\n");
