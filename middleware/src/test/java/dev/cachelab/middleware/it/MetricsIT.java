@@ -38,14 +38,19 @@ class MetricsIT {
       client.call("get a\r\n");
       client.call("get a b\r\n");
       client.call("bogus\r\n");
-      Thread.sleep(200); // a few windows, so the histograms have been folded in
+      // Histograms are folded in at window ends (50 ms here); on a loaded machine that can take
+      // longer, so scrape until the last recorded request shows up (bounded), then check all.
       HttpClient http = HttpClient.newHttpClient();
-      String body =
-          http.send(
-                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
-                      .build(),
-                  HttpResponse.BodyHandlers.ofString())
-              .body();
+      HttpRequest scrape =
+          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
+              .build();
+      String body = http.send(scrape, HttpResponse.BodyHandlers.ofString()).body();
+      long deadlineNanos = System.nanoTime() + 10_000_000_000L;
+      while (!body.contains("cachelab_middleware_response_time_seconds_count{op=\"multiget\"} 1")
+          && System.nanoTime() < deadlineNanos) {
+        Thread.sleep(50);
+        body = http.send(scrape, HttpResponse.BodyHandlers.ofString()).body();
+      }
       assertThat(body)
           .contains(
               "cachelab_middleware_requests_total{op=\"get\"} 1",
