@@ -71,7 +71,8 @@ public final class Middleware {
               config.servers(),
               stats.newRecorder(),
               timeoutNanos,
-              watchdogPeriodNanos));
+              watchdogPeriodNanos,
+              config.workerBatch()));
     }
     this.watchdog = new Watchdog(allBackends, watchdogPeriodNanos);
     for (int w = 0; w < workers.size(); w++) {

@@ -68,6 +68,35 @@ public final class RequestQueue {
     return request;
   }
 
+  /**
+   * Worker: takes up to {@code max} more requests that are already waiting, without blocking, into
+   * {@code into[from..]}, each stamped like {@link #take()}; returns how many. A poison pill ends
+   * the drain and is put back, so that the next {@link #take()} finds it.
+   */
+  public int drain(Request[] into, int from, int max) {
+    int n = 0;
+    while (n < max) {
+      Request request = queue.poll();
+      if (request == null) {
+        break;
+      }
+      if (request.connection == null) {
+        queue.add(request);
+        break;
+      }
+      request.dequeuedNanos = System.nanoTime();
+      length.decrementAndGet();
+      into[from + n++] = request;
+    }
+    if (n > 0
+        && capacity > 0
+        && producerWaiting.get()
+        && producerWaiting.compareAndSet(true, false)) {
+      roomListener.run();
+    }
+    return n;
+  }
+
   /** Any thread: a hint for a worker to exit (not stamped or counted). */
   public void addPoison(Request poison) {
     queue.add(poison);
