@@ -108,14 +108,10 @@ public final class Worker implements Runnable {
     connectAll();
     try {
       while (true) {
-        Request request = queue.take();
-        if (request == POISON) {
+        int taken = queue.take(batch);
+        if (batch[0] == POISON) {
+          batch[0] = null;
           break;
-        }
-        batch[0] = request;
-        int taken = 1;
-        if (batch.length > 1 && pipelinable(request)) {
-          taken += queue.drain(batch, 1, batch.length - 1);
         }
         processTaken(taken);
       }
