@@ -38,7 +38,7 @@ public final class Middleware {
 
   public Middleware(MiddlewareConfig config) throws IOException {
     this.config = config;
-    this.queue = new RequestQueue(config.queueCapacity());
+    this.queue = new RequestQueue(config.queueCapacity(), config.workerBatch());
     this.stats = new StatsRegistry(config.servers(), config.workers());
     Router router =
         config.routing() == Routing.HASH
@@ -71,7 +71,8 @@ public final class Middleware {
               config.servers(),
               stats.newRecorder(),
               timeoutNanos,
-              watchdogPeriodNanos));
+              watchdogPeriodNanos,
+              config.workerBatch()));
     }
     this.watchdog = new Watchdog(allBackends, watchdogPeriodNanos);
     for (int w = 0; w < workers.size(); w++) {

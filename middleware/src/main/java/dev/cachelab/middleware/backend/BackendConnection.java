@@ -41,7 +41,8 @@ public final class BackendConnection {
   private byte[] buf = new byte[16 * 1024];
   private int end;
   private int scanFrom;
-  private boolean outOfStep;
+  // End of the last reply read; bytes in [consumed, end) are the next pipelined replies.
+  private int consumed;
 
   // Value blocks of the last retrieval reply: [blockStart, blockEnd) and the key inside.
   private int valueCount;
@@ -89,7 +90,7 @@ public final class BackendConnection {
       out = s.getOutputStream();
       end = 0;
       scanFrom = 0;
-      outOfStep = false;
+      consumed = 0;
       backoffNanos = INITIAL_BACKOFF_NANOS;
       return true;
     } catch (IOException e) {
@@ -173,8 +174,9 @@ public final class BackendConnection {
 
   /** Writes {@code bytes[from, from + length)} to the server. */
   public void send(byte[] bytes, int from, int length) throws IOException {
-    if (outOfStep) {
-      // The server sent bytes beyond its last reply: the stream is out of step.
+    if (end > consumed) {
+      // Bytes beyond the last reply before a new request (every reply of the requests sent so
+      // far has been read): the server sent something unasked, the stream is out of step.
       throw new IOException("unexpected bytes from server");
     }
     out.write(bytes, from, length);
@@ -306,15 +308,23 @@ public final class BackendConnection {
     valueCount++;
   }
 
+  // Moves bytes already read beyond the previous reply (pipelined replies) to the front.
   private void startReply() {
     scanFrom = 0;
+    if (consumed > 0) {
+      if (end > consumed) {
+        System.arraycopy(buf, consumed, buf, 0, end - consumed);
+      }
+      end -= consumed;
+      consumed = 0;
+    }
   }
 
-  // The reply stays at [0, replyLength) until the next reply; a server never sends unasked bytes,
-  // so anything beyond it means the stream is out of step (send() then fails the connection).
+  // The reply stays at [0, replyLength) until the next reply. Bytes beyond it belong to the next
+  // reply of a pipelined batch; if nothing more was asked, send() finds them and fails the
+  // connection (a server never sends unasked bytes).
   private void consumeReply() {
-    outOfStep = end > replyLength;
-    end = 0;
+    consumed = replyLength;
   }
 
   /** Reads until a {@code \n} at or after {@code from}; returns its offset. */

@@ -52,6 +52,12 @@ public final class ConfigParser {
     @Option(names = "--queue-capacity", defaultValue = "0", description = "0 = unbounded.")
     int queueCapacity;
 
+    @Option(
+        names = "--worker-batch",
+        defaultValue = "16",
+        description = "Requests a worker takes at once and pipelines; 1 = one at a time.")
+    int workerBatch;
+
     @Option(names = "--backend-timeout-ms", defaultValue = "1000")
     int backendTimeoutMs;
 
@@ -115,6 +121,7 @@ public final class ConfigParser {
         Routing.parse(flags.routing),
         flags.replication,
         flags.queueCapacity,
+        flags.workerBatch,
         flags.backendTimeoutMs,
         flags.maxValueBytes,
         flags.windowMs,

@@ -17,6 +17,8 @@ import java.util.List;
  * @param replication {@code --replication}: replicas per key in hash mode (round-robin writes to
  *     every server and ignores it)
  * @param queueCapacity {@code --queue-capacity}: 0 = unbounded
+ * @param workerBatch {@code --worker-batch}: requests a worker takes from the queue at once and
+ *     pipelines to its servers; 1 = one at a time
  * @param backendTimeoutMs {@code --backend-timeout-ms}
  * @param maxValueBytes {@code --max-value-bytes}
  * @param windowMs {@code --window-ms}: statistics window
@@ -35,6 +37,7 @@ public record MiddlewareConfig(
     Routing routing,
     int replication,
     int queueCapacity,
+    int workerBatch,
     int backendTimeoutMs,
     int maxValueBytes,
     int windowMs,
@@ -46,6 +49,7 @@ public record MiddlewareConfig(
 
   public static final int MAX_WORKERS = 1024;
   public static final int MAX_SERVERS = 64;
+  public static final int MAX_WORKER_BATCH = 1024;
 
   public MiddlewareConfig {
     servers = List.copyOf(servers);
@@ -57,6 +61,7 @@ public record MiddlewareConfig(
     }
     check("--replication", replication, 1, servers.size());
     check("--queue-capacity", queueCapacity, 0, 1 << 24);
+    check("--worker-batch", workerBatch, 1, MAX_WORKER_BATCH);
     check("--backend-timeout-ms", backendTimeoutMs, 1, 600_000);
     check("--max-value-bytes", maxValueBytes, 1, 128 << 20);
     check("--window-ms", windowMs, 10, 3_600_000);

@@ -50,6 +50,15 @@ public final class Worker implements Runnable {
   private final byte[][] failReply;
   private final int[] cursor;
 
+  // Pipelining: the requests taken together, and per server how many were sent and whether the
+  // connection failed during the batch.
+  private final Request[] batch;
+  private final Request[] pipelined;
+  private final boolean[] batchSent;
+  private final int[] unanswered;
+  private final boolean[] broken;
+  private final boolean[] brokenTimedOut;
+
   /**
    * @param armAheadNanos how much earlier than the timeout the deadline is armed (the watchdog
    *     period), so that the client hears within the timeout
@@ -60,7 +69,8 @@ public final class Worker implements Runnable {
       List<String> serverNames,
       ThreadRecorder recorder,
       long timeoutNanos,
-      long armAheadNanos) {
+      long armAheadNanos,
+      int maxBatch) {
     this.queue = queue;
     this.backends = backends.toArray(new BackendConnection[0]);
     this.recorder = recorder;
@@ -69,6 +79,12 @@ public final class Worker implements Runnable {
     this.ok = new boolean[n];
     this.failReply = new byte[n][];
     this.cursor = new int[n];
+    this.batch = new Request[Math.max(1, maxBatch)];
+    this.pipelined = new Request[batch.length];
+    this.batchSent = new boolean[batch.length];
+    this.unanswered = new int[n];
+    this.broken = new boolean[n];
+    this.brokenTimedOut = new boolean[n];
     this.downReplies = new byte[n][];
     this.timeoutReplies = new byte[n][];
     for (int s = 0; s < n; s++) {
@@ -92,16 +108,12 @@ public final class Worker implements Runnable {
     connectAll();
     try {
       while (true) {
-        Request request = queue.take();
-        if (request == POISON) {
+        int taken = queue.take(batch);
+        if (batch[0] == POISON) {
+          batch[0] = null;
           break;
         }
-        try {
-          process(request);
-        } catch (RuntimeException e) {
-          // Never let one request kill the worker (the request is dropped).
-          reportOnce(e);
-        }
+        processTaken(taken);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -109,6 +121,149 @@ public final class Worker implements Runnable {
       for (BackendConnection backend : backends) {
         backend.close();
       }
+    }
+  }
+
+  /**
+   * Processes {@code batch[0, taken)}: the single-server requests among them are pipelined (all
+   * sent, one write per server, then their replies read in order), the others processed one by one.
+   */
+  private void processTaken(int taken) {
+    int pipelinedCount = 0;
+    for (int i = 0; i < taken; i++) {
+      if (taken > 1 && pipelinable(batch[i])) {
+        pipelined[pipelinedCount++] = batch[i];
+        batch[i] = null;
+      }
+    }
+    if (pipelinedCount > 0) {
+      try {
+        pipeline(pipelinedCount);
+      } catch (RuntimeException e) {
+        reportOnce(e);
+      }
+      Arrays.fill(pipelined, 0, pipelinedCount, null);
+    }
+    for (int i = 0; i < taken; i++) {
+      Request request = batch[i];
+      if (request != null) {
+        batch[i] = null;
+        try {
+          process(request);
+        } catch (RuntimeException e) {
+          // Never let one request kill the worker (the request is dropped).
+          reportOnce(e);
+        }
+      }
+    }
+  }
+
+  private static boolean pipelinable(Request request) {
+    return request.serverCount() == 1
+        && !request.isSplit()
+        && request.command().family() != Command.Family.LOCAL;
+  }
+
+  /**
+   * Sends {@code pipelined[0, count)}, each to its one server, in one write per server, then reads
+   * the replies in order and completes each request as its reply arrives. A server that fails fails
+   * its remaining requests of the batch.
+   */
+  private void pipeline(int count) {
+    Arrays.fill(unanswered, 0);
+    Arrays.fill(broken, false);
+    Arrays.fill(brokenTimedOut, false);
+    for (int i = 0; i < count; i++) {
+      Request request = pipelined[i];
+      int server = request.server(0);
+      BackendConnection backend = backends[server];
+      batchSent[i] = false;
+      request.sentNanos = 0;
+      if (broken[server]) {
+        continue;
+      }
+      if (unanswered[server] == 0) {
+        if (!open(backend, request.dequeuedNanos + timeoutNanos)) {
+          broken[server] = true;
+          continue;
+        }
+        backend.beginCompose();
+      }
+      appendForward(backend, request);
+      unanswered[server]++;
+      batchSent[i] = true;
+    }
+    long sentNanos = System.nanoTime();
+    for (int server = 0; server < backends.length; server++) {
+      if (unanswered[server] > 0 && !broken[server]) {
+        try {
+          backends[server].sendComposed();
+        } catch (IOException e) {
+          broken[server] = true;
+          brokenTimedOut[server] = fail(backends[server]);
+        }
+      }
+    }
+    for (int i = 0; i < count; i++) {
+      Request request = pipelined[i];
+      if (batchSent[i]) {
+        request.sentNanos = sentNanos;
+      }
+      outLength = 0;
+      hits = 0;
+      error = null;
+      readPipelinedReply(request);
+      if (request.noreply()) {
+        outLength = 0;
+      }
+      request.repliedNanos = System.nanoTime();
+      if (request.sentNanos == 0) {
+        request.sentNanos = request.repliedNanos;
+      }
+      finish(request);
+    }
+  }
+
+  private void readPipelinedReply(Request request) {
+    int server = request.server(0);
+    BackendConnection backend = backends[server];
+    if (broken[server]) {
+      replyFailure(server, brokenTimedOut[server]);
+      return;
+    }
+    boolean retrieval = request.command().family() == Command.Family.RETRIEVAL;
+    try {
+      if (retrieval) {
+        backend.readRetrievalReply();
+      } else {
+        backend.readLineReply();
+      }
+      if (--unanswered[server] == 0) {
+        backend.disarm();
+      }
+    } catch (IOException e) {
+      broken[server] = true;
+      brokenTimedOut[server] = fail(backend);
+      replyFailure(server, brokenTimedOut[server]);
+      return;
+    }
+    append(backend.buffer(), 0, backend.replyLength());
+    if (retrieval) {
+      hits = backend.valueCount();
+    }
+    countReply(server, backend);
+  }
+
+  /** Appends the request as forwarded ({@code noreply} stripped) to the server's send buffer. */
+  private static void appendForward(BackendConnection backend, Request request) {
+    if (!request.noreply()) {
+      backend.append(request.bytes(), 0, request.wireLength());
+      return;
+    }
+    backend.append(request.bytes(), 0, request.forwardLineLength());
+    backend.append(CRLF, 0, 2);
+    if (request.command().hasDataBlock()) {
+      backend.append(request.bytes(), request.dataOffset(), request.dataLength() + 2);
     }
   }
 
@@ -392,11 +547,7 @@ public final class Worker implements Runnable {
     }
     // The middleware always waits for a reply, so "noreply" is not forwarded.
     backend.beginCompose();
-    backend.append(request.bytes(), 0, request.forwardLineLength());
-    backend.append(CRLF, 0, 2);
-    if (request.command().hasDataBlock()) {
-      backend.append(request.bytes(), request.dataOffset(), request.dataLength() + 2);
-    }
+    appendForward(backend, request);
     backend.sendComposed();
   }
 

@@ -123,6 +123,7 @@ public final class NetThread implements Runnable {
           processKey(key);
         }
         resumePaused();
+        queue.publish(); // the round's requests, with one wake-up per worker batch
       }
     } catch (IOException | RuntimeException e) {
       System.err.println("cachelab middleware: net thread failed: " + e);
@@ -223,7 +224,7 @@ public final class NetThread implements Runnable {
       case FORWARD -> {
         router.route(request);
         if (c.admitForwarded(request)) {
-          recorder.recordQueueLength(queue.enqueue(request));
+          recorder.recordQueueLength(queue.stage(request));
         }
       }
       case LOCAL -> completeHere(c, request, statsReply.get(), null);

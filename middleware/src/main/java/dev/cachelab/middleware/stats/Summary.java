@@ -84,6 +84,7 @@ public final class Summary {
     j.append(", \"routing\": ").append(quote(config.routing().flagValue()));
     j.append(", \"replication\": ").append(config.replication());
     j.append(", \"queue_capacity\": ").append(config.queueCapacity());
+    j.append(", \"worker_batch\": ").append(config.workerBatch());
     j.append(", \"servers\": ").append(quoteAll(config.servers()));
     j.append(", \"window_ms\": ").append(config.windowMs());
     j.append(", \"warmup_s\": ").append(config.warmupSeconds());

@@ -26,6 +26,7 @@ class ConfigParserTest {
     assertThat(config.routing()).isEqualTo(Routing.ROUND_ROBIN);
     assertThat(config.replication()).isEqualTo(1);
     assertThat(config.queueCapacity()).isZero();
+    assertThat(config.workerBatch()).isEqualTo(16);
     assertThat(config.backendTimeoutMs()).isEqualTo(1000);
     assertThat(config.maxValueBytes()).isEqualTo(1 << 20);
     assertThat(config.windowMs()).isEqualTo(1000);
@@ -59,6 +60,8 @@ class ConfigParserTest {
               "3",
               "--queue-capacity",
               "100",
+              "--worker-batch",
+              "1",
               "--backend-timeout-ms",
               "250",
               "--max-value-bytes",
@@ -81,6 +84,7 @@ class ConfigParserTest {
     assertThat(config.routing()).isEqualTo(Routing.HASH);
     assertThat(config.replication()).isEqualTo(3);
     assertThat(config.queueCapacity()).isEqualTo(100);
+    assertThat(config.workerBatch()).isEqualTo(1);
     assertThat(config.backendTimeoutMs()).isEqualTo(250);
     assertThat(config.maxValueBytes()).isEqualTo(4096);
     assertThat(config.windowMs()).isEqualTo(500);
@@ -102,6 +106,8 @@ class ConfigParserTest {
         "--routing|random|--routing: random (expected: round-robin or hash)",
         "--replication|2|--replication: 2 (expected: 1..1)",
         "--queue-capacity|-1|--queue-capacity: -1 (expected: 0..16777216)",
+        "--worker-batch|0|--worker-batch: 0 (expected: 1..1024)",
+        "--worker-batch|1025|--worker-batch: 1025 (expected: 1..1024)",
         "--backend-timeout-ms|0|--backend-timeout-ms: 0 (expected: 1..600000)",
         "--max-value-bytes|0|--max-value-bytes: 0 (expected: 1..134217728)",
         "--window-ms|5|--window-ms: 5 (expected: 10..3600000)",
