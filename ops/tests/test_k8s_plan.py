@@ -102,6 +102,31 @@ def test_kustomization_selects_the_client_pool_by_the_release_label_key(tmp_path
     ] * 2
 
 
+def test_cachelab_loadgen_pods_carry_the_release_label(tmp_path: Path) -> None:
+    target = plan.Target(release="exp7", loadgen="cachelab")
+    doc = yaml.safe_load(plan.kustomization(spec_with(), target, ROOT / "manifests", tmp_path, {}))
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump(doc))
+    out = subprocess.run(
+        ["kubectl", "kustomize", str(tmp_path)], capture_output=True, text=True, check=True
+    ).stdout
+    jobs = {d["metadata"]["name"]: d for d in yaml.safe_load_all(out) if d and d["kind"] == "Job"}
+    labels = jobs["benchmark"]["spec"]["template"]["metadata"]["labels"]
+    assert labels["app.kubernetes.io/instance"] == "exp7"  # -> `release` of the dashboards
+    (container,) = jobs["benchmark"]["spec"]["template"]["spec"]["containers"]
+    assert [p["name"] for p in container["ports"]] == [f"metrics-{j}" for j in range(4)]
+    config = next(
+        d
+        for d in yaml.safe_load_all(out)
+        if d and d["metadata"]["name"].startswith("benchmark-config")
+    )
+    assert int(config["data"]["METRICS_PORTS"]) == plan.LOADGEN_METRICS_PORTS
+    with pytest.raises(plan.PlanError, match=r"topology\.instances_per_machine: 5 is more than"):
+        plan.job_config(spec_with(topology__instances_per_machine=5), target)
+    assert "app.kubernetes.io/instance" not in jobs["preload"]["spec"]["template"]["metadata"].get(
+        "labels", {}
+    )
+
+
 @pytest.mark.parametrize(
     ("changes", "message"),
     [

@@ -24,6 +24,10 @@ class PlanError(ValueError):
     """A spec field that the Kubernetes runner cannot express (names the field)."""
 
 
+# Metrics ports per benchmark pod in manifests/components/loadgen-cachelab (METRICS_PORTS).
+LOADGEN_METRICS_PORTS = 4
+
+
 @dataclass(frozen=True)
 class Target:
     """Where the Jobs run: the release and the knobs that are not part of the spec."""
@@ -99,6 +103,12 @@ def job_config(spec: Spec, target: Target) -> dict[str, str]:
                 "(memtier has no think time); set CACHELAB_K8S_LOADGEN=cachelab"
             )
         extra.append(f"--think-time={work.think_time_ms:g}")
+    if target.loadgen == "cachelab" and topo.instances_per_machine > LOADGEN_METRICS_PORTS:
+        raise PlanError(
+            f"topology.instances_per_machine: {topo.instances_per_machine} is more than the "
+            f"{LOADGEN_METRICS_PORTS} metrics ports the loadgen-cachelab component declares "
+            "(one per instance)"
+        )
     return {
         "TARGET": "middleware" if topo.middlewares > 0 else "servers",
         "MIDDLEWARE_HOST": f"{target.fullname}-middleware",
@@ -163,6 +173,23 @@ def kustomization(
             ),
         }
     ]
+    if target.loadgen == "cachelab":
+        # The loadgen-cachelab component labels the benchmark pods with release `testbed`; the
+        # PodMonitor relabels that label into `release` and the chart's NetworkPolicy selects it.
+        patches.append(
+            {
+                "target": {"kind": "Job", "name": "benchmark"},
+                "patch": yaml.safe_dump(
+                    [
+                        {
+                            "op": "replace",
+                            "path": "/spec/template/metadata/labels/app.kubernetes.io~1instance",
+                            "value": target.release,
+                        }
+                    ]
+                ),
+            }
+        )
     if not spec.preload.enabled:
         patches.append(
             {

@@ -128,10 +128,32 @@ def check_policies(cluster: Cluster, namespace: str, values: dict[str, Any]) -> 
         assert policies == {}
         return
     mw = values["middleware"]["enabled"]
-    expected = {"testbed-default-deny", "testbed-servers", "testbed-clients"}
+    expected = {
+        "testbed-default-deny",
+        "testbed-servers",
+        "testbed-clients",
+        "testbed-loadgen-metrics",
+    }
     if mw:
         expected.add("testbed-middleware")
     assert set(policies) == expected
+    # Scrapers reach the loadgen metrics ports of every loadgen pod of the release, also the
+    # experiment Jobs' (which lack the chart's name label).
+    lm = values["monitoring"]["loadgenMetrics"]
+    scrape = policies["testbed-loadgen-metrics"]["spec"]
+    assert scrape["podSelector"]["matchLabels"] == {
+        "app.kubernetes.io/instance": "testbed",
+        "cachelab.dev/role": "loadgen",
+    }
+    (rule,) = scrape["ingress"]
+    assert rule["from"] == [
+        {"namespaceSelector": values["networkPolicy"]["monitoringNamespaceSelector"]}
+    ]
+    (port,) = rule["ports"]
+    assert (port["port"], port.get("endPort", port["port"])) == (
+        lm["port"],
+        lm["port"] + lm["ports"] - 1,
+    )
     deny = policies["testbed-default-deny"]["spec"]
     assert deny["policyTypes"] == ["Ingress", "Egress"] and "ingress" not in deny
     sources = [

@@ -2,7 +2,8 @@
 container: POSIX sh, the project's loadgen jar (the `cachelab` loadgen kind) and a memcached on a
 free loopback port. kwok never runs them, so this is where their logic is proven: the preload
 fills the key slice and verifies zero misses, the benchmark prints one JSON per instance between
-the markers that cachelab.k8s.collect parses."""
+the markers that cachelab.k8s.collect parses, and with METRICS_PORT each instance j gets
+`--metrics-port=METRICS_PORT+j` (more instances than declared ports is refused)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -134,3 +136,42 @@ def test_preload_fails_when_the_verify_reads_miss(memcached_port: int, tmp_path:
     assert preload.returncode == 1, preload.stderr
     assert "preload verification failed: 127.0.0.1:" in preload.stderr
     assert "(expected 0)" in preload.stderr
+
+
+@contextmanager
+def held_port_above_a_free_one() -> Iterator[int]:
+    """A free port p, with p + 1 held by a listening socket for the duration."""
+    for _ in range(50):
+        first = free_port()
+        with socket.socket() as held:
+            try:
+                held.bind(("0.0.0.0", first + 1))
+            except OSError:
+                continue
+            held.listen()
+            yield first
+            return
+    raise AssertionError("no free port with a free neighbour")
+
+
+def test_benchmark_refuses_more_instances_than_metrics_ports(
+    memcached_port: int, tmp_path: Path
+) -> None:
+    env = job_env(memcached_port, "benchmark", METRICS_PORT="9500", METRICS_PORTS="1")
+    bench = run_script("run-benchmark.sh", env, tmp_path)
+    assert bench.returncode == 2, bench.stderr
+    assert "INSTANCES=2 but the Job declares METRICS_PORTS=1 metrics ports" in bench.stderr
+
+
+def test_benchmark_passes_each_instance_its_metrics_port(
+    memcached_port: int, tmp_path: Path
+) -> None:
+    # Instance j gets METRICS_PORT + j. Instance 1's port is held by a listening socket here,
+    # so that instance (and only it) must fail to serve its metrics; instance 0 runs normally
+    # on the free port just below.
+    with held_port_above_a_free_one() as first:
+        env = job_env(memcached_port, "benchmark", METRICS_PORT=str(first), METRICS_PORTS="2")
+        bench = run_script("run-benchmark.sh", env, tmp_path)
+    assert bench.returncode == 1, bench.stderr
+    assert "instance 1 failed" in bench.stderr and "instance 0 failed" not in bench.stderr
+    assert [b.instance for b in result_blocks(bench.stdout)] == ["0"]
