@@ -3,7 +3,8 @@
 
 Part 1 drives one memcached with the cachelab loadgen (2 threads x 16 closed-loop clients,
 1 KiB values, --ratio=1:9, preloaded keys) directly, through twemproxy (nutcracker) and through
-the cachelab middleware, and prints each proxy's CPU seconds per request (utime + stime from
+the cachelab middleware (8 workers; once as the ASL worker, --worker-batch 1, the default, and
+once with --worker-batch 16), and prints each proxy's CPU seconds per request (utime + stime from
 /proc/<pid>/stat) next to throughput and p50/p99, as ratios to nutcracker and to direct.
 
 Part 2 compares the loadgen with memcaslap (-T 2 -c 32) against one memcached: ops/s and the
@@ -198,23 +199,24 @@ def nutcracker_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
         stop(proc)
 
 
-def middleware_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
+def middleware_row(
+    mc_port: int, work: Path, memcached_pid: int, name: str = "cachelab-mw", batch: int = 1
+) -> Row:
+    """The middleware with 8 workers; `batch` is its --worker-batch (1 = the ASL worker)."""
     if not MIDDLEWARE_JAR.exists():
-        return Row(
-            "cachelab-mw", None, None, 0.0, f"skipped: {MIDDLEWARE_JAR.relative_to(ROOT)} not built"
-        )
+        return Row(name, None, None, 0.0, f"skipped: {MIDDLEWARE_JAR.relative_to(ROOT)} not built")
     port = free_port()
     cmd = [
         java(), "-jar", str(MIDDLEWARE_JAR), "-l", "127.0.0.1", "-p", str(port), "-t", "8",
-        "-s", "false", "-m", f"127.0.0.1:{mc_port}",
+        "-s", "false", "-m", f"127.0.0.1:{mc_port}", "--worker-batch", str(batch),
     ]  # fmt: skip
     log = (work / "middleware.log").open("wb")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_port(port, proc, "middleware")
-        return measured_row("cachelab-mw", port, work, memcached_pid, proc.pid)
+        return measured_row(name, port, work, memcached_pid, proc.pid)
     except RuntimeError as e:
-        return Row("cachelab-mw", None, None, 0.0, f"skipped: {e}")
+        return Row(name, None, None, 0.0, f"skipped: {e}")
     finally:
         stop(proc)
         log.close()
@@ -270,7 +272,7 @@ def print_rows(rows: list[Row]) -> None:
     direct = next(r for r in rows if r.name == "direct")
     nut = next((r for r in rows if r.name == "twemproxy"), None)
     header = (
-        f"{'target':<12} {'ops/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'proxy CPU us/req':>17}"
+        f"{'target':<15} {'ops/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'proxy CPU us/req':>17}"
         f" {'server CPU us/req':>18} {'ops/s vs direct':>16} {'ops/s vs nutcracker':>20}"
         f" {'proxy CPU vs nutcracker':>24} {'proxy CPU vs server':>20}"
     )
@@ -278,11 +280,11 @@ def print_rows(rows: list[Row]) -> None:
     print("-" * len(header))
     for r in rows:
         if r.run is None:
-            print(f"{r.name:<12} {r.note}")
+            print(f"{r.name:<15} {r.note}")
             continue
         proxy = f"{r.proxy_cpu_us:.2f}" if r.proxy_cpu_us is not None else "-"
         print(
-            f"{r.name:<12} {r.run.ops_per_s:>9.0f} {r.run.p50_ms:>7.3f} {r.run.p99_ms:>7.3f}"
+            f"{r.name:<15} {r.run.ops_per_s:>9.0f} {r.run.p50_ms:>7.3f} {r.run.p99_ms:>7.3f}"
             f" {proxy:>17} {r.server_cpu_us:>18.2f}"
             f" {ratio(r.run.ops_per_s, direct.run.ops_per_s if direct.run else None):>16}"
             f" {ratio(r.run.ops_per_s, nut.run.ops_per_s if nut and nut.run else None):>20}"
@@ -318,6 +320,7 @@ def main() -> int:
             rows = [measured_row("direct", mc_port, work, mc.pid, None)]
             rows.append(nutcracker_row(mc_port, work, mc.pid))
             rows.append(middleware_row(mc_port, work, mc.pid))
+            rows.append(middleware_row(mc_port, work, mc.pid, "cachelab-mw-b16", batch=16))
             print_rows(rows)
 
             print()

@@ -54,8 +54,9 @@ public final class ConfigParser {
 
     @Option(
         names = "--worker-batch",
-        defaultValue = "16",
-        description = "Requests a worker takes at once and pipelines; 1 = one at a time.")
+        defaultValue = "1",
+        description =
+            "Requests a worker takes at once and pipelines; 1 = one at a time, as in the ASL.")
     int workerBatch;
 
     @Option(names = "--backend-timeout-ms", defaultValue = "1000")

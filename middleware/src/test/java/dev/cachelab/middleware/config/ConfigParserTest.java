@@ -26,7 +26,7 @@ class ConfigParserTest {
     assertThat(config.routing()).isEqualTo(Routing.ROUND_ROBIN);
     assertThat(config.replication()).isEqualTo(1);
     assertThat(config.queueCapacity()).isZero();
-    assertThat(config.workerBatch()).isEqualTo(16);
+    assertThat(config.workerBatch()).isEqualTo(1);
     assertThat(config.backendTimeoutMs()).isEqualTo(1000);
     assertThat(config.maxValueBytes()).isEqualTo(1 << 20);
     assertThat(config.windowMs()).isEqualTo(1000);
@@ -61,7 +61,7 @@ class ConfigParserTest {
               "--queue-capacity",
               "100",
               "--worker-batch",
-              "1",
+              "16",
               "--backend-timeout-ms",
               "250",
               "--max-value-bytes",
@@ -84,7 +84,7 @@ class ConfigParserTest {
     assertThat(config.routing()).isEqualTo(Routing.HASH);
     assertThat(config.replication()).isEqualTo(3);
     assertThat(config.queueCapacity()).isEqualTo(100);
-    assertThat(config.workerBatch()).isEqualTo(1);
+    assertThat(config.workerBatch()).isEqualTo(16);
     assertThat(config.backendTimeoutMs()).isEqualTo(250);
     assertThat(config.maxValueBytes()).isEqualTo(4096);
     assertThat(config.windowMs()).isEqualTo(500);
