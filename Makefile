@@ -80,7 +80,7 @@ clean: ## Remove build outputs (keeps the venv and tool caches).
 ##@ Run
 
 .PHONY: run
-run: deps venv build ## Run the default local experiment ($(SPEC)) and print where its report is.
+run: deps venv build ## Run a local experiment (SPEC, default ops/experiments/quickstart.yaml) and build its report.
 	@$(CACHELAB) run $(SPEC) --target local --report
 
 ##@ Kubernetes
