@@ -273,7 +273,43 @@ class PromClient:
         )
 
 
-class Prometheus:
+class _LoopbackService:
+    """A child process serving HTTP on a free loopback port. Started and stopped from the
+    thread that owns the monitor."""
+
+    port: int
+    _process: ManagedProcess | None
+
+    def _start_on_free_port(
+        self,
+        name: str,
+        attempts: int,
+        argv: Callable[[], list[str]],
+        log_path: Path,
+        ready_url: Callable[[], str],
+    ) -> None:
+        """Start on a fresh port until `ready_url` answers; `argv` and `ready_url` read
+        `self.port`, which is set before each call."""
+        error: MonitorError | None = None
+        for _ in range(attempts):  # the free port can be taken between probe and bind
+            self.port = free_port()
+            self._process = ManagedProcess(name, argv(), log_path)
+            self._process.start()
+            try:
+                wait_http_ok(ready_url(), self._process.proc, START_TIMEOUT_S, name)
+                return
+            except MonitorError as e:
+                error = MonitorError(f"{e}\n{self._process.log_tail()}")
+                self._process.stop()
+        assert error is not None
+        raise error
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.stop()
+
+
+class Prometheus(_LoopbackService):
     """``/usr/bin/prometheus`` on a free loopback port with a generated config and local TSDB."""
 
     def __init__(
@@ -312,36 +348,20 @@ class Prometheus:
             )
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.config_path.write_text(yaml.safe_dump(self.config, sort_keys=False), encoding="utf-8")
-        error: MonitorError | None = None
-        for _ in range(attempts):  # the free port can be taken between probe and bind
-            self.port = free_port()
-            self._process = ManagedProcess(
-                "prometheus",
-                [
-                    self.binary,
-                    f"--config.file={self.config_path}",
-                    f"--storage.tsdb.path={self.storage_path}",
-                    f"--web.listen-address=127.0.0.1:{self.port}",
-                    "--storage.tsdb.retention.time=30d",
-                    "--web.enable-lifecycle",
-                ],
-                self.workdir / "prometheus.log",
-            )
-            self._process.start()
-            try:
-                wait_http_ok(
-                    f"{self.url}/-/ready", self._process.proc, START_TIMEOUT_S, "prometheus"
-                )
-                return
-            except MonitorError as e:
-                error = MonitorError(f"{e}\n{self._process.log_tail()}")
-                self._process.stop()
-        assert error is not None
-        raise error
-
-    def stop(self) -> None:
-        if self._process is not None:
-            self._process.stop()
+        self._start_on_free_port(
+            "prometheus",
+            attempts,
+            lambda: [
+                self.binary,
+                f"--config.file={self.config_path}",
+                f"--storage.tsdb.path={self.storage_path}",
+                f"--web.listen-address=127.0.0.1:{self.port}",
+                "--storage.tsdb.retention.time=30d",
+                "--web.enable-lifecycle",
+            ],
+            self.workdir / "prometheus.log",
+            lambda: f"{self.url}/-/ready",
+        )
 
 
 def serve_stored(monitor_dir: Path, workdir: Path) -> Prometheus:
@@ -358,7 +378,7 @@ def serve_stored(monitor_dir: Path, workdir: Path) -> Prometheus:
     return prometheus
 
 
-class Exporter:
+class Exporter(_LoopbackService):
     """An exporter binary listening on a free loopback port (node or redis exporter)."""
 
     def __init__(self, name: str, argv_for_port: list[str], log_path: Path) -> None:
@@ -373,26 +393,13 @@ class Exporter:
         return f"127.0.0.1:{self.port}"
 
     def start(self, attempts: int = 3) -> None:
-        error: MonitorError | None = None
-        for _ in range(attempts):
-            self.port = free_port()
-            argv = [a.replace("{address}", self.address) for a in self._argv_for_port]
-            self._process = ManagedProcess(self.name, argv, self.log_path)
-            self._process.start()
-            try:
-                wait_http_ok(
-                    f"http://{self.address}/metrics", self._process.proc, START_TIMEOUT_S, self.name
-                )
-                return
-            except MonitorError as e:
-                error = MonitorError(f"{e}\n{self._process.log_tail()}")
-                self._process.stop()
-        assert error is not None
-        raise error
-
-    def stop(self) -> None:
-        if self._process is not None:
-            self._process.stop()
+        self._start_on_free_port(
+            self.name,
+            attempts,
+            lambda: [a.replace("{address}", self.address) for a in self._argv_for_port],
+            self.log_path,
+            lambda: f"http://{self.address}/metrics",
+        )
 
 
 def node_exporter(log_path: Path, binary: str = NODE_EXPORTER_BIN) -> Exporter:

@@ -28,6 +28,7 @@ from cachelab import plots
 from cachelab.analysis import factorial, interactive_law, queueing
 from cachelab.analysis.aggregate import aggregate_points, window_std
 from cachelab.analysis.raw import RawDataError, raw_run_dirs, read_hgrm, read_loadgen_json
+from cachelab.summary import CONFIG_COLUMNS, METRIC_COLUMNS
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE_NAME = "report.html.j2"
@@ -40,23 +41,8 @@ REQUIRED_COLUMNS = (
     "throughput_ops_per_s",
     "response_time_ms",
 )
-METRICS = (
-    "throughput_ops_per_s",
-    "get_ops_per_s",
-    "set_ops_per_s",
-    "response_time_ms",
-    "p50_ms",
-    "p90_ms",
-    "p99_ms",
-    "miss_ratio",
-    "errors",
-    "mw_throughput_ops_per_s",
-    "mw_response_time_ms",
-    "mw_queue_time_ms",
-    "mw_service_time_ms",
-    "mw_queue_length",
-)
-POINT_COLUMNS = ("total_clients", "workers", "middlewares", "servers", "think_time_ms")
+METRICS = tuple(c for c in METRIC_COLUMNS if c not in ("hits", "misses", "status"))
+POINT_COLUMNS = tuple(CONFIG_COLUMNS)
 MW_COLUMNS = ("mw_queue_time_ms", "mw_service_time_ms", "mw_response_time_ms")
 
 

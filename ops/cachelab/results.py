@@ -23,14 +23,43 @@ import re
 import shutil
 import socket
 import subprocess
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from cachelab import __version__
 
+if TYPE_CHECKING:
+    from cachelab.spec import Point
+
 RunStatus = Literal["ok", "partial", "failed"]
 ExperimentState = Literal["running", "complete", "interrupted", "failed"]
+
+
+def start_point_record(point: Point, repetition: int, **extra: Any) -> dict[str, Any]:
+    """The point.json record of a run as it starts (failed until the runner says otherwise);
+    `extra` holds a target's own fields. Called from a runner's thread."""
+    return {
+        "point": point.index,
+        "repetition": repetition,
+        "label": point.label(),
+        "values": point.values,
+        "spec": point.spec.model_dump(mode="json"),
+        "status": "failed",
+        "message": "",
+        **extra,
+        "started_epoch_ms": time.time() * 1000.0,
+    }
+
+
+def finish_point_record(
+    run_dir: Path, record: dict[str, Any], status: RunStatus, message: str
+) -> None:
+    """Stamp a run's outcome and end time on its record and write point.json."""
+    record["status"], record["message"] = status, message
+    record["finished_epoch_ms"] = time.time() * 1000.0
+    write_json(run_dir / "point.json", record)
 
 
 def utc_stamp(now: dt.datetime | None = None) -> str:

@@ -578,6 +578,23 @@ def _format(value: Any) -> str:
     return str(value)
 
 
+def add_summary_row(
+    rows: list[dict[str, Any]], run_dir: Path, axes: Sequence[str], path: Path
+) -> str | None:
+    """Summarise one run into `rows` (replacing an older row of the same point and repetition)
+    and rewrite summary.csv; returns why there is no row, or None. Called from a runner's thread.
+    """
+    try:
+        row = summarize_run(run_dir)
+    except (SummaryError, KeyError, ValueError) as error:
+        return str(error)
+    key = (row["point"], row["repetition"])
+    rows[:] = [r for r in rows if (r["point"], r["repetition"]) != key]
+    rows.append(row)
+    write_summary_csv(rows, axes, path)
+    return None
+
+
 def write_summary_csv(rows: Sequence[dict[str, Any]], axes: Sequence[str], path: Path) -> Path:
     """Write rows (missing columns empty) in the documented column order."""
     columns = summary_columns(axes)

@@ -33,9 +33,18 @@ from cachelab.k8s import plan
 from cachelab.k8s.collect import CollectError, log_without_blocks, result_blocks
 from cachelab.k8s.kube import K8sError, Kube, find_helm
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
-from cachelab.results import ResultsDir, RunRecord, RunStatus, Status, collect_metadata, write_json
+from cachelab.results import (
+    ResultsDir,
+    RunRecord,
+    RunStatus,
+    Status,
+    collect_metadata,
+    finish_point_record,
+    start_point_record,
+    write_json,
+)
 from cachelab.spec import Point, Spec
-from cachelab.summary import SummaryError, summarize_run, write_summary_csv
+from cachelab.summary import add_summary_row
 
 BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
@@ -82,23 +91,15 @@ class K8sRunner:
     # --- one run ------------------------------------------------------------------------------
 
     def run_one(self, point: Point, repetition: int) -> RunRecord:
-        spec = point.spec
         run_dir = self.results.run_dir(point.index, repetition)
-        record: dict[str, Any] = {
-            "point": point.index,
-            "repetition": repetition,
-            "label": point.label(),
-            "values": point.values,
-            "spec": spec.model_dump(mode="json"),
-            "status": "failed",
-            "message": "",
-            "target": "k8s",
-            "namespace": self.kube.namespace,
-            "release": self.target.release,
-            "started_epoch_ms": time.time() * 1000.0,
-            "loadgens": [],
-            "middlewares": [],
-        }
+        record = start_point_record(
+            point,
+            repetition,
+            target="k8s",
+            namespace=self.kube.namespace,
+            release=self.target.release,
+        )
+        record["loadgens"], record["middlewares"] = [], []
         status: RunStatus = "failed"
         message = ""
         try:
@@ -106,9 +107,7 @@ class K8sRunner:
         except (K8sError, plan.PlanError, CollectError, OSError) as error:
             status, message = "failed", str(error)
         finally:
-            record["status"], record["message"] = status, message
-            record["finished_epoch_ms"] = time.time() * 1000.0
-            write_json(run_dir / "point.json", record)
+            finish_point_record(run_dir, record, status, message)
             self._add_row(run_dir)
         return RunRecord(point.index, repetition, status, message)
 
@@ -356,15 +355,10 @@ class K8sRunner:
     # --- the experiment -----------------------------------------------------------------------
 
     def _add_row(self, run_dir: Path) -> None:
-        try:
-            row = summarize_run(run_dir)
-        except (SummaryError, KeyError, ValueError) as error:
+        sweep = list(self.spec.sweep)
+        error = add_summary_row(self.rows, run_dir, sweep, self.results.summary_file)
+        if error is not None:
             self.console.print(f"[yellow]{run_dir.name}: no summary row ({error})")
-            return
-        key = (row["point"], row["repetition"])
-        self.rows = [r for r in self.rows if (r["point"], r["repetition"]) != key]
-        self.rows.append(row)
-        write_summary_csv(self.rows, list(self.spec.sweep), self.results.summary_file)
 
     def run(self) -> Status:
         points = self.spec.points()

@@ -69,10 +69,10 @@ def loadgen_argv(
     return argv
 
 
-def preload_argv(
-    java: str, jar: Path, spec: Spec, host: str, port: int, json_out: Path
+def _one_server_argv(
+    java: str, jar: Path, spec: Spec, host: str, port: int, json_out: Path, *flags: str
 ) -> list[str]:
-    """Write every key once into one server (`-n allkeys --key-pattern=P:P`)."""
+    """A single-threaded loadgen against one server, with the spec's workload and `flags`."""
     return [
         java,
         *SHORT_JVM,
@@ -82,33 +82,45 @@ def preload_argv(
         f"--port={port}",
         *_workload_flags(spec, spec.workload.protocol),
         "--threads=1",
+        *flags,
+        f"--json-out-file={json_out}",
+    ]
+
+
+def preload_argv(
+    java: str, jar: Path, spec: Spec, host: str, port: int, json_out: Path
+) -> list[str]:
+    """Write every key once into one server (`-n allkeys --key-pattern=P:P`)."""
+    return _one_server_argv(
+        java,
+        jar,
+        spec,
+        host,
+        port,
+        json_out,
         "--clients=4",
         "--ratio=1:0",
         "--key-pattern=P:P",
         "--requests=allkeys",
-        f"--json-out-file={json_out}",
-    ]
+    )
 
 
 def verify_argv(
     java: str, jar: Path, spec: Spec, host: str, port: int, json_out: Path
 ) -> list[str]:
     """A short read-only run against one server, to check its miss ratio after the preload."""
-    return [
+    return _one_server_argv(
         java,
-        *SHORT_JVM,
-        "-jar",
-        str(jar),
-        f"--server={host}",
-        f"--port={port}",
-        *_workload_flags(spec, spec.workload.protocol),
-        "--threads=1",
+        jar,
+        spec,
+        host,
+        port,
+        json_out,
         "--clients=2",
         "--ratio=0:1",
         "--key-pattern=R:R",
         f"--requests={VERIFY_REQUESTS_PER_CLIENT}",
-        f"--json-out-file={json_out}",
-    ]
+    )
 
 
 def middleware_argv(

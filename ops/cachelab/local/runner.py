@@ -33,9 +33,18 @@ from cachelab.local.progress import RunProgress
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
 from cachelab.local.tools import Toolchain, repo_root
 from cachelab.monitor import LocalMonitor, MonitorSettings
-from cachelab.results import ResultsDir, RunRecord, RunStatus, Status, collect_metadata, write_json
+from cachelab.results import (
+    ResultsDir,
+    RunRecord,
+    RunStatus,
+    Status,
+    collect_metadata,
+    finish_point_record,
+    start_point_record,
+    write_json,
+)
 from cachelab.spec import Point, Spec
-from cachelab.summary import SummaryError, client_stats, summarize_run, write_summary_csv
+from cachelab.summary import SummaryError, add_summary_row, client_stats
 
 LISTENING = "cachelab middleware listening on"
 MISS_RATIO_TOLERANCE = 0.02
@@ -171,16 +180,7 @@ class LocalRunner:
     def run_one(self, point: Point, repetition: int) -> RunRecord:
         spec = point.spec
         run_dir = self.results.run_dir(point.index, repetition)
-        record: dict[str, Any] = {
-            "point": point.index,
-            "repetition": repetition,
-            "label": point.label(),
-            "values": point.values,
-            "spec": spec.model_dump(mode="json"),
-            "status": "failed",
-            "message": "",
-            "started_epoch_ms": time.time() * 1000.0,
-        }
+        record = start_point_record(point, repetition)
         status: RunStatus = "failed"
         message = ""
         group: ServerGroup | None = None
@@ -206,12 +206,10 @@ class LocalRunner:
             status, message = "partial", "interrupted"
             raise
         finally:
-            record["status"], record["message"] = status, message
-            record["finished_epoch_ms"] = time.time() * 1000.0
             if group is not None:
                 stats = {s.address: server_stats(s) for s in group.servers}
                 write_json(run_dir / "servers.json", stats)
-            write_json(run_dir / "point.json", record)
+            finish_point_record(run_dir, record, status, message)
             self._add_row(run_dir)
         return RunRecord(point.index, repetition, status, message)
 
@@ -295,18 +293,10 @@ class LocalRunner:
             proc.stop(grace_s=10.0)
 
     def _add_row(self, run_dir: Path) -> None:
-        try:
-            row = summarize_run(run_dir)
-        except (SummaryError, KeyError, ValueError) as error:
+        sweep = list(self.spec.sweep)
+        error = add_summary_row(self.rows, run_dir, sweep, self.results.summary_file)
+        if error is not None:
             self.console.log(f"[yellow]{run_dir.name}: no summary row ({error})")
-            return
-        self.rows = [
-            r
-            for r in self.rows
-            if (r["point"], r["repetition"]) != (row["point"], row["repetition"])
-        ]
-        self.rows.append(row)
-        write_summary_csv(self.rows, list(self.spec.sweep), self.results.summary_file)
 
     # --- the experiment -----------------------------------------------------------------------
 

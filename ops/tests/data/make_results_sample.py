@@ -22,6 +22,7 @@ import numpy as np
 import yaml
 
 from cachelab.analysis.queueing import mva
+from cachelab.summary import summary_columns
 
 SERVICE_MS = 0.40  # worker <-> memcached round trip
 MW_OTHER_MS = 0.03  # parse and reply inside the middleware, outside queue and service
@@ -60,32 +61,6 @@ SAMPLE_SPEC: dict[str, Any] = {
     "run": {"repetitions": 2, "duration_s": 10, "warmup_s": 2, "cooldown_s": 2},
     "report": {"x": "total_clients", "series": "topology.workers"},
 }
-
-SUMMARY_COLUMNS_BEFORE_AXES = ["point", "repetition"]
-SUMMARY_COLUMNS_AFTER_AXES = [
-    "total_clients",
-    "workers",
-    "middlewares",
-    "servers",
-    "think_time_ms",
-    "throughput_ops_per_s",
-    "get_ops_per_s",
-    "set_ops_per_s",
-    "response_time_ms",
-    "p50_ms",
-    "p90_ms",
-    "p99_ms",
-    "hits",
-    "misses",
-    "miss_ratio",
-    "errors",
-    "mw_throughput_ops_per_s",
-    "mw_response_time_ms",
-    "mw_queue_time_ms",
-    "mw_service_time_ms",
-    "mw_queue_length",
-    "status",
-]
 
 
 def _set_path(tree: dict[str, Any], dotted: str, value: Any) -> None:
@@ -480,7 +455,7 @@ def write_results(root: Path, spec: dict[str, Any], seed: int = 2017) -> Path:
                 + "\n"
             )
             rows.append(row)
-    columns = SUMMARY_COLUMNS_BEFORE_AXES + axes + SUMMARY_COLUMNS_AFTER_AXES
+    columns = summary_columns(axes)
     with (root / "summary.csv").open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()

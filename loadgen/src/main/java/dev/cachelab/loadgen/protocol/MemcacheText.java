@@ -63,7 +63,7 @@ public final class MemcacheText implements WireProtocol {
   }
 
   /** State machine over reply lines and data blocks. */
-  static final class Parser implements ReplyParser {
+  static final class Parser extends LineReplyParser {
     private static final byte[] VALUE = bytes("VALUE ");
     private static final byte[] END = bytes("END\r");
     private static final byte[] STORED = bytes("STORED\r");
@@ -74,84 +74,28 @@ public final class MemcacheText implements WireProtocol {
     private static final byte[] CLIENT_ERROR = bytes("CLIENT_ERROR");
     private static final byte[] SERVER_ERROR = bytes("SERVER_ERROR");
 
-    private enum State {
-      LINE,
-      DATA,
-      DATA_END
-    }
-
-    private State state = State.LINE;
-    private int expectedKeys;
-    private int hits;
-    private boolean error;
-    private long dataRemaining;
-
     @Override
-    public void expect(int getKeys) {
-      expectedKeys = getKeys;
-      hits = 0;
-      error = false;
-      state = State.LINE;
-    }
-
-    @Override
-    public int hits() {
-      return hits;
-    }
-
-    @Override
-    public boolean errorReply() {
-      return error;
-    }
-
-    @Override
-    public boolean parse(ByteBuffer in) throws ProtocolException {
+    protected void checkLine(ByteBuffer in, int start, int nl) throws ProtocolException {
       byte[] a = Ascii.array(in);
-      while (true) {
-        switch (state) {
-          case LINE -> {
-            int start = in.position();
-            int nl = Ascii.findLineEnd(a, start, in.limit());
-            if (nl < 0) {
-              return false;
-            }
-            if (nl == start || a[nl - 1] != '\r') {
-              throw new ProtocolException(
-                  "reply line not terminated by \\r\\n: "
-                      + ProtocolException.quote(in, start, nl - start + 1));
-            }
-            in.position(nl + 1);
-            if (onLine(in, start, nl)) {
-              return true;
-            }
-          }
-          case DATA -> {
-            int n = (int) Math.min(in.remaining(), dataRemaining);
-            in.position(in.position() + n);
-            dataRemaining -= n;
-            if (dataRemaining > 0) {
-              return false;
-            }
-            state = State.DATA_END;
-          }
-          case DATA_END -> {
-            if (in.remaining() < 2) {
-              return false;
-            }
-            int p = in.position();
-            if (a[p] != '\r' || a[p + 1] != '\n') {
-              throw new ProtocolException(
-                  "data block not terminated by \\r\\n: " + ProtocolException.quote(in, p, 2));
-            }
-            in.position(p + 2);
-            state = State.LINE;
-          }
-        }
+      if (nl == start || a[nl - 1] != '\r') {
+        throw new ProtocolException(
+            "reply line not terminated by \\r\\n: "
+                + ProtocolException.quote(in, start, nl - start + 1));
       }
     }
 
-    /** Handles one line {@code [start, nl]}; returns true when the reply is complete. */
-    private boolean onLine(ByteBuffer in, int start, int nl) throws ProtocolException {
+    @Override
+    protected boolean onPayloadEnd() {
+      return false;
+    }
+
+    @Override
+    protected String payloadName() {
+      return "data block";
+    }
+
+    @Override
+    protected boolean onLine(ByteBuffer in, int start, int nl) throws ProtocolException {
       byte[] a = Ascii.array(in);
       int end = nl + 1;
       if (Ascii.startsWith(a, start, end, SERVER_ERROR)
@@ -172,8 +116,7 @@ public final class MemcacheText implements WireProtocol {
                     + " keys requested: "
                     + ProtocolException.quote(in, start, end - start));
           }
-          dataRemaining = valueBytes(in, start, nl);
-          state = State.DATA;
+          expectPayload(valueBytes(in, start, nl));
           return false;
         }
         throw new ProtocolException(

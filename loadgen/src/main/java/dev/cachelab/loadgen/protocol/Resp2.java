@@ -86,90 +86,38 @@ public final class Resp2 implements WireProtocol {
   }
 
   /** State machine over RESP type lines and bulk payloads. */
-  static final class Parser implements ReplyParser {
-    private enum State {
-      TYPE,
-      BULK,
-      BULK_END
-    }
-
-    private State state = State.TYPE;
-    private int expectedKeys;
-    private int hits;
-    private boolean error;
+  static final class Parser extends LineReplyParser {
     private boolean inArray;
     private int elementsLeft;
-    private long bulkRemaining;
 
     @Override
     public void expect(int getKeys) {
-      expectedKeys = getKeys;
-      hits = 0;
-      error = false;
+      super.expect(getKeys);
       inArray = false;
-      state = State.TYPE;
     }
 
     @Override
-    public int hits() {
-      return hits;
-    }
-
-    @Override
-    public boolean errorReply() {
-      return error;
-    }
-
-    @Override
-    public boolean parse(ByteBuffer in) throws ProtocolException {
+    protected void checkLine(ByteBuffer in, int start, int nl) throws ProtocolException {
       byte[] a = Ascii.array(in);
-      while (true) {
-        switch (state) {
-          case TYPE -> {
-            int start = in.position();
-            int nl = Ascii.findLineEnd(a, start, in.limit());
-            if (nl < 0) {
-              return false;
-            }
-            if (nl - start < 3 || a[nl - 1] != '\r') {
-              throw new ProtocolException(
-                  "malformed RESP line: " + ProtocolException.quote(in, start, nl - start + 1));
-            }
-            in.position(nl + 1);
-            if (onTypeLine(in, start, nl)) {
-              return true;
-            }
-          }
-          case BULK -> {
-            int n = (int) Math.min(in.remaining(), bulkRemaining);
-            in.position(in.position() + n);
-            bulkRemaining -= n;
-            if (bulkRemaining > 0) {
-              return false;
-            }
-            state = State.BULK_END;
-          }
-          case BULK_END -> {
-            if (in.remaining() < 2) {
-              return false;
-            }
-            int p = in.position();
-            if (a[p] != '\r' || a[p + 1] != '\n') {
-              throw new ProtocolException(
-                  "bulk string not terminated by \\r\\n: " + ProtocolException.quote(in, p, 2));
-            }
-            in.position(p + 2);
-            state = State.TYPE;
-            if (elementDone()) {
-              return true;
-            }
-          }
-        }
+      if (nl - start < 3 || a[nl - 1] != '\r') {
+        throw new ProtocolException(
+            "malformed RESP line: " + ProtocolException.quote(in, start, nl - start + 1));
       }
     }
 
+    @Override
+    protected boolean onPayloadEnd() {
+      return elementDone();
+    }
+
+    @Override
+    protected String payloadName() {
+      return "bulk string";
+    }
+
     /** Handles one type line; returns true when the whole reply is complete. */
-    private boolean onTypeLine(ByteBuffer in, int start, int nl) throws ProtocolException {
+    @Override
+    protected boolean onLine(ByteBuffer in, int start, int nl) throws ProtocolException {
       byte[] a = Ascii.array(in);
       byte type = a[start];
       switch (type) {
@@ -195,8 +143,7 @@ public final class Resp2 implements WireProtocol {
             return elementDone();
           }
           hits++;
-          bulkRemaining = length;
-          state = State.BULK;
+          expectPayload(length);
           return false;
         }
         case '*' -> {

@@ -87,10 +87,7 @@ class FailureIntegrationTest {
       "--ratio=0:1",
       "--key-maximum=9"
     };
-    String[] all = new String[base.length + extra.length];
-    System.arraycopy(base, 0, all, 0, base.length);
-    System.arraycopy(extra, 0, all, base.length, extra.length);
-    return all;
+    return LoadgenRunner.concat(base, extra);
   }
 
   @Test

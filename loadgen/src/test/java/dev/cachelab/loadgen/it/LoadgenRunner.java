@@ -37,6 +37,14 @@ final class LoadgenRunner {
 
   private LoadgenRunner() {}
 
+  /** {@code base} followed by {@code extra}: a test's fixed options plus one case's own. */
+  static String[] concat(String[] base, String... extra) {
+    String[] all = new String[base.length + extra.length];
+    System.arraycopy(base, 0, all, 0, base.length);
+    System.arraycopy(extra, 0, all, base.length, extra.length);
+    return all;
+  }
+
   static Outcome run(Path dir, String... args) throws IOException {
     Path json = dir.resolve("run-" + System.nanoTime() + ".json");
     List<String> all = new ArrayList<>(List.of(args));

@@ -40,10 +40,7 @@ class MemcachedIntegrationTest {
       "--quiet",
       "--hide-histogram"
     };
-    String[] all = new String[base.length + extra.length];
-    System.arraycopy(base, 0, all, 0, base.length);
-    System.arraycopy(extra, 0, all, base.length, extra.length);
-    return all;
+    return LoadgenRunner.concat(base, extra);
   }
 
   @Test

@@ -28,10 +28,7 @@ class RedisIntegrationTest {
 
   private String[] args(String... extra) {
     String[] base = {"-s", "127.0.0.1", "-p", "" + redis.port, "-P", "redis", "--quiet"};
-    String[] all = new String[base.length + extra.length];
-    System.arraycopy(base, 0, all, 0, base.length);
-    System.arraycopy(extra, 0, all, base.length, extra.length);
-    return all;
+    return LoadgenRunner.concat(base, extra);
   }
 
   private static long delta(Map<String, Long> before, Map<String, Long> after, String name) {

@@ -1,5 +1,7 @@
 package dev.cachelab.loadgen.protocol;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -40,6 +42,17 @@ final class ParserHarness {
       in.compact();
     }
     return replies;
+  }
+
+  /** Asserts that {@code wire} parses to {@code replies} when fed in chunks of every size. */
+  static void assertParsesInAnySplit(
+      WireProtocol protocol, int[] expectedKeys, String wire, Reply... replies)
+      throws ProtocolException {
+    for (int chunk = 1; chunk <= wire.length(); chunk++) {
+      assertThat(feed(protocol.newParser(), expectedKeys, wire, chunk))
+          .as("chunk %d", chunk)
+          .containsExactly(replies);
+    }
   }
 
   static String encode(java.util.function.Consumer<ByteBuffer> encoder) {
