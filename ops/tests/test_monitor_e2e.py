@@ -73,7 +73,7 @@ preload:
   expected_miss_ratio: 0.0
 run:
   repetitions: 1
-  duration_s: 6
+  duration_s: 9
   warmup_s: 1
   cooldown_s: 1
 """
@@ -102,7 +102,7 @@ preload:
   expected_miss_ratio: 0.0
 run:
   repetitions: 1
-  duration_s: 5
+  duration_s: 9
   warmup_s: 1
   cooldown_s: 1
 """
