@@ -47,6 +47,7 @@ from cachelab.spec import Point, Spec
 from cachelab.summary import add_summary_row
 
 BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
+POLL_S = 1.0  # how often the runner looks at pods and Jobs while it waits
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 
 
@@ -169,11 +170,26 @@ class K8sRunner:
             f"app.kubernetes.io/instance={self.target.release},"
             f"app.kubernetes.io/component={backend}"
         )
-        self.kube.kubectl("delete", "pod", "-l", selector, "--wait=true")
+        old_uids = self._pod_uids(selector)
+        # Not `--wait=true`: the StatefulSet recreates the pods under the same names at once, and
+        # kubectl's wait for deletion was seen to hang on that for good (kwok, kubectl 1.32).
+        # Wait instead, bounded, until no pod with an old UID is left.
+        self.kube.kubectl("delete", "pod", "-l", selector, "--wait=false")
+        deadline = time.monotonic() + self.timeout_s
+        while old_uids & self._pod_uids(selector):
+            if time.monotonic() > deadline:
+                raise K8sError(
+                    f"server pods ({selector}) still not deleted after {self.timeout_s:.0f} s"
+                )
+            time.sleep(POLL_S)
         self.kube.kubectl(
             "rollout", "status", f"statefulset/{self.target.fullname}-{backend}",
             f"--timeout={int(self.timeout_s)}s", timeout_s=self.timeout_s + 30,
         )  # fmt: skip
+
+    def _pod_uids(self, selector: str) -> set[str]:
+        pods = self.kube.get("pod", "-l", selector)
+        return {str(p["metadata"]["uid"]) for p in pods.get("items", [])}
 
     def _wait_job(self, name: str, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -196,7 +212,7 @@ class K8sRunner:
                     f"{job_status.get('succeeded', 0)} of {completions}); see "
                     f"kubectl -n {self.kube.namespace} describe job {name}"
                 )
-            time.sleep(1.0)
+            time.sleep(POLL_S)
 
     def _failed_pod_logs(self, job: str) -> str:
         pods = self.kube.get("pods", "-l", f"batch.kubernetes.io/job-name={job}")["items"]
