@@ -271,6 +271,8 @@ def _middleware_panels(sel: str, per_pod: bool) -> tuple[Panel, ...]:
     mw = "cachelab_middleware"
     gets = 'op=~"get|multiget"'
     share_num = f"sum by (server) ({_rate(mw + '_server_requests_total', sel)})"
+    busy_rate = _rate(mw + "_worker_busy_seconds_total", sel)
+    workers = f"{mw}_workers{{{sel}}}"
     share_den = f"sum({_rate(mw + '_server_requests_total', sel)})"
     panels = [
         Panel(
@@ -308,9 +310,11 @@ def _middleware_panels(sel: str, per_pod: bool) -> tuple[Panel, ...]:
             "Worker busy fraction",
             "percentunit",
             (
+                # pair each middleware's busy rate with its own worker count: when one
+                # middleware stops first, its gauge goes stale before its rate window ends
                 Query(
-                    f"sum({_rate(mw + '_worker_busy_seconds_total', sel)})"
-                    f" / sum({mw}_workers{{{sel}}})",
+                    f"sum({busy_rate} and on(instance) {workers})"
+                    f" / sum({workers} and on(instance) {busy_rate})",
                     "busy",
                 ),
             ),
