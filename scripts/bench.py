@@ -3,12 +3,20 @@
 
 Part 1 drives one memcached with the cachelab loadgen (2 threads x 16 closed-loop clients,
 1 KiB values, --ratio=1:9, preloaded keys) directly, through twemproxy (nutcracker) and through
-the cachelab middleware (8 workers; once as the ASL worker, --worker-batch 1, the default, and
-once with --worker-batch 16), and prints each proxy's CPU seconds per request (utime + stime from
-/proc/<pid>/stat) next to throughput and p50/p99, as ratios to nutcracker and to direct.
+the cachelab middleware in each variant of BENCH_MIDDLEWARE (workers:worker-batch pairs, default
+"8:1,8:16,2:16": the ASL worker, then 16-request batches with 8 and with 2 workers), and prints
+each proxy's CPU seconds per request (utime + stime from /proc/<pid>/stat) next to throughput and
+p50/p99, as ratios to nutcracker and to direct, then the CPU budget a proxy sharing this machine
+would have for 0.8x direct's throughput. Every target first gets BENCH_WARMUP_SECONDS (default 5) of unmeasured
+load, so JVM start-up and JIT compilation are not counted against the middleware.
 
 Part 2 compares the loadgen with memcaslap (-T 2 -c 32) against one memcached: ops/s and the
 client's own CPU seconds per request (from wait4 rusage), as ratios.
+
+Each target of part 1 is measured in BENCH_PROXY_ROUNDS (3) rounds, every other round in reversed
+order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS
+(2, part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2"),
+LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's).
 
 Timing results depend on the machine; this is a benchmark, not a test. Standard library only.
 """
@@ -24,7 +32,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +47,22 @@ KEYS = int(os.environ.get("BENCH_KEYS", "100000"))
 LOADGEN_JAVA_OPTS = os.environ.get(
     "LOADGEN_JAVA_OPTS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xms64m -Xmx512m"
 ).split()
+# The middleware runs with the JVM options of the local runner (ops/cachelab/local/commands.py).
+MIDDLEWARE_JAVA_OPTS = os.environ.get(
+    "MIDDLEWARE_JAVA_OPTS", "-XX:+UseParallelGC -Xms256m -Xmx1g"
+).split()
+# Unmeasured load before each measured run, so start-up and JIT compilation are not counted.
+WARMUP_SECONDS = int(os.environ.get("BENCH_WARMUP_SECONDS", "5"))
+# Middleware variants, as workers:worker-batch pairs; 8:1 is the ASL worker.
+MIDDLEWARE_VARIANTS = [
+    (int(w), int(b))
+    for w, b in (
+        v.split(":")
+        for v in os.environ.get("BENCH_MIDDLEWARE", "8:1,8:16,2:16").split(",")
+    )
+]
+PROXY_ROUNDS = int(os.environ.get("BENCH_PROXY_ROUNDS", "3"))
+PARTS = os.environ.get("BENCH_PARTS", "1,2").split(",")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -44,7 +70,10 @@ def java() -> str:
     home = (
         os.environ.get("JAVA_HOME")
         or subprocess.run(
-            [str(ROOT / "scripts" / "find-jdk.sh")], capture_output=True, text=True, check=True
+            [str(ROOT / "scripts" / "find-jdk.sh")],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
     )
     return str(Path(home) / "bin" / "java")
@@ -56,17 +85,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
+def wait_port(
+    port: int, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30
+) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with status {proc.returncode} before listening")
+            raise RuntimeError(
+                f"{what} exited with status {proc.returncode} before listening"
+            )
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 return
         except OSError:
             time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port} within {timeout_s} s")
+    raise RuntimeError(
+        f"{what} did not listen on 127.0.0.1:{port} within {timeout_s} s"
+    )
 
 
 def cpu_seconds(pid: int) -> float:
@@ -116,7 +151,9 @@ def loadgen(port: int, work: Path, name: str, extra: list[str]) -> ClientRun:
     ]
     status, cpu = run_client(cmd, work / f"{name}.log")
     if status != 0:
-        raise RuntimeError(f"loadgen ({name}) failed:\n{(work / f'{name}.log').read_text()}")
+        raise RuntimeError(
+            f"loadgen ({name}) failed:\n{(work / f'{name}.log').read_text()}"
+        )
     totals = json.loads(out.read_text())["ALL STATS"]["Totals"]
     pct = totals["Percentile Latencies"]
     return ClientRun(
@@ -165,11 +202,19 @@ class Row:
 def measured_row(
     name: str, port: int, work: Path, memcached_pid: int, proxy_pid: int | None
 ) -> Row:
+    if WARMUP_SECONDS > 0:
+        loadgen(
+            port, work, f"{name}-warmup", [*MEASURE, f"--test-time={WARMUP_SECONDS}"]
+        )
     proxy_before = cpu_seconds(proxy_pid) if proxy_pid else 0.0
     server_before = cpu_seconds(memcached_pid)
     run = measure(port, work, name)
     server_us = (cpu_seconds(memcached_pid) - server_before) / run.requests * 1e6
-    proxy_us = (cpu_seconds(proxy_pid) - proxy_before) / run.requests * 1e6 if proxy_pid else None
+    proxy_us = (
+        (cpu_seconds(proxy_pid) - proxy_before) / run.requests * 1e6
+        if proxy_pid
+        else None
+    )
     return Row(name, run, proxy_us, server_us)
 
 
@@ -200,14 +245,22 @@ def nutcracker_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
 
 
 def middleware_row(
-    mc_port: int, work: Path, memcached_pid: int, name: str = "cachelab-mw", batch: int = 1
+    mc_port: int, work: Path, memcached_pid: int, workers: int, batch: int
 ) -> Row:
-    """The middleware with 8 workers; `batch` is its --worker-batch (1 = the ASL worker)."""
+    """The middleware with `workers` workers; `batch` is its --worker-batch (1 = the ASL worker)."""
+    name = f"cachelab-t{workers}-b{batch}"
     if not MIDDLEWARE_JAR.exists():
-        return Row(name, None, None, 0.0, f"skipped: {MIDDLEWARE_JAR.relative_to(ROOT)} not built")
+        return Row(
+            name,
+            None,
+            None,
+            0.0,
+            f"skipped: {MIDDLEWARE_JAR.relative_to(ROOT)} not built",
+        )
     port = free_port()
     cmd = [
-        java(), "-jar", str(MIDDLEWARE_JAR), "-l", "127.0.0.1", "-p", str(port), "-t", "8",
+        java(), *MIDDLEWARE_JAVA_OPTS, "-jar", str(MIDDLEWARE_JAR), "-l", "127.0.0.1",
+        "-p", str(port), "-t", str(workers),
         "-s", "false", "-m", f"127.0.0.1:{mc_port}", "--worker-batch", str(batch),
     ]  # fmt: skip
     log = (work / "middleware.log").open("wb")
@@ -223,7 +276,19 @@ def middleware_row(
 
 
 def start_memcached(port: int) -> subprocess.Popen[bytes]:
-    cmd = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "2", "-m", "1024"]
+    cmd = [
+        "memcached",
+        "-l",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "-U",
+        "0",
+        "-t",
+        "2",
+        "-m",
+        "1024",
+    ]
     if os.geteuid() == 0:
         cmd += ["-u", "root"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
@@ -254,7 +319,17 @@ def preload(port: int, work: Path) -> None:
 
 
 def memcaslap(port: int, work: Path) -> tuple[float, int, float]:
-    cmd = ["memcaslap", "-s", f"127.0.0.1:{port}", "-T", "2", "-c", "32", "-t", f"{SECONDS}s"]
+    cmd = [
+        "memcaslap",
+        "-s",
+        f"127.0.0.1:{port}",
+        "-T",
+        "2",
+        "-c",
+        "32",
+        "-t",
+        f"{SECONDS}s",
+    ]
     status, cpu = run_client(cmd, work / "memcaslap.log")
     text = (work / "memcaslap.log").read_text(errors="replace")
     found = re.findall(r"Run time: [\d.]+s Ops: (\d+) TPS: (\d+)", text)
@@ -268,29 +343,91 @@ def ratio(a: float | None, b: float | None) -> str:
     return f"x{a / b:.2f}" if a and b else "-"
 
 
+def proxy_rounds(mc_port: int, work: Path, memcached_pid: int) -> list[Row]:
+    """PROXY_ROUNDS rounds over every target, in reversed order every other round; per target
+    the round with the median throughput (its CPU figures come from the same run)."""
+    targets: list[tuple[str, Callable[[], Row]]] = [
+        ("direct", partial(measured_row, "direct", mc_port, work, memcached_pid, None)),
+        ("twemproxy", partial(nutcracker_row, mc_port, work, memcached_pid)),
+    ]
+    for workers, batch in MIDDLEWARE_VARIANTS:
+        run = partial(middleware_row, mc_port, work, memcached_pid, workers, batch)
+        targets.append((f"cachelab-t{workers}-b{batch}", run))
+    runs: dict[str, list[Row]] = {name: [] for name, _ in targets}
+    for n in range(PROXY_ROUNDS):
+        order = targets if n % 2 == 0 else targets[::-1]
+        for name, measure_target in order:
+            row = measure_target()
+            runs[name].append(row)
+            ops = f"{row.run.ops_per_s:.0f} ops/s" if row.run else row.note
+            print(f"  round {n + 1}/{PROXY_ROUNDS}: {name}: {ops}", flush=True)
+    return [median_row(runs[name]) for name, _ in targets]
+
+
+def median_row(rows: list[Row]) -> Row:
+    measured = sorted(
+        (r for r in rows if r.run is not None),
+        key=lambda r: r.run.ops_per_s if r.run else 0,
+    )
+    if not measured:
+        return rows[0]
+    return measured[(len(measured) - 1) // 2]
+
+
 def print_rows(rows: list[Row]) -> None:
     direct = next(r for r in rows if r.name == "direct")
     nut = next((r for r in rows if r.name == "twemproxy"), None)
     header = (
-        f"{'target':<15} {'ops/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'proxy CPU us/req':>17}"
-        f" {'server CPU us/req':>18} {'ops/s vs direct':>16} {'ops/s vs nutcracker':>20}"
+        f"{'target':<17} {'ops/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'proxy CPU us/req':>17}"
+        f" {'server CPU us/req':>18} {'client CPU us/req':>18} {'ops/s vs direct':>16} {'ops/s vs nutcracker':>20}"
         f" {'proxy CPU vs nutcracker':>24} {'proxy CPU vs server':>20}"
     )
     print(header)
     print("-" * len(header))
     for r in rows:
         if r.run is None:
-            print(f"{r.name:<15} {r.note}")
+            print(f"{r.name:<17} {r.note}")
             continue
         proxy = f"{r.proxy_cpu_us:.2f}" if r.proxy_cpu_us is not None else "-"
         print(
-            f"{r.name:<15} {r.run.ops_per_s:>9.0f} {r.run.p50_ms:>7.3f} {r.run.p99_ms:>7.3f}"
-            f" {proxy:>17} {r.server_cpu_us:>18.2f}"
+            f"{r.name:<17} {r.run.ops_per_s:>9.0f} {r.run.p50_ms:>7.3f} {r.run.p99_ms:>7.3f}"
+            f" {proxy:>17} {r.server_cpu_us:>18.2f} {client_us(r.run):>18.2f}"
             f" {ratio(r.run.ops_per_s, direct.run.ops_per_s if direct.run else None):>16}"
             f" {ratio(r.run.ops_per_s, nut.run.ops_per_s if nut and nut.run else None):>20}"
             f" {ratio(r.proxy_cpu_us, nut.proxy_cpu_us if nut else None):>24}"
             f" {ratio(r.proxy_cpu_us, direct.server_cpu_us):>20}"
         )
+
+
+def client_us(run: ClientRun) -> float:
+    """The loadgen's CPU per request (its JVM start-up included, so slightly high)."""
+    return run.client_cpu_s / run.requests * 1e6
+
+
+def print_budget(rows: list[Row], share_of_direct: float = 0.8) -> None:
+    """What a proxy may spend per request for `share_of_direct` of direct's throughput here.
+
+    Client, server and proxy share this machine's CPUs, so at N ops/s they can spend at most
+    cpus / N seconds per request together; what the client and the server spend per request
+    through a proxy (measured above) leaves the proxy the rest.
+    """
+    direct = next(r for r in rows if r.name == "direct")
+    proxied = [r for r in rows if r.run is not None and r.proxy_cpu_us is not None]
+    if direct.run is None or not proxied:
+        return
+    cpus = os.cpu_count() or 1
+    target = share_of_direct * direct.run.ops_per_s
+    total_us = cpus / target * 1e6
+    others_us = min(
+        client_us(r.run) + r.server_cpu_us for r in proxied if r.run is not None
+    )
+    print(
+        f"CPU budget: {share_of_direct:.1f}x direct = {target:.0f} ops/s leaves"
+        f" {total_us:.2f} us of CPU per request on {cpus} CPUs for client, server and proxy"
+        f" together; client + server take at least {others_us:.2f} us/req behind a proxy,"
+        f" so a proxy on the same machine may use at most {total_us - others_us:.2f} us/req"
+        " (compare the proxy CPU column)."
+    )
 
 
 def main() -> int:
@@ -315,14 +452,15 @@ def main() -> int:
             print()
             print(
                 "1) proxies: loadgen --pin-threads, 2 threads x 16 clients, 1 KiB values,"
-                f" --ratio=1:9, {SECONDS} s each, {KEYS} preloaded keys, one memcached (-t 2)"
+                f" --ratio=1:9, {SECONDS} s each, {KEYS} preloaded keys, one memcached (-t 2);"
+                f" median of {PROXY_ROUNDS} rounds"
             )
-            rows = [measured_row("direct", mc_port, work, mc.pid, None)]
-            rows.append(nutcracker_row(mc_port, work, mc.pid))
-            rows.append(middleware_row(mc_port, work, mc.pid))
-            rows.append(middleware_row(mc_port, work, mc.pid, "cachelab-mw-b16", batch=16))
+            rows = proxy_rounds(mc_port, work, mc.pid)
             print_rows(rows)
+            print_budget(rows)
 
+            if "2" not in PARTS:
+                return 0
             print()
             print(
                 "2) clients: one memcached, 2 threads x 32 connections in total,"
@@ -347,12 +485,17 @@ def main() -> int:
             caslap_tps = caslap_ops / caslap_seconds
             caslap_us = caslap_cpu / caslap_ops * 1e6
             head = ("tool", "ops/s", "requests", "client CPU s", "CPU us/req")
-            print(f"{head[0]:<22} {head[1]:>9} {head[2]:>10} {head[3]:>13} {head[4]:>11}")
+            print(
+                f"{head[0]:<22} {head[1]:>9} {head[2]:>10} {head[3]:>13} {head[4]:>11}"
+            )
             print(
                 f"{'memcaslap':<22} {caslap_tps:>9.0f} {caslap_ops:>10.0f}"
                 f" {caslap_cpu:>13.2f} {caslap_us:>11.2f}"
             )
-            for label, lg in (("loadgen --pin-threads", pinned), ("loadgen (unpinned)", plain)):
+            for label, lg in (
+                ("loadgen --pin-threads", pinned),
+                ("loadgen (unpinned)", plain),
+            ):
                 lg_us = lg.client_cpu_s / lg.requests * 1e6
                 print(
                     f"{label:<22} {lg.ops_per_s:>9.0f} {lg.requests:>10}"
