@@ -449,15 +449,16 @@ def main() -> int:
         mc = start_memcached(mc_port)
         try:
             preload(mc_port, work)
-            print()
-            print(
-                "1) proxies: loadgen --pin-threads, 2 threads x 16 clients, 1 KiB values,"
-                f" --ratio=1:9, {SECONDS} s each, {KEYS} preloaded keys, one memcached (-t 2);"
-                f" median of {PROXY_ROUNDS} rounds"
-            )
-            rows = proxy_rounds(mc_port, work, mc.pid)
-            print_rows(rows)
-            print_budget(rows)
+            if "1" in PARTS:
+                print()
+                print(
+                    "1) proxies: loadgen --pin-threads, 2 threads x 16 clients, 1 KiB values,"
+                    f" --ratio=1:9, {SECONDS} s each, {KEYS} preloaded keys, one memcached"
+                    f" (-t 2); median of {PROXY_ROUNDS} rounds"
+                )
+                rows = proxy_rounds(mc_port, work, mc.pid)
+                print_rows(rows)
+                print_budget(rows)
 
             if "2" not in PARTS:
                 return 0
