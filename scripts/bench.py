@@ -7,8 +7,8 @@ the cachelab middleware in each variant of BENCH_MIDDLEWARE (workers:worker-batc
 "8:1,8:16,2:16": the ASL worker, then 16-request batches with 8 and with 2 workers), and prints
 each proxy's CPU seconds per request (utime + stime from /proc/<pid>/stat) next to throughput and
 p50/p99, as ratios to nutcracker and to direct, then the CPU budget a proxy sharing this machine
-would have for 0.8x direct's throughput. Every target first gets BENCH_WARMUP_SECONDS (default 5) of unmeasured
-load, so JVM start-up and JIT compilation are not counted against the middleware.
+would have for 0.8x direct's throughput. Every target first gets BENCH_WARMUP_SECONDS (default 5)
+of unmeasured load, so JVM start-up and JIT compilation are not counted against the middleware.
 
 Part 2 compares the loadgen with memcaslap (-T 2 -c 32) against one memcached: ops/s and the
 client's own CPU seconds per request (from wait4 rusage), as ratios.
@@ -57,8 +57,7 @@ WARMUP_SECONDS = int(os.environ.get("BENCH_WARMUP_SECONDS", "5"))
 MIDDLEWARE_VARIANTS = [
     (int(w), int(b))
     for w, b in (
-        v.split(":")
-        for v in os.environ.get("BENCH_MIDDLEWARE", "8:1,8:16,2:16").split(",")
+        v.split(":") for v in os.environ.get("BENCH_MIDDLEWARE", "8:1,8:16,2:16").split(",")
     )
 ]
 PROXY_ROUNDS = int(os.environ.get("BENCH_PROXY_ROUNDS", "3"))
@@ -85,23 +84,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_port(
-    port: int, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30
-) -> None:
+def wait_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(
-                f"{what} exited with status {proc.returncode} before listening"
-            )
+            raise RuntimeError(f"{what} exited with status {proc.returncode} before listening")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 return
         except OSError:
             time.sleep(0.05)
-    raise RuntimeError(
-        f"{what} did not listen on 127.0.0.1:{port} within {timeout_s} s"
-    )
+    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port} within {timeout_s} s")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -151,9 +144,7 @@ def loadgen(port: int, work: Path, name: str, extra: list[str]) -> ClientRun:
     ]
     status, cpu = run_client(cmd, work / f"{name}.log")
     if status != 0:
-        raise RuntimeError(
-            f"loadgen ({name}) failed:\n{(work / f'{name}.log').read_text()}"
-        )
+        raise RuntimeError(f"loadgen ({name}) failed:\n{(work / f'{name}.log').read_text()}")
     totals = json.loads(out.read_text())["ALL STATS"]["Totals"]
     pct = totals["Percentile Latencies"]
     return ClientRun(
@@ -203,18 +194,12 @@ def measured_row(
     name: str, port: int, work: Path, memcached_pid: int, proxy_pid: int | None
 ) -> Row:
     if WARMUP_SECONDS > 0:
-        loadgen(
-            port, work, f"{name}-warmup", [*MEASURE, f"--test-time={WARMUP_SECONDS}"]
-        )
+        loadgen(port, work, f"{name}-warmup", [*MEASURE, f"--test-time={WARMUP_SECONDS}"])
     proxy_before = cpu_seconds(proxy_pid) if proxy_pid else 0.0
     server_before = cpu_seconds(memcached_pid)
     run = measure(port, work, name)
     server_us = (cpu_seconds(memcached_pid) - server_before) / run.requests * 1e6
-    proxy_us = (
-        (cpu_seconds(proxy_pid) - proxy_before) / run.requests * 1e6
-        if proxy_pid
-        else None
-    )
+    proxy_us = (cpu_seconds(proxy_pid) - proxy_before) / run.requests * 1e6 if proxy_pid else None
     return Row(name, run, proxy_us, server_us)
 
 
@@ -244,9 +229,7 @@ def nutcracker_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
         stop(proc)
 
 
-def middleware_row(
-    mc_port: int, work: Path, memcached_pid: int, workers: int, batch: int
-) -> Row:
+def middleware_row(mc_port: int, work: Path, memcached_pid: int, workers: int, batch: int) -> Row:
     """The middleware with `workers` workers; `batch` is its --worker-batch (1 = the ASL worker)."""
     name = f"cachelab-t{workers}-b{batch}"
     if not MIDDLEWARE_JAR.exists():
@@ -379,7 +362,8 @@ def print_rows(rows: list[Row]) -> None:
     nut = next((r for r in rows if r.name == "twemproxy"), None)
     header = (
         f"{'target':<17} {'ops/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'proxy CPU us/req':>17}"
-        f" {'server CPU us/req':>18} {'client CPU us/req':>18} {'ops/s vs direct':>16} {'ops/s vs nutcracker':>20}"
+        f" {'server CPU us/req':>18} {'client CPU us/req':>18} {'ops/s vs direct':>16}"
+        f" {'ops/s vs nutcracker':>20}"
         f" {'proxy CPU vs nutcracker':>24} {'proxy CPU vs server':>20}"
     )
     print(header)
@@ -418,9 +402,7 @@ def print_budget(rows: list[Row], share_of_direct: float = 0.8) -> None:
     cpus = os.cpu_count() or 1
     target = share_of_direct * direct.run.ops_per_s
     total_us = cpus / target * 1e6
-    others_us = min(
-        client_us(r.run) + r.server_cpu_us for r in proxied if r.run is not None
-    )
+    others_us = min(client_us(r.run) + r.server_cpu_us for r in proxied if r.run is not None)
     print(
         f"CPU budget: {share_of_direct:.1f}x direct = {target:.0f} ops/s leaves"
         f" {total_us:.2f} us of CPU per request on {cpus} CPUs for client, server and proxy"
@@ -486,9 +468,7 @@ def main() -> int:
             caslap_tps = caslap_ops / caslap_seconds
             caslap_us = caslap_cpu / caslap_ops * 1e6
             head = ("tool", "ops/s", "requests", "client CPU s", "CPU us/req")
-            print(
-                f"{head[0]:<22} {head[1]:>9} {head[2]:>10} {head[3]:>13} {head[4]:>11}"
-            )
+            print(f"{head[0]:<22} {head[1]:>9} {head[2]:>10} {head[3]:>13} {head[4]:>11}")
             print(
                 f"{'memcaslap':<22} {caslap_tps:>9.0f} {caslap_ops:>10.0f}"
                 f" {caslap_cpu:>13.2f} {caslap_us:>11.2f}"
