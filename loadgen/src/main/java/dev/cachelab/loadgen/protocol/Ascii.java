@@ -1,10 +1,16 @@
 package dev.cachelab.loadgen.protocol;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 
 /** Allocation-free ASCII helpers for encoders and parsers. Stateless; any thread. */
 public final class Ascii {
   private Ascii() {}
+
+  /** The US-ASCII bytes of {@code text} (protocol constants). */
+  public static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.US_ASCII);
+  }
 
   /** Number of decimal digits of a non-negative value. */
   public static int digits(long value) {

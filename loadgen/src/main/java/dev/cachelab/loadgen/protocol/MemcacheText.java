@@ -1,7 +1,6 @@
 package dev.cachelab.loadgen.protocol;
 
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 
 /**
  * memcached text protocol, as memtier's {@code memcache_text}: {@code set <key> 0 <exp>
@@ -9,9 +8,9 @@ import java.nio.charset.StandardCharsets;
  * <flags> <bytes>\r\n<data>\r\n} per hit and {@code END\r\n}.
  */
 public final class MemcacheText implements WireProtocol {
-  private static final byte[] SET = bytes("set ");
-  private static final byte[] GET = bytes("get");
-  private static final byte[] CRLF = bytes("\r\n");
+  private static final byte[] SET = Ascii.bytes("set ");
+  private static final byte[] GET = Ascii.bytes("get");
+  private static final byte[] CRLF = Ascii.bytes("\r\n");
 
   @Override
   public int maxSetBytes(int prefixLength, int maxValueBytes) {
@@ -58,21 +57,17 @@ public final class MemcacheText implements WireProtocol {
     return new Parser();
   }
 
-  private static byte[] bytes(String s) {
-    return s.getBytes(StandardCharsets.US_ASCII);
-  }
-
   /** State machine over reply lines and data blocks. */
   static final class Parser extends LineReplyParser {
-    private static final byte[] VALUE = bytes("VALUE ");
-    private static final byte[] END = bytes("END\r");
-    private static final byte[] STORED = bytes("STORED\r");
-    private static final byte[] NOT_STORED = bytes("NOT_STORED\r");
-    private static final byte[] EXISTS = bytes("EXISTS\r");
-    private static final byte[] NOT_FOUND = bytes("NOT_FOUND\r");
-    private static final byte[] ERROR = bytes("ERROR");
-    private static final byte[] CLIENT_ERROR = bytes("CLIENT_ERROR");
-    private static final byte[] SERVER_ERROR = bytes("SERVER_ERROR");
+    private static final byte[] VALUE = Ascii.bytes("VALUE ");
+    private static final byte[] END = Ascii.bytes("END\r");
+    private static final byte[] STORED = Ascii.bytes("STORED\r");
+    private static final byte[] NOT_STORED = Ascii.bytes("NOT_STORED\r");
+    private static final byte[] EXISTS = Ascii.bytes("EXISTS\r");
+    private static final byte[] NOT_FOUND = Ascii.bytes("NOT_FOUND\r");
+    private static final byte[] ERROR = Ascii.bytes("ERROR");
+    private static final byte[] CLIENT_ERROR = Ascii.bytes("CLIENT_ERROR");
+    private static final byte[] SERVER_ERROR = Ascii.bytes("SERVER_ERROR");
 
     @Override
     protected void checkLine(ByteBuffer in, int start, int nl) throws ProtocolException {

@@ -1,18 +1,17 @@
 package dev.cachelab.loadgen.protocol;
 
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 
 /**
  * Redis RESP2: {@code SET key value [EX secs]} answered by {@code +OK}, {@code GET key} by a bulk
  * string or {@code $-1}, and {@code MGET k1 .. kN} (multi-key gets) by an array of N bulk strings.
  */
 public final class Resp2 implements WireProtocol {
-  private static final byte[] SET = bytes("$3\r\nSET\r\n");
-  private static final byte[] GET = bytes("*2\r\n$3\r\nGET\r\n");
-  private static final byte[] MGET = bytes("$4\r\nMGET\r\n");
-  private static final byte[] EX = bytes("$2\r\nEX\r\n");
-  private static final byte[] CRLF = bytes("\r\n");
+  private static final byte[] SET = Ascii.bytes("$3\r\nSET\r\n");
+  private static final byte[] GET = Ascii.bytes("*2\r\n$3\r\nGET\r\n");
+  private static final byte[] MGET = Ascii.bytes("$4\r\nMGET\r\n");
+  private static final byte[] EX = Ascii.bytes("$2\r\nEX\r\n");
+  private static final byte[] CRLF = Ascii.bytes("\r\n");
 
   @Override
   public int maxSetBytes(int prefixLength, int maxValueBytes) {
@@ -79,10 +78,6 @@ public final class Resp2 implements WireProtocol {
   @Override
   public ReplyParser newParser() {
     return new Parser();
-  }
-
-  private static byte[] bytes(String s) {
-    return s.getBytes(StandardCharsets.US_ASCII);
   }
 
   /** State machine over RESP type lines and bulk payloads. */
