@@ -66,6 +66,12 @@ class Topology(_Model):
     clients_per_thread: int = Field(default=1, ge=1, le=1024, description="memtier -c")
     middlewares: int = Field(default=1, ge=0, le=16, description="0 = loadgen talks to the servers")
     workers: int = Field(default=8, ge=1, le=1024, description="middleware worker threads (-t)")
+    worker_batch: int = Field(
+        default=1,
+        ge=1,
+        le=1024,
+        description="middleware --worker-batch, requests a worker takes at once (1 = ASL worker)",
+    )
     servers: int = Field(default=1, ge=1, le=64, description="backend servers")
     backend: Literal["memcached", "redis"] = "memcached"
     hosts: Hosts = Field(default_factory=Hosts)

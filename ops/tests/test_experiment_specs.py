@@ -25,6 +25,7 @@ SECTION_KEYS: dict[str, set[str]] = {
         "clients_per_thread",
         "middlewares",
         "workers",
+        "worker_batch",
         "servers",
         "backend",
         "hosts",

@@ -48,6 +48,13 @@ def test_release_values_follow_the_topology() -> None:
     assert values["memcached"] == {"enabled": True, "replicas": 3, "pool": "a1"}
     mw = values["middleware"]
     assert (mw["enabled"], mw["replicas"], mw["workers"], mw["sharded"]) == (True, 2, 16, True)
+    assert mw["workerBatch"] == 1
+    assert (
+        plan.release_values(spec_with(topology__worker_batch=16), plan.Target())["middleware"][
+            "workerBatch"
+        ]
+        == 16
+    )
     assert values["networkPolicy"] == {"clientsToServers": False}
     baseline = plan.release_values(spec_with(topology__middlewares=0), plan.Target())
     assert baseline["middleware"]["enabled"] is False

@@ -51,3 +51,12 @@ def test_middleware_gets_asl_flags_and_trimming() -> None:
     assert "--stats-dir /s" in joined
     assert "--warmup-s 1 --cooldown-s 2" in joined
     assert "--routing round-robin --replication 1" in joined
+    assert "--worker-batch 1" in joined
+
+
+def test_middleware_gets_the_spec_worker_batch() -> None:
+    spec = SPEC.model_copy(
+        update={"topology": SPEC.topology.model_copy(update={"worker_batch": 16})}
+    )
+    argv = flags(middleware_argv("java", JAR, spec, "127.0.0.1", 9100, ["h:1"], Path("/s")))
+    assert argv[argv.index("--worker-batch") + 1] == "16"

@@ -59,6 +59,10 @@ BAD_SPECS = [
         "run: warmup_s + cooldown_s must be < duration_s, got 2 + 2 >= 4",
     ),
     (spec_with(run={"repetitions": 0}), "run.repetitions: must be >= 1, got 0"),
+    (
+        spec_with(topology={"worker_batch": 0}),
+        "topology.worker_batch: must be >= 1, got 0",
+    ),
     (spec_with(sweep={"topology.nope": [1]}), "sweep.topology.nope: not a field that can be swept"),
     (spec_with(sweep={"name": ["a"]}), "sweep.name: not a field that can be swept"),
     (spec_with(sweep={"topology.workers": []}), "sweep.topology.workers: must be a non-empty list"),

@@ -80,6 +80,7 @@ def release_values(spec: Spec, target: Target) -> dict[str, Any]:
             "enabled": topo.middlewares > 0,
             "replicas": max(topo.middlewares, 1),
             "workers": topo.workers,
+            "workerBatch": topo.worker_batch,
             "sharded": work.sharded,
             "routing": work.routing,
             "replication": work.replication,

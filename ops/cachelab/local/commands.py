@@ -155,6 +155,8 @@ def middleware_argv(
         workload.routing,
         "--replication",
         str(workload.replication),
+        "--worker-batch",
+        str(spec.topology.worker_batch),
         "--stats-dir",
         str(stats_dir),
         "--warmup-s",

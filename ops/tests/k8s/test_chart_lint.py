@@ -49,6 +49,12 @@ BAD_VALUES = [
         "schema",
         "middleware.workers: Must be less than or equal to 1024",
     ),
+    (
+        "zero-worker-batch",
+        "middleware:\n  workerBatch: 0\n",
+        "schema",
+        "middleware.workerBatch: Must be greater than or equal to 1",
+    ),
     ("unknown-routing", "middleware:\n  routing: random\n", "schema", "middleware.routing"),
     (
         "unknown-bandwidth-profile",
