@@ -16,13 +16,15 @@ client's own CPU seconds per request (from wait4 rusage), as ratios.
 Each target of part 1 is measured in BENCH_PROXY_ROUNDS (3) rounds, every other round in reversed
 order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS
 (2, part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2"),
-LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's).
+LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's), BENCH_RESULTS (where the
+output is saved: results/bench/<UTC time>/bench.txt and bench.json).
 
 Timing results depend on the machine; this is a benchmark, not a test. Standard library only.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -33,9 +35,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any, TextIO
 
 ROOT = Path(__file__).resolve().parent.parent
 LOADGEN_JAR = ROOT / "loadgen" / "target" / "loadgen.jar"
@@ -60,6 +63,8 @@ MIDDLEWARE_VARIANTS = [
         v.split(":") for v in os.environ.get("BENCH_MIDDLEWARE", "8:1,8:16,2:16").split(",")
     )
 ]
+# Where each run's printed output (bench.txt) and figures (bench.json) are saved.
+OUT_BASE = Path(os.environ.get("BENCH_RESULTS", ROOT / "results" / "bench"))
 PROXY_ROUNDS = int(os.environ.get("BENCH_PROXY_ROUNDS", "3"))
 PARTS = os.environ.get("BENCH_PARTS", "1,2").split(",")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -412,6 +417,81 @@ def print_budget(rows: list[Row], share_of_direct: float = 0.8) -> None:
     )
 
 
+def client_comparison(mc_port: int, work: Path) -> dict[str, Any]:
+    """Part 2: memcaslap and the loadgen against one memcached; prints and returns the figures."""
+    print()
+    print(
+        "2) clients: one memcached, 2 threads x 32 connections in total,"
+        f" {ROUNDS} x {SECONDS} s each"
+    )
+    # alternate the order each round so a drift in background load hits both tools
+    caslap_ops = caslap_seconds = caslap_cpu = 0.0
+    pinned_runs: list[ClientRun] = []
+    for n in range(ROUNDS):
+        if n % 2 == 1:
+            pinned_runs.append(measure(mc_port, work, f"loadgen-pinned-{n}"))
+        tps, ops, cpu = memcaslap(mc_port, work)
+        caslap_ops, caslap_seconds, caslap_cpu = (
+            caslap_ops + ops,
+            caslap_seconds + ops / tps,
+            caslap_cpu + cpu,
+        )
+        if n % 2 == 0:
+            pinned_runs.append(measure(mc_port, work, f"loadgen-pinned-{n}"))
+    pinned = combine(pinned_runs)
+    plain = measure(mc_port, work, "loadgen-unpinned", pinned=False)
+    caslap_tps = caslap_ops / caslap_seconds
+    caslap_us = caslap_cpu / caslap_ops * 1e6
+    head = ("tool", "ops/s", "requests", "client CPU s", "CPU us/req")
+    print(f"{head[0]:<22} {head[1]:>9} {head[2]:>10} {head[3]:>13} {head[4]:>11}")
+    print(
+        f"{'memcaslap':<22} {caslap_tps:>9.0f} {caslap_ops:>10.0f}"
+        f" {caslap_cpu:>13.2f} {caslap_us:>11.2f}"
+    )
+    for label, lg in (("loadgen --pin-threads", pinned), ("loadgen (unpinned)", plain)):
+        print(
+            f"{label:<22} {lg.ops_per_s:>9.0f} {lg.requests:>10}"
+            f" {lg.client_cpu_s:>13.2f} {client_us(lg):>11.2f}"
+        )
+    for label, lg in (("pinned", pinned), ("unpinned", plain)):
+        print(
+            f"loadgen ({label}) / memcaslap: ops/s {ratio(lg.ops_per_s, caslap_tps)},"
+            f" CPU per request {ratio(client_us(lg), caslap_us)}"
+        )
+    print(
+        f"(memcaslap and pinned loadgen: {ROUNDS} alternating rounds of {SECONDS} s, summed;"
+        " memcaslap pins its threads like --pin-threads; loadgen CPU includes JVM start-up"
+        " and JIT; target: ops/s >= x1.00 at CPU per request <= x1.00)"
+    )
+    return {
+        "memcaslap": {
+            "ops_per_s": caslap_tps,
+            "requests": caslap_ops,
+            "client_cpu_s": caslap_cpu,
+            "cpu_us_per_request": caslap_us,
+        },
+        "loadgen_pinned": {**asdict(pinned), "cpu_us_per_request": client_us(pinned)},
+        "loadgen_unpinned": {**asdict(plain), "cpu_us_per_request": client_us(plain)},
+    }
+
+
+class Tee(io.TextIOBase):
+    """Writes to the terminal and to a file (the bench's saved output)."""
+
+    def __init__(self, terminal: TextIO, file: TextIO) -> None:
+        self.terminal = terminal
+        self.file = file
+
+    def write(self, text: str) -> int:
+        self.terminal.write(text)
+        self.file.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.terminal.flush()
+        self.file.flush()
+
+
 def main() -> int:
     for tool in ("memcached", "nutcracker", "memcaslap"):
         if shutil.which(tool) is None:
@@ -420,6 +500,32 @@ def main() -> int:
     if not LOADGEN_JAR.exists():
         print(f"error: {LOADGEN_JAR} not built (run `make build`)", file=sys.stderr)
         return 1
+    out_dir = OUT_BASE / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    out_dir.mkdir(parents=True, exist_ok=True)
+    terminal = sys.stdout
+    with (out_dir / "bench.txt").open("w", encoding="utf-8") as text:
+        sys.stdout = Tee(terminal, text)
+        try:
+            record = run_bench()
+        finally:
+            sys.stdout = terminal
+    (out_dir / "bench.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    print(f"saved: {out_dir}/bench.txt and bench.json")
+    return 0
+
+
+def run_bench() -> dict[str, Any]:
+    """Both parts (as BENCH_PARTS selects); returns what the JSON file records."""
+    record: dict[str, Any] = {
+        "cpus": os.cpu_count(),
+        "load_average_at_start": os.getloadavg()[0],
+        "seconds": SECONDS,
+        "warmup_seconds": WARMUP_SECONDS,
+        "proxy_rounds": PROXY_ROUNDS,
+        "client_rounds": ROUNDS,
+        "loadgen_java_opts": LOADGEN_JAVA_OPTS,
+        "middleware_java_opts": MIDDLEWARE_JAVA_OPTS,
+    }
     print(
         f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start"
         " (shared machine: numbers are noisy; compare ratios from the same run)"
@@ -441,63 +547,14 @@ def main() -> int:
                 rows = proxy_rounds(mc_port, work, mc.pid)
                 print_rows(rows)
                 print_budget(rows)
-
-            if "2" not in PARTS:
-                return 0
-            print()
-            print(
-                "2) clients: one memcached, 2 threads x 32 connections in total,"
-                f" {ROUNDS} x {SECONDS} s each"
-            )
-            # alternate the order each round so a drift in background load hits both tools
-            caslap_ops = caslap_seconds = caslap_cpu = 0.0
-            pinned_runs: list[ClientRun] = []
-            for n in range(ROUNDS):
-                if n % 2 == 1:
-                    pinned_runs.append(measure(mc_port, work, f"loadgen-pinned-{n}"))
-                tps, ops, cpu = memcaslap(mc_port, work)
-                caslap_ops, caslap_seconds, caslap_cpu = (
-                    caslap_ops + ops,
-                    caslap_seconds + ops / tps,
-                    caslap_cpu + cpu,
-                )
-                if n % 2 == 0:
-                    pinned_runs.append(measure(mc_port, work, f"loadgen-pinned-{n}"))
-            pinned = combine(pinned_runs)
-            plain = measure(mc_port, work, "loadgen-unpinned", pinned=False)
-            caslap_tps = caslap_ops / caslap_seconds
-            caslap_us = caslap_cpu / caslap_ops * 1e6
-            head = ("tool", "ops/s", "requests", "client CPU s", "CPU us/req")
-            print(f"{head[0]:<22} {head[1]:>9} {head[2]:>10} {head[3]:>13} {head[4]:>11}")
-            print(
-                f"{'memcaslap':<22} {caslap_tps:>9.0f} {caslap_ops:>10.0f}"
-                f" {caslap_cpu:>13.2f} {caslap_us:>11.2f}"
-            )
-            for label, lg in (
-                ("loadgen --pin-threads", pinned),
-                ("loadgen (unpinned)", plain),
-            ):
-                lg_us = lg.client_cpu_s / lg.requests * 1e6
-                print(
-                    f"{label:<22} {lg.ops_per_s:>9.0f} {lg.requests:>10}"
-                    f" {lg.client_cpu_s:>13.2f} {lg_us:>11.2f}"
-                )
-            for label, lg in (("pinned", pinned), ("unpinned", plain)):
-                lg_us = lg.client_cpu_s / lg.requests * 1e6
-                print(
-                    f"loadgen ({label}) / memcaslap: ops/s {ratio(lg.ops_per_s, caslap_tps)},"
-                    f" CPU per request {ratio(lg_us, caslap_us)}"
-                )
-            print(
-                f"(memcaslap and pinned loadgen: {ROUNDS} alternating rounds of {SECONDS} s,"
-                " summed;"
-                " memcaslap pins its threads like --pin-threads; loadgen CPU includes JVM start-up"
-                " and JIT; target: ops/s >= x1.00 at CPU per request <= x1.00)"
-            )
+                record["proxies"] = [asdict(r) for r in rows]
+            if "2" in PARTS:
+                record["clients"] = client_comparison(mc_port, work)
         finally:
             stop(mc)
     print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
-    return 0
+    record["load_average_at_end"] = os.getloadavg()[0]
+    return record
 
 
 if __name__ == "__main__":

@@ -1,0 +1,56 @@
+"""The pure parts of scripts/bench.py (`make bench`): median round and the CPU budget."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "scripts" / "bench.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(bench: ModuleType, name: str, ops: float, proxy_us: float | None = None) -> object:
+    run = bench.ClientRun(ops, int(ops * 10), 0.5, 1.0, ops * 10 * 8e-6)
+    return bench.Row(name, run, proxy_us, 6.0)
+
+
+def test_median_row_is_the_middle_round_with_its_own_cpu(bench: ModuleType) -> None:
+    rows = [_row(bench, "t", 50_000, 12.0), _row(bench, "t", 70_000, 10.0)]
+    rows.append(_row(bench, "t", 60_000, 11.0))
+    median = bench.median_row(rows)
+    assert (median.run.ops_per_s, median.proxy_cpu_us) == (60_000, 11.0)
+    skipped = bench.Row("t", None, None, 0.0, "skipped: not built")
+    assert bench.median_row([skipped]) is skipped
+    assert bench.median_row([skipped, rows[0]]) is rows[0]
+
+
+def test_cpu_budget_leaves_the_proxy_what_client_and_server_do_not_use(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bench.os, "cpu_count", lambda: 2)
+    rows = [_row(bench, "direct", 125_000), _row(bench, "twemproxy", 60_000, 11.0)]
+    bench.print_budget(rows)
+    out = capsys.readouterr().out
+    # 0.8 x 125,000 = 100,000 ops/s; 2 CPUs -> 20 us per request; client 8 + server 6 -> 6 left
+    assert "100000 ops/s" in out
+    assert "20.00 us of CPU per request" in out
+    assert "at least 14.00 us/req" in out
+    assert "at most 6.00 us/req" in out
+
+
+def test_default_middleware_variants_are_the_asl_worker_then_batches(bench: ModuleType) -> None:
+    if "BENCH_MIDDLEWARE" not in bench.os.environ:
+        assert bench.MIDDLEWARE_VARIANTS == [(8, 1), (8, 16), (2, 16)]
