@@ -43,6 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--report", action="store_true", help="build the report when the run is done")
     run.add_argument(
+        "--bandwidth",
+        choices=["off", "asl2017", "azure-v2"],
+        default=None,
+        help="bandwidth profile; local: tc on lo while each run measures, needs root (default"
+        " off); k8s: pod annotations (default $CACHELAB_K8S_BANDWIDTH or asl2017)",
+    )
+    run.add_argument(
         "--monitor",
         action="store_true",
         help="local target: scrape the run with a Prometheus, data in <results>/prometheus",
@@ -194,11 +201,12 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
     from cachelab.local.procs import ProcessError
     from cachelab.local.runner import run as local_run
+    from cachelab.local.shaping import ShapingError
     from cachelab.monitor import MonitorError
 
     try:
         results, status = local_run(spec, args.spec, args)
-    except (ProcessError, MonitorError) as error:
+    except (ProcessError, MonitorError, ShapingError) as error:
         return _error(console, str(error))
     if results.summary_file.is_file():
         table = summary_table(results.summary_file, list(spec.sweep))

@@ -31,6 +31,7 @@ from cachelab.local.commands import loadgen_argv, middleware_argv, preload_argv,
 from cachelab.local.procs import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.local.progress import RunProgress
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
+from cachelab.local.shaping import LoopbackShaper, ShapingError, describe, links_for, role_rates
 from cachelab.local.tools import Toolchain, repo_root
 from cachelab.monitor import LocalMonitor, MonitorSettings
 from cachelab.results import (
@@ -89,6 +90,7 @@ class LocalRunner:
     tools: Toolchain
     console: Console = field(default_factory=Console)
     monitor: LocalMonitor | None = None  # `--monitor`: a Prometheus scraping every process
+    bandwidth: str = "off"  # `--bandwidth`: a profile shaped on lo while each run measures
     group: ServerGroup | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
 
@@ -200,7 +202,7 @@ class LocalRunner:
                     raise
             if spec.workload.writes:
                 group.dirty = True
-        except (RunError, ProcessError, SummaryError, OSError) as error:
+        except (RunError, ProcessError, SummaryError, ShapingError, OSError) as error:
             status, message = "failed", str(error)
         except KeyboardInterrupt:
             status, message = "partial", "interrupted"
@@ -250,6 +252,38 @@ class LocalRunner:
         targets = [(HOST, port) for _, port in middlewares] or [
             (s.host, s.port) for s in group.servers
         ]
+        rates = role_rates(self.bandwidth, spec.topology.hosts)
+        links = links_for(
+            rates,
+            [s.port for s in group.servers],
+            [port for _, port in middlewares],
+            spec.topology.client_machines,
+        )
+        record["bandwidth"] = describe(self.bandwidth, rates, links)
+        shaper = LoopbackShaper()
+        shaper.apply(links)
+        try:
+            self._drive_loadgens(spec, procs, run_dir, record, targets)
+        finally:
+            shaper.clear()
+        failures = []
+        for (proc, _), entry in zip(middlewares, record["middlewares"], strict=True):
+            entry["exit_code"] = proc.stop(grace_s=30.0)
+            if entry["exit_code"] != 0:
+                failures.append(f"{proc.name} exited with code {entry['exit_code']} on SIGTERM")
+        if failures:
+            raise RunError("; ".join(failures))
+
+    def _drive_loadgens(
+        self,
+        spec: Spec,
+        procs: ProcessSet,
+        run_dir: Path,
+        record: dict[str, Any],
+        targets: list[tuple[str, int]],
+    ) -> None:
+        """Starts the measuring loadgens together and waits for them (raises if one failed)."""
+        t = self.tools
         loadgens = []
         entries = []
         for i in range(spec.topology.instances):
@@ -277,10 +311,6 @@ class LocalRunner:
             entry["exit_code"] = code
             if code != 0:
                 failures.append(f"{proc.name} exited with code {code}\n{proc.log_tail()}")
-        for (proc, _), entry in zip(middlewares, record["middlewares"], strict=True):
-            entry["exit_code"] = proc.stop(grace_s=30.0)
-            if entry["exit_code"] != 0:
-                failures.append(f"{proc.name} exited with code {entry['exit_code']} on SIGTERM")
         if failures:
             raise RunError("; ".join(failures))
 
@@ -409,6 +439,11 @@ def run(spec: Spec, spec_path: Path, args: argparse.Namespace) -> tuple[ResultsD
     results = prepare_results(spec, spec_path, base, tools)
     console.print(f"results: [bold]{results.path}[/]")
     runner = LocalRunner(spec, spec_path, results, tools, console)
+    runner.bandwidth = getattr(args, "bandwidth", None) or "off"
+    if runner.bandwidth != "off":
+        role_rates(runner.bandwidth, spec.topology.hosts)  # the profile sizes every role
+        LoopbackShaper().check()
+        console.print(f"bandwidth: {runner.bandwidth} shaped on lo while each run measures")
     if getattr(args, "monitor", False):
         runner.monitor = start_monitor(spec, results.path / "prometheus", console)
     try:

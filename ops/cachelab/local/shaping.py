@@ -1,0 +1,166 @@
+"""Bandwidth shaping of a local run on the loopback device (`cachelab run --bandwidth PROFILE`).
+
+On Kubernetes the bandwidth profiles become pod annotations (charts/testbed, `bandwidth.profile`).
+Locally every process talks over 127.0.0.1, so a profile becomes `tc` HTB classes on `lo`, one per
+link direction, each matched by TCP port and limited to the sending role's egress rate:
+
+- server i -> anyone: source port of server i, the server's rate;
+- middleware j -> its clients: source port of middleware j, the middleware's rate;
+- anyone -> server i (middleware requests, or the clients in a baseline without middleware):
+  destination port of server i, the middleware's rate (the clients' rate in a baseline);
+- clients -> middleware j: destination port of middleware j, the clients' rate times the client
+  machines (all client machines' traffic to one middleware shares the class).
+
+What a port cannot tell apart is not modelled: a middleware's two directions (to clients, to
+servers) are limited separately rather than sharing one NIC, and with several middlewares their
+requests to one server share one class. The default class (all other loopback traffic) is not
+limited. Shaping needs root (`tc`), holds only while a run measures (preload and checks run
+unshaped) and is removed afterwards, also on errors and Ctrl-C. Called by the runner's main thread.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from cachelab.spec import Hosts
+
+DEVICE = "lo"
+# Egress Mbit/s per role (asl2017, as measured in the seeds) or per node pool (azure-v2);
+# ARCHITECTURE.md section 6 and charts/testbed/values.yaml `bandwidth.profile`.
+ROLE_MBIT = {"asl2017": {"client": 200, "middleware": 700, "server": 100}}
+POOL_MBIT = {"azure-v2": {"a1": 250, "a2": 500, "a4": 1000}}
+PROFILES = ("off", *ROLE_MBIT, *POOL_MBIT)
+UNLIMITED = "100gbit"
+
+
+class ShapingError(RuntimeError):
+    """tc is missing, not permitted, or `lo` is already shaped by someone else."""
+
+
+@dataclass(frozen=True)
+class Link:
+    """One shaped link direction: packets whose `field` port equals `port`, at `mbit` Mbit/s."""
+
+    name: str
+    field: Literal["sport", "dport"]
+    port: int
+    mbit: int
+
+
+def role_rates(profile: str, hosts: Hosts) -> dict[str, int]:
+    """Mbit/s for client, middleware and server under `profile` ({} for "off")."""
+    if profile == "off":
+        return {}
+    if profile in ROLE_MBIT:
+        return dict(ROLE_MBIT[profile])
+    if profile in POOL_MBIT:
+        pools = POOL_MBIT[profile]
+        rates = {}
+        for role, pool in (
+            ("client", hosts.client),
+            ("middleware", hosts.middleware),
+            ("server", hosts.server),
+        ):
+            if pool not in pools:
+                raise ShapingError(
+                    f"bandwidth {profile}: topology.hosts.{role} is {pool!r},"
+                    f" which the profile does not size (one of {', '.join(pools)})"
+                )
+            rates[role] = pools[pool]
+        return rates
+    raise ShapingError(f"bandwidth: {profile!r} is not one of {', '.join(PROFILES)}")
+
+
+def links_for(
+    rates: dict[str, int],
+    server_ports: list[int],
+    middleware_ports: list[int],
+    client_machines: int,
+) -> list[Link]:
+    """The link directions of one run (see the module docstring)."""
+    if not rates:
+        return []
+    links = [
+        Link(f"server-{i} out", "sport", p, rates["server"]) for i, p in enumerate(server_ports)
+    ]
+    sender = "middleware" if middleware_ports else "client"
+    to_server = rates[sender] * (1 if middleware_ports else client_machines)
+    links += [
+        Link(f"{sender}s -> server-{i}", "dport", p, to_server) for i, p in enumerate(server_ports)
+    ]
+    for j, port in enumerate(middleware_ports):
+        links.append(Link(f"middleware-{j} out", "sport", port, rates["middleware"]))
+        links.append(
+            Link(f"clients -> middleware-{j}", "dport", port, rates["client"] * client_machines)
+        )
+    return links
+
+
+class LoopbackShaper:
+    """Installs and removes the HTB classes of one run on `lo`."""
+
+    def __init__(self, device: str = DEVICE) -> None:
+        self.device = device
+        self.installed = False
+
+    def _tc(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(["tc", *args], capture_output=True, text=True, check=False)
+        if check and done.returncode != 0:
+            raise ShapingError(f"tc {' '.join(args)} failed: {done.stderr.strip()}")
+        return done
+
+    def check(self) -> None:
+        """Raises ShapingError unless shaping can work here; changes nothing."""
+        if shutil.which("tc") is None:
+            raise ShapingError("--bandwidth needs tc (Debian package iproute2)")
+        if os.geteuid() != 0:
+            raise ShapingError("--bandwidth needs root: it shapes the loopback device with tc")
+        shown = self._tc("qdisc", "show", "dev", self.device).stdout
+        if " root " in shown and not shown.startswith(("qdisc noqueue", "qdisc noop")):
+            raise ShapingError(
+                f"{self.device} already has a root qdisc ({shown.splitlines()[0].strip()});"
+                " another run may be shaping it."
+                f" Remove it with: tc qdisc del dev {self.device} root"
+            )
+
+    def apply(self, links: list[Link]) -> None:
+        """Installs one class and filter per link; on failure removes what it installed."""
+        if not links:
+            return
+        self.check()
+        self.installed = True
+        try:
+            dev = ("dev", self.device)
+            self._tc("qdisc", "add", *dev, "root", "handle", "1:", "htb", "default", "1")
+            self._tc(
+                "class", "add", *dev, "parent", "1:", "classid", "1:1", "htb", "rate", UNLIMITED
+            )
+            for k, link in enumerate(links):
+                classid = f"1:{k + 16:x}"
+                rate = f"{link.mbit}mbit"
+                self._tc(
+                    "class", "add", *dev, "parent", "1:", "classid", classid,
+                    "htb", "rate", rate, "ceil", rate,
+                )  # fmt: skip
+                self._tc(
+                    "filter", "add", *dev, "parent", "1:", "protocol", "ip", "prio", "1",
+                    "u32", "match", "ip", link.field, str(link.port), "0xffff", "flowid", classid,
+                )  # fmt: skip
+        except BaseException:
+            self.clear()
+            raise
+
+    def clear(self) -> None:
+        """Removes the root qdisc this shaper installed (nothing if it installed none)."""
+        if self.installed:
+            self._tc("qdisc", "del", "dev", self.device, "root", check=False)
+            self.installed = False
+
+
+def describe(profile: str, rates: dict[str, int], links: list[Link]) -> dict[str, object]:
+    """What a run record stores about its shaping."""
+    return {"profile": profile, "mbit": rates, "links": [asdict(link) for link in links]}

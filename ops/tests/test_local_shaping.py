@@ -1,0 +1,196 @@
+"""Local bandwidth shaping (`cachelab run --bandwidth`): profiles, links, and real tc on lo.
+
+The tc tests shape the loopback device of this machine for a few seconds; they need root and a
+`lo` without a root qdisc, and are skipped (saying why) otherwise.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cachelab.local.procs import free_port
+from cachelab.local.shaping import Link, LoopbackShaper, ShapingError, links_for, role_rates
+from cachelab.spec import Hosts
+
+
+def test_profiles_size_every_role() -> None:
+    assert role_rates("off", Hosts()) == {}
+    assert role_rates("asl2017", Hosts()) == {"client": 200, "middleware": 700, "server": 100}
+    # azure-v2 sizes by node pool: clients on a2, middlewares on a4, servers on a1 by default
+    assert role_rates("azure-v2", Hosts()) == {"client": 500, "middleware": 1000, "server": 250}
+    assert role_rates("azure-v2", Hosts(server="a4"))["server"] == 1000
+
+
+def test_unknown_pools_and_profiles_are_errors_naming_the_field() -> None:
+    with pytest.raises(ShapingError, match=r"topology.hosts.server is 'big'"):
+        role_rates("azure-v2", Hosts(server="big"))
+    with pytest.raises(ShapingError, match="not one of off, asl2017, azure-v2"):
+        role_rates("asl2019", Hosts())
+
+
+def test_links_cover_each_direction_at_the_sender_rate() -> None:
+    rates = {"client": 200, "middleware": 700, "server": 100}
+    links = links_for(rates, [11000, 11001], [12000], client_machines=3)
+    assert links == [
+        Link("server-0 out", "sport", 11000, 100),
+        Link("server-1 out", "sport", 11001, 100),
+        Link("middlewares -> server-0", "dport", 11000, 700),
+        Link("middlewares -> server-1", "dport", 11001, 700),
+        Link("middleware-0 out", "sport", 12000, 700),
+        Link("clients -> middleware-0", "dport", 12000, 600),
+    ]
+    # a baseline without middleware: the client machines send to the servers themselves
+    baseline = links_for(rates, [11000], [], client_machines=2)
+    assert baseline == [
+        Link("server-0 out", "sport", 11000, 100),
+        Link("clients -> server-0", "dport", 11000, 400),
+    ]
+    assert links_for({}, [11000], [12000], client_machines=1) == []
+
+
+def test_shaping_without_root_is_refused_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    if shutil.which("tc") is None:
+        pytest.skip("tc is not installed")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(ShapingError, match="needs root"):
+        LoopbackShaper().check()
+
+
+def _lo_qdisc() -> str:
+    return subprocess.run(
+        ["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.fixture
+def tc_lo() -> Iterator[None]:
+    """Skips unless tc can shape lo here; makes sure lo is left unshaped."""
+    if shutil.which("tc") is None or os.geteuid() != 0:
+        pytest.skip("shaping lo needs tc and root")
+    try:
+        LoopbackShaper().check()
+    except ShapingError as error:
+        pytest.skip(str(error))
+    yield
+    assert "htb" not in _lo_qdisc(), "the test left lo shaped"
+
+
+def _memcached(port: int) -> subprocess.Popen[bytes]:
+    argv = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-m", "64", "-I", "2m"]
+    if os.geteuid() == 0:
+        argv += ["-u", "root"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("memcached did not start")
+
+
+def _get_bytes_per_s(port: int, value_bytes: int, seconds: float) -> float:
+    """Fetches one value over and over for `seconds`; returns reply bytes per second."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        start = time.monotonic()
+        received = 0
+        while time.monotonic() - start < seconds:
+            sock.sendall(b"get big\r\n")
+            reply = b""
+            while not reply.endswith(b"END\r\n"):
+                chunk = sock.recv(1 << 20)
+                assert chunk, "memcached closed the connection"
+                reply += chunk
+            assert len(reply) > value_bytes
+            received += len(reply)
+        return received / (time.monotonic() - start)
+
+
+@pytest.mark.integration
+def test_a_shaped_server_port_sends_at_its_rate_and_lo_is_restored(tc_lo: None) -> None:
+    port = free_port("127.0.0.1")
+    server = _memcached(port)
+    value_bytes = 256 * 1024
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(b"set big 0 0 %d\r\n" % value_bytes + b"x" * value_bytes + b"\r\n")
+            assert sock.recv(100) == b"STORED\r\n"
+        shaper = LoopbackShaper()
+        shaper.apply([Link("server out", "sport", port, 8)])  # 8 Mbit/s = 1 MB/s
+        try:
+            assert "htb" in _lo_qdisc()
+            shaped = _get_bytes_per_s(port, value_bytes, 3.0)
+        finally:
+            shaper.clear()
+        assert "htb" not in _lo_qdisc()
+        # A machine under load only makes it slower; faster than the rate means no shaping.
+        assert 0 < shaped < 1.5 * 1_000_000, f"{shaped:.0f} B/s through an 8 Mbit/s class"
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.mark.integration
+def test_a_shaped_lo_is_not_taken_over(tc_lo: None) -> None:
+    subprocess.run(["tc", "qdisc", "add", "dev", "lo", "root", "handle", "1:", "htb"], check=True)
+    try:
+        with pytest.raises(ShapingError, match="already has a root qdisc"):
+            LoopbackShaper().apply([Link("x", "sport", 1, 8)])
+        assert "htb" in _lo_qdisc()  # someone else's qdisc stays
+    finally:
+        subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], check=True)
+
+
+SPEC = {
+    "name": "shaped",
+    "description": "one middleware, one memcached, 16 KiB GETs: the server's 100 Mbit/s binds",
+    "topology": {
+        "threads": 2,
+        "clients_per_thread": 4,
+        "middlewares": 1,
+        "workers": 4,
+        "servers": 1,
+    },
+    "workload": {"ratio": "0:1", "value_bytes": 16384, "key_maximum": 200},
+    "preload": {"enabled": True, "expected_miss_ratio": 0.0},
+    "run": {"repetitions": 1, "duration_s": 5, "warmup_s": 1, "cooldown_s": 1},
+}
+
+
+@pytest.mark.e2e
+def test_run_with_asl2017_profile_is_capped_by_the_server_link(tc_lo: None, tmp_path: Path) -> None:
+    spec = tmp_path / "shaped.yaml"
+    spec.write_text(yaml.safe_dump(SPEC, sort_keys=False))
+    base = tmp_path / "results"
+    done = subprocess.run(
+        [sys.executable, "-m", "cachelab.cli", "run", str(spec), "--target", "local",
+         "--results", str(base), "--bandwidth", "asl2017"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    (results,) = (base / "shaped").iterdir()
+    record = json.loads((results / "raw" / "p0-r0" / "point.json").read_text())
+    assert record["bandwidth"]["profile"] == "asl2017"
+    server_out = record["bandwidth"]["links"][0]
+    assert (server_out["field"], server_out["mbit"]) == ("sport", 100)
+    with (results / "summary.csv").open() as handle:
+        (row,) = list(csv.DictReader(handle))
+    # 100 Mbit/s = 12.5 MB/s out of the server; a 16 KiB GET reply is ~16.4 KB: <= ~760 ops/s
+    ceiling = 100e6 / 8 / (16384 + 40)
+    throughput = float(row["throughput_ops_per_s"])
+    assert 0 < throughput < 1.3 * ceiling, f"{throughput:.0f} ops/s above the link's {ceiling:.0f}"
+    assert int(row["misses"]) == 0
