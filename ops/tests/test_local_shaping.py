@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cachelab.local.procs import free_port
+from cachelab.local.procs import ProcessSet
+from cachelab.local.servers import start_servers
 from cachelab.local.shaping import Link, LoopbackShaper, ShapingError, links_for, role_rates
 from cachelab.spec import Hosts
 
@@ -96,22 +97,6 @@ def tc_lo() -> Iterator[None]:
     assert "htb" not in _lo_qdisc(), "the test left lo shaped"
 
 
-def _memcached(port: int) -> subprocess.Popen[bytes]:
-    argv = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-m", "64", "-I", "2m"]
-    if os.geteuid() == 0:
-        argv += ["-u", "root"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("memcached did not start")
-
-
 def _get_bytes_per_s(port: int, value_bytes: int, seconds: float) -> float:
     """Fetches one value over and over for `seconds`; returns reply bytes per second."""
     with socket.create_connection(("127.0.0.1", port)) as sock:
@@ -130,12 +115,14 @@ def _get_bytes_per_s(port: int, value_bytes: int, seconds: float) -> float:
 
 
 @pytest.mark.integration
-def test_a_shaped_server_port_sends_at_its_rate_and_lo_is_restored(tc_lo: None) -> None:
-    port = free_port("127.0.0.1")
-    server = _memcached(port)
+def test_a_shaped_server_port_sends_at_its_rate_and_lo_is_restored(
+    tc_lo: None, tmp_path: Path
+) -> None:
     value_bytes = 256 * 1024
-    try:
-        with socket.create_connection(("127.0.0.1", port)) as sock:
+    with ProcessSet() as procs:
+        (server,) = start_servers(procs, "memcached", 1, tmp_path)
+        port = server.port
+        with socket.create_connection((server.host, port)) as sock:
             sock.sendall(b"set big 0 0 %d\r\n" % value_bytes + b"x" * value_bytes + b"\r\n")
             assert sock.recv(100) == b"STORED\r\n"
         shaper = LoopbackShaper()
@@ -145,12 +132,9 @@ def test_a_shaped_server_port_sends_at_its_rate_and_lo_is_restored(tc_lo: None) 
             shaped = _get_bytes_per_s(port, value_bytes, 3.0)
         finally:
             shaper.clear()
-        assert "htb" not in _lo_qdisc()
-        # A machine under load only makes it slower; faster than the rate means no shaping.
-        assert 0 < shaped < 1.5 * 1_000_000, f"{shaped:.0f} B/s through an 8 Mbit/s class"
-    finally:
-        server.kill()
-        server.wait()
+    assert "htb" not in _lo_qdisc()
+    # A machine under load only makes it slower; faster than the rate means no shaping.
+    assert 0 < shaped < 1.5 * 1_000_000, f"{shaped:.0f} B/s through an 8 Mbit/s class"
 
 
 @pytest.mark.integration
