@@ -3,6 +3,7 @@ package dev.cachelab.middleware;
 import dev.cachelab.middleware.backend.BackendConnection;
 import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.config.MiddlewareConfig;
+import dev.cachelab.middleware.config.Protocol;
 import dev.cachelab.middleware.config.Routing;
 import dev.cachelab.middleware.dispatch.HashRouter;
 import dev.cachelab.middleware.dispatch.RequestQueue;
@@ -10,6 +11,10 @@ import dev.cachelab.middleware.dispatch.RoundRobinRouter;
 import dev.cachelab.middleware.dispatch.Router;
 import dev.cachelab.middleware.dispatch.Worker;
 import dev.cachelab.middleware.net.NetThread;
+import dev.cachelab.middleware.protocol.RequestDecoder;
+import dev.cachelab.middleware.protocol.RequestParser;
+import dev.cachelab.middleware.protocol.RespParser;
+import dev.cachelab.middleware.protocol.RespReplies;
 import dev.cachelab.middleware.stats.IntervalReporter;
 import dev.cachelab.middleware.stats.MetricsEndpoint;
 import dev.cachelab.middleware.stats.StatsRegistry;
@@ -18,6 +23,7 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * Wires the parts together: net thread, queue, workers, watchdog, statistics reporter and metrics
@@ -38,6 +44,7 @@ public final class Middleware {
 
   public Middleware(MiddlewareConfig config) throws IOException {
     this.config = config;
+    boolean redis = config.protocol() == Protocol.REDIS;
     this.queue = new RequestQueue(config.queueCapacity(), config.workerBatch());
     this.stats = new StatsRegistry(config.servers(), config.workers());
     Router router =
@@ -50,8 +57,8 @@ public final class Middleware {
             queue,
             router,
             stats.newRecorder(),
-            stats::statsReply,
-            config.maxValueBytes());
+            redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply,
+            decoders(config));
     stats.gauges(queue::size, net::connections, net::totalConnections);
     List<InetSocketAddress> addresses = config.serverAddresses();
     long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.backendTimeoutMs());
@@ -82,6 +89,16 @@ public final class Middleware {
     }
     this.reporter = new IntervalReporter(config, stats);
     this.metrics = new MetricsEndpoint(config, stats);
+  }
+
+  /** One request decoder per client connection, for the configured protocol. */
+  private static Supplier<RequestDecoder> decoders(MiddlewareConfig config) {
+    int maxValueBytes = config.maxValueBytes();
+    if (config.protocol() == Protocol.REDIS) {
+      boolean multiKeyWrites = config.routing() != Routing.HASH;
+      return () -> new RespParser(maxValueBytes, multiKeyWrites);
+    }
+    return () -> new RequestParser(maxValueBytes);
   }
 
   /** Starts every thread; the middleware accepts clients when this returns. */

@@ -10,9 +10,10 @@ import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One worker's blocking connection to one memcached server, with a reusable reply buffer and a
- * reply reader (a blocking CRLF reader in the spirit of Jedis' {@code RedisInputStream}). Owned and
- * used by one worker thread; the {@link Watchdog} thread may only {@link #abortIfExpired} it.
+ * One worker's blocking connection to one memcached (or redis) server, with a reusable reply buffer
+ * and a reply reader (a blocking CRLF reader in the spirit of Jedis' {@code RedisInputStream}).
+ * Owned and used by one worker thread; the {@link Watchdog} thread may only {@link #abortIfExpired}
+ * it.
  *
  * <p>Timeouts: the worker arms a deadline before it writes a request and disarms it after the
  * reply; a blocking read past the deadline is ended by the watchdog closing the socket, which keeps
@@ -52,6 +53,7 @@ public final class BackendConnection {
   private int[] keyEnd = new int[8];
   private int replyLength;
   private boolean replyIsError;
+  private int hitCount;
 
   /** Send buffer for requests the worker rewrites (noreply stripped, split multi-gets). */
   private byte[] sendBuf = new byte[1024];
@@ -260,6 +262,101 @@ public final class BackendConnection {
     }
     consumeReply();
     return replyLength;
+  }
+
+  /**
+   * Reads one RESP2 reply from a redis server (simple string, error, integer, bulk string or array,
+   * nested to any depth) into {@link #buffer()}. For an array, each top-level element is indexed
+   * for {@link #blockStart}/{@link #blockEnd} and {@link #valueCount()} is the element count (1 for
+   * any other reply); {@link #hitCount()} is the number of non-nil top-level bulk strings.
+   */
+  public int readRespReply() throws IOException {
+    startReply();
+    valueCount = 0;
+    hitCount = 0;
+    int newline = readLine(0);
+    if (buf[0] == '*') {
+      long elements = parseRespNumber(1, newline);
+      int pos = newline + 1;
+      for (long e = 0; e < elements; e++) {
+        int next = readRespValue(pos);
+        addBlock(pos, next, pos, pos);
+        countHit(pos);
+        pos = next;
+      }
+      replyLength = pos;
+    } else {
+      scanFrom = 0;
+      replyLength = readRespValue(0);
+      addBlock(0, replyLength, 0, 0);
+      countHit(0);
+    }
+    replyIsError = buf[0] == '-';
+    scanFrom = replyLength;
+    consumeReply();
+    return replyLength;
+  }
+
+  /** Non-nil top-level bulk strings of the last RESP reply (hits of a GET or MGET). */
+  public int hitCount() {
+    return hitCount;
+  }
+
+  private void countHit(int pos) {
+    if (buf[pos] == '$' && buf[pos + 1] != '-') {
+      hitCount++;
+    }
+  }
+
+  /** Reads the RESP value starting at {@code pos}; returns the offset just after it. */
+  private int readRespValue(int pos) throws IOException {
+    int newline = readLine(pos);
+    switch (buf[pos]) {
+      case '+', '-', ':' -> {
+        return newline + 1;
+      }
+      case '$' -> {
+        long length = parseRespNumber(pos + 1, newline);
+        if (length < 0) {
+          return newline + 1;
+        }
+        int valueEnd = newline + 1 + (int) length + 2;
+        fill(valueEnd);
+        scanFrom = valueEnd;
+        return valueEnd;
+      }
+      case '*' -> {
+        long elements = parseRespNumber(pos + 1, newline);
+        int next = newline + 1;
+        for (long e = 0; e < elements; e++) {
+          next = readRespValue(next);
+        }
+        return next;
+      }
+      default -> throw new IOException("bad RESP reply from server");
+    }
+  }
+
+  /** The signed decimal in {@code buf[from, newline)} without its {@code \r}. */
+  private long parseRespNumber(int from, int newline) throws IOException {
+    int to = newline > from && buf[newline - 1] == '\r' ? newline - 1 : newline;
+    boolean negative = from < to && buf[from] == '-';
+    int i = negative ? from + 1 : from;
+    if (i == to || to - i > 10) {
+      throw new IOException("bad RESP length from server");
+    }
+    long value = 0;
+    for (; i < to; i++) {
+      int digit = buf[i] - '0';
+      if (digit < 0 || digit > 9) {
+        throw new IOException("bad RESP length from server");
+      }
+      value = value * 10 + digit;
+    }
+    if (value > Integer.MAX_VALUE - 64) {
+      throw new IOException("bad RESP length from server");
+    }
+    return negative ? -value : value;
   }
 
   /** The reply buffer; the last reply is at {@code [0, replyLength)}. */

@@ -2,7 +2,7 @@ package dev.cachelab.middleware.net;
 
 import dev.cachelab.middleware.protocol.ReplySink;
 import dev.cachelab.middleware.protocol.Request;
-import dev.cachelab.middleware.protocol.RequestParser;
+import dev.cachelab.middleware.protocol.RequestDecoder;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -34,7 +34,7 @@ public final class ClientConnection implements ReplySink {
   private SelectionKey key;
 
   // Net thread only.
-  final RequestParser parser;
+  final RequestDecoder parser;
   byte[] readBuf = new byte[16 * 1024];
   ByteBuffer readView = ByteBuffer.wrap(readBuf);
   int parseStart;
@@ -52,10 +52,10 @@ public final class ClientConnection implements ReplySink {
   private boolean closeWhenDrained;
   private boolean closed;
 
-  ClientConnection(SocketChannel channel, NetThread net, int maxValueBytes) {
+  ClientConnection(SocketChannel channel, NetThread net, RequestDecoder parser) {
     this.channel = channel;
     this.net = net;
-    this.parser = new RequestParser(maxValueBytes);
+    this.parser = parser;
   }
 
   void attach(SelectionKey key) {
