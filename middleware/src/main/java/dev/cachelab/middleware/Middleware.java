@@ -9,6 +9,7 @@ import dev.cachelab.middleware.dispatch.ErrorReplies;
 import dev.cachelab.middleware.dispatch.HashRouter;
 import dev.cachelab.middleware.dispatch.MemcachedErrorReplies;
 import dev.cachelab.middleware.dispatch.RequestQueue;
+import dev.cachelab.middleware.dispatch.RespErrorReplies;
 import dev.cachelab.middleware.dispatch.RoundRobinRouter;
 import dev.cachelab.middleware.dispatch.Router;
 import dev.cachelab.middleware.dispatch.Worker;
@@ -67,7 +68,10 @@ public final class Middleware {
     long watchdogPeriodNanos = Watchdog.periodNanos(config.backendTimeoutMs());
     List<BackendConnection> allBackends = new ArrayList<>();
     List<Worker> workers = new ArrayList<>();
-    ErrorReplies errors = new MemcachedErrorReplies(config.servers());
+    ErrorReplies errors =
+        redis
+            ? new RespErrorReplies(config.servers())
+            : new MemcachedErrorReplies(config.servers());
     for (int w = 0; w < config.workers(); w++) {
       List<BackendConnection> backends = new ArrayList<>();
       for (int s = 0; s < addresses.size(); s++) {

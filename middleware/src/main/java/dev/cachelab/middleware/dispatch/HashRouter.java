@@ -27,7 +27,7 @@ public final class HashRouter implements Router {
   public void route(Request request) {
     request.clearServers();
     byte[] bytes = request.bytes();
-    switch (request.command().family()) {
+    switch (request.family()) {
       case RETRIEVAL -> {
         if (request.keyCount() == 1) {
           request.addServer(ring.primary(bytes, request.keyStart(0), request.keyEnd(0), replicas));

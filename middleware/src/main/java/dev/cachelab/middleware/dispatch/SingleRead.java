@@ -5,8 +5,8 @@ import dev.cachelab.middleware.protocol.Request;
 import java.io.IOException;
 
 /**
- * A retrieval sent whole to one server; its reply is passed through. One per worker; its thread
- * only.
+ * A retrieval sent whole to one server; its reply (memcached or RESP) is passed through. One per
+ * worker; its thread only.
  */
 final class SingleRead {
   private final WorkerBackends backends;
@@ -25,14 +25,14 @@ final class SingleRead {
     }
     try {
       WorkerBackends.send(backend, request);
-      backend.readRetrievalReply();
+      WorkerBackends.readReply(backend, request);
       backend.disarm();
     } catch (IOException e) {
       reply.replyFailure(server, WorkerBackends.fail(backend));
       return;
     }
     reply.appendReply(backend);
-    reply.setHits(backend.valueCount());
+    reply.setHits(WorkerBackends.hits(backend, request));
     reply.countReply(server, backend);
   }
 }
