@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -50,13 +51,14 @@ def wait_listening(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
         time.sleep(0.2)
 
 
-@pytest.fixture
-def middleware_port(memcached_port: int) -> Iterator[int]:  # noqa: F811
+@contextmanager
+def running_middleware(server_port: int, protocol: str) -> Iterator[int]:
+    """The middleware jar on a free port in front of one server; yields its port."""
     jar = ROOT / "middleware" / "target" / "middleware.jar"
     assert jar.is_file(), f"{jar} is missing: run `make build`"
     port = free_port()
     argv = [find_java(ROOT), "-jar", str(jar), "-l", "127.0.0.1", "-p", str(port), "-t", "2"]
-    argv += ["-s", "false", "-m", f"127.0.0.1:{memcached_port}"]
+    argv += ["-s", "false", "--protocol", protocol, "-m", f"127.0.0.1:{server_port}"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_listening(port, proc, "middleware")
@@ -64,6 +66,12 @@ def middleware_port(memcached_port: int) -> Iterator[int]:  # noqa: F811
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.fixture
+def middleware_port(memcached_port: int) -> Iterator[int]:  # noqa: F811
+    with running_middleware(memcached_port, "memcached") as port:
+        yield port
 
 
 @pytest.fixture
@@ -91,18 +99,8 @@ def test_hook_round_trips_through_the_middleware(middleware_port: int) -> None:
 @pytest.fixture
 def redis_middleware_port(redis_port: int) -> Iterator[int]:
     """The middleware jar speaking RESP2 (`--protocol redis`) in front of a real redis-server."""
-    jar = ROOT / "middleware" / "target" / "middleware.jar"
-    assert jar.is_file(), f"{jar} is missing: run `make build`"
-    port = free_port()
-    argv = [find_java(ROOT), "-jar", str(jar), "-l", "127.0.0.1", "-p", str(port), "-t", "2"]
-    argv += ["-s", "false", "--protocol", "redis", "-m", f"127.0.0.1:{redis_port}"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_listening(port, proc, "middleware")
+    with running_middleware(redis_port, "redis") as port:
         yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
 
 
 def test_hook_round_trips_through_the_middleware_in_front_of_redis(

@@ -341,21 +341,7 @@ public final class BackendConnection {
   private long parseRespNumber(int from, int newline) throws IOException {
     int to = newline > from && buf[newline - 1] == '\r' ? newline - 1 : newline;
     boolean negative = from < to && buf[from] == '-';
-    int i = negative ? from + 1 : from;
-    if (i == to || to - i > 10) {
-      throw new IOException("bad RESP length from server");
-    }
-    long value = 0;
-    for (; i < to; i++) {
-      int digit = buf[i] - '0';
-      if (digit < 0 || digit > 9) {
-        throw new IOException("bad RESP length from server");
-      }
-      value = value * 10 + digit;
-    }
-    if (value > Integer.MAX_VALUE - 64) {
-      throw new IOException("bad RESP length from server");
-    }
+    int value = parseDecimal(negative ? from + 1 : from, to);
     return negative ? -value : value;
   }
 

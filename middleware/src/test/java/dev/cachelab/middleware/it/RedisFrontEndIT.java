@@ -4,15 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.cachelab.middleware.protocol.RespReplies;
 import dev.cachelab.middleware.testing.FreePorts;
+import dev.cachelab.middleware.testing.MetricsScrape;
 import dev.cachelab.middleware.testing.RedisProcess;
 import dev.cachelab.middleware.testing.RespClient;
 import dev.cachelab.middleware.testing.RunningMiddleware;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -333,17 +330,9 @@ class RedisFrontEndIT {
       client.call("GET", "a");
       client.call("MGET", "a", "b");
       client.call("NOPE");
-      HttpClient http = HttpClient.newHttpClient();
-      HttpRequest scrape =
-          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
-              .build();
-      String body = http.send(scrape, HttpResponse.BodyHandlers.ofString()).body();
-      long deadlineNanos = System.nanoTime() + 10_000_000_000L;
-      while (!body.contains("cachelab_middleware_response_time_seconds_count{op=\"multiget\"} 1")
-          && System.nanoTime() < deadlineNanos) {
-        Thread.sleep(50);
-        body = http.send(scrape, HttpResponse.BodyHandlers.ofString()).body();
-      }
+      String body =
+          MetricsScrape.until(
+              metricsPort, "cachelab_middleware_response_time_seconds_count{op=\"multiget\"} 1");
       assertThat(body)
           .contains(
               "cachelab_middleware_requests_total{op=\"get\"} 1",

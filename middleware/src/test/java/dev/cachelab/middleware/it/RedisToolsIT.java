@@ -34,19 +34,20 @@ class RedisToolsIT {
     return out;
   }
 
+  /** The middleware in redis mode in front of {@code a} and {@code b}, with {@code flags}. */
+  private static RunningMiddleware middleware(RedisProcess a, RedisProcess b, String... flags)
+      throws IOException {
+    List<String> args = new ArrayList<>(List.of("--protocol", "redis", "-s", "true"));
+    args.addAll(List.of(flags));
+    return RunningMiddleware.startWithAddresses(
+        List.of(a.address(), b.address()), args.toArray(new String[0]));
+  }
+
   @Test
   void redisCliWorksThroughTheMiddleware() throws Exception {
     try (RedisProcess a = RedisProcess.start();
         RedisProcess b = RedisProcess.start();
-        RunningMiddleware mw =
-            RunningMiddleware.startWithAddresses(
-                List.of(a.address(), b.address()),
-                "--protocol",
-                "redis",
-                "-t",
-                "2",
-                "-s",
-                "true")) {
+        RunningMiddleware mw = middleware(a, b, "-t", "2")) {
       String port = "" + mw.port();
       String cli = "redis-cli";
       assertThat(run(cli, "-p", port, "PING")).isEqualTo("PONG\n");
@@ -76,17 +77,7 @@ class RedisToolsIT {
   void redisBenchmarkGetSetAndMgetRunWithoutErrors() throws Exception {
     try (RedisProcess a = RedisProcess.start();
         RedisProcess b = RedisProcess.start();
-        RunningMiddleware mw =
-            RunningMiddleware.startWithAddresses(
-                List.of(a.address(), b.address()),
-                "--protocol",
-                "redis",
-                "-t",
-                "4",
-                "-s",
-                "true",
-                "--worker-batch",
-                "16")) {
+        RunningMiddleware mw = middleware(a, b, "-t", "4", "--worker-batch", "16")) {
       String port = "" + mw.port();
       // redis-benchmark 7 has no "mget" test name (-t ignores it), so MGET runs as a command.
       List<String> common =
