@@ -35,6 +35,7 @@ from cachelab.local.shaping import LoopbackShaper, ShapingError, describe, links
 from cachelab.local.tools import Toolchain, repo_root
 from cachelab.monitor import LocalMonitor, MonitorSettings
 from cachelab.results import (
+    MeasuredInterval,
     ResultsDir,
     RunRecord,
     RunStatus,
@@ -44,8 +45,9 @@ from cachelab.results import (
     start_point_record,
     write_json,
 )
+from cachelab.results.run import client_stats
 from cachelab.spec import Point, Spec
-from cachelab.summary import SummaryError, add_summary_row, client_stats
+from cachelab.summary import SummaryError, add_summary_row
 
 LISTENING = "cachelab middleware listening on"
 MISS_RATIO_TOLERANCE = 0.02
@@ -153,7 +155,7 @@ class LocalRunner:
             self._run_batch(checkers, "preload check", 120.0)
         checks = []
         for i, server in enumerate(servers):
-            stats = client_stats(folder / f"check-{i}.json", 0, 0, 1)
+            stats = client_stats(folder / f"check-{i}.json", MeasuredInterval(0, 1))
             looked_up = stats.hits + stats.misses
             ratio = stats.misses / looked_up if looked_up else 1.0
             checks.append(
