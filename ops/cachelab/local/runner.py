@@ -31,7 +31,14 @@ from cachelab.local.commands import loadgen_argv, middleware_argv, preload_argv,
 from cachelab.local.procs import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.local.progress import RunProgress
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
-from cachelab.local.shaping import LoopbackShaper, ShapingError, describe, links_for, role_rates
+from cachelab.local.shaping import (
+    LoopbackShaper,
+    ShapingError,
+    describe,
+    links_for,
+    one_way_delay_us,
+    role_rates,
+)
 from cachelab.local.tools import Toolchain, repo_root
 from cachelab.monitor import LocalMonitor, MonitorSettings
 from cachelab.results import (
@@ -79,6 +86,7 @@ def _server_key(spec: Spec) -> tuple[Any, ...]:
         w.key_maximum,
         spec.preload.enabled,
         spec.preload.expected_miss_ratio,
+        spec.server,
     )
 
 
@@ -108,7 +116,11 @@ class LocalRunner:
             procs = ProcessSet()
             try:
                 servers = start_servers(
-                    procs, spec.topology.backend, spec.topology.servers, run_dir
+                    procs,
+                    spec.topology.backend,
+                    spec.topology.servers,
+                    run_dir,
+                    settings=spec.server,
                 )
                 preload = self._preload(spec, servers, run_dir / "preload")
             except BaseException:
@@ -260,10 +272,11 @@ class LocalRunner:
             [s.port for s in group.servers],
             [port for _, port in middlewares],
             spec.topology.client_machines,
+            one_way_delay_us(self.bandwidth),
         )
-        record["bandwidth"] = describe(self.bandwidth, rates, links)
         shaper = LoopbackShaper()
         shaper.apply(links)
+        record["bandwidth"] = describe(self.bandwidth, rates, links, shaper.delay_skipped)
         try:
             failures = self._drive_loadgens(spec, procs, run_dir, record, targets)
         finally:

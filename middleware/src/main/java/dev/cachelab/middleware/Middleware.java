@@ -4,7 +4,9 @@ import dev.cachelab.middleware.backend.BackendConnection;
 import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.Routing;
+import dev.cachelab.middleware.dispatch.ErrorReplies;
 import dev.cachelab.middleware.dispatch.HashRouter;
+import dev.cachelab.middleware.dispatch.MemcachedErrorReplies;
 import dev.cachelab.middleware.dispatch.RequestQueue;
 import dev.cachelab.middleware.dispatch.RoundRobinRouter;
 import dev.cachelab.middleware.dispatch.Router;
@@ -58,6 +60,7 @@ public final class Middleware {
     long watchdogPeriodNanos = Watchdog.periodNanos(config.backendTimeoutMs());
     List<BackendConnection> allBackends = new ArrayList<>();
     List<Worker> workers = new ArrayList<>();
+    ErrorReplies errors = new MemcachedErrorReplies(config.servers());
     for (int w = 0; w < config.workers(); w++) {
       List<BackendConnection> backends = new ArrayList<>();
       for (int s = 0; s < addresses.size(); s++) {
@@ -68,7 +71,7 @@ public final class Middleware {
           new Worker(
               queue,
               backends,
-              config.servers(),
+              errors,
               stats.newRecorder(),
               timeoutNanos,
               watchdogPeriodNanos,

@@ -4,7 +4,7 @@ import java.util.Arrays;
 
 /**
  * One client request: the command line and data block as received, the parsed token positions, the
- * routing decision and the six timestamps. Instances are pooled per client connection and reused; a
+ * routing decision and the timestamps. Instances are pooled per client connection and reused; a
  * request is filled by the net thread, handed to exactly one worker through the queue (the queue's
  * happens-before edge publishes it) and given back to its connection's pool.
  *
@@ -47,20 +47,15 @@ public final class Request {
   private int[] keyServers = new int[8];
   private boolean split;
 
-  // Six timestamps, System.nanoTime().
+  // Timestamps, System.nanoTime(); the written time is what ReplySink.complete returns.
   public long receivedNanos;
   public long enqueuedNanos;
   public long dequeuedNanos;
   public long sentNanos;
   public long repliedNanos;
-  public long writtenNanos;
-
-  /** Queue length seen by this request when it was enqueued. */
-  public int queueLengthAtEnqueue;
 
   // Ordered completion, owned by the client connection (guarded by its lock).
   public ReplySink connection;
-  public long sequence;
   public boolean completed;
   public byte[] pendingReply = new byte[0];
   public int pendingReplyLength;
@@ -81,7 +76,6 @@ public final class Request {
     split = false;
     completed = false;
     pendingReplyLength = 0;
-    queueLengthAtEnqueue = 0;
   }
 
   // ---- parser side -------------------------------------------------------------------------

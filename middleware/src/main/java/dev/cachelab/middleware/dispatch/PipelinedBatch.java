@@ -1,0 +1,132 @@
+package dev.cachelab.middleware.dispatch;
+
+import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.protocol.Command;
+import dev.cachelab.middleware.protocol.Request;
+import java.io.IOException;
+import java.util.Arrays;
+
+/**
+ * Single-server requests taken together from the queue ({@code --worker-batch}): all sent, one
+ * write per server, then their replies read in order, each request completed as its reply arrives.
+ * A server that fails fails its remaining requests of the batch. One per worker; its thread only.
+ */
+final class PipelinedBatch {
+  /** Completes one request of the batch with the reply built so far. */
+  interface Completion {
+    void complete(Request request);
+  }
+
+  private final WorkerBackends backends;
+  private final ReplyBuilder reply;
+  private final Completion completion;
+  private final boolean[] sent;
+  private final int[] unanswered;
+  private final boolean[] broken;
+  private final boolean[] brokenTimedOut;
+
+  PipelinedBatch(WorkerBackends backends, ReplyBuilder reply, int maxBatch, Completion completion) {
+    this.backends = backends;
+    this.reply = reply;
+    this.completion = completion;
+    int n = backends.size();
+    this.sent = new boolean[maxBatch];
+    this.unanswered = new int[n];
+    this.broken = new boolean[n];
+    this.brokenTimedOut = new boolean[n];
+  }
+
+  /** Whether the request may join a pipelined batch: one server, not split, not local. */
+  static boolean accepts(Request request) {
+    return request.serverCount() == 1
+        && !request.isSplit()
+        && request.command().family() != Command.Family.LOCAL;
+  }
+
+  /** Sends {@code requests[0, count)}, then reads and completes them in order. */
+  void run(Request[] requests, int count) {
+    Arrays.fill(unanswered, 0);
+    Arrays.fill(broken, false);
+    Arrays.fill(brokenTimedOut, false);
+    for (int i = 0; i < count; i++) {
+      compose(requests[i], i);
+    }
+    long sentNanos = System.nanoTime();
+    for (int server = 0; server < backends.size(); server++) {
+      if (unanswered[server] > 0 && !broken[server]) {
+        try {
+          backends.get(server).sendComposed();
+        } catch (IOException e) {
+          broken[server] = true;
+          brokenTimedOut[server] = WorkerBackends.fail(backends.get(server));
+        }
+      }
+    }
+    for (int i = 0; i < count; i++) {
+      Request request = requests[i];
+      if (sent[i]) {
+        request.sentNanos = sentNanos;
+      }
+      reply.reset();
+      readReply(request);
+      if (request.noreply()) {
+        reply.discard();
+      }
+      request.repliedNanos = System.nanoTime();
+      if (request.sentNanos == 0) {
+        request.sentNanos = request.repliedNanos;
+      }
+      completion.complete(request);
+    }
+  }
+
+  private void compose(Request request, int index) {
+    int server = request.server(0);
+    BackendConnection backend = backends.get(server);
+    sent[index] = false;
+    request.sentNanos = 0;
+    if (broken[server]) {
+      return;
+    }
+    if (unanswered[server] == 0) {
+      if (!WorkerBackends.open(backend, backends.deadline(request.dequeuedNanos))) {
+        broken[server] = true;
+        return;
+      }
+      backend.beginCompose();
+    }
+    WorkerBackends.appendForward(backend, request);
+    unanswered[server]++;
+    sent[index] = true;
+  }
+
+  private void readReply(Request request) {
+    int server = request.server(0);
+    BackendConnection backend = backends.get(server);
+    if (broken[server]) {
+      reply.replyFailure(server, brokenTimedOut[server]);
+      return;
+    }
+    boolean retrieval = request.command().family() == Command.Family.RETRIEVAL;
+    try {
+      if (retrieval) {
+        backend.readRetrievalReply();
+      } else {
+        backend.readLineReply();
+      }
+      if (--unanswered[server] == 0) {
+        backend.disarm();
+      }
+    } catch (IOException e) {
+      broken[server] = true;
+      brokenTimedOut[server] = WorkerBackends.fail(backend);
+      reply.replyFailure(server, brokenTimedOut[server]);
+      return;
+    }
+    reply.appendReply(backend);
+    if (retrieval) {
+      reply.setHits(backend.valueCount());
+    }
+    reply.countReply(server, backend);
+  }
+}
