@@ -44,10 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--report", action="store_true", help="build the report when the run is done")
     run.add_argument(
         "--bandwidth",
-        choices=["off", "asl2017", "azure-v2"],
+        choices=["off", "asl2017", "asl2019", "azure-v2"],
         default=None,
         help="bandwidth profile; local: tc on lo while each run measures, needs root (default"
-        " off); k8s: pod annotations (default $CACHELAB_K8S_BANDWIDTH or asl2017)",
+        " off; asl2019 also adds its 0.9 ms RTT with netem); k8s: pod annotations (default"
+        " $CACHELAB_K8S_BANDWIDTH or asl2017)",
     )
     run.add_argument(
         "--monitor",

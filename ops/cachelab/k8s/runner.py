@@ -49,6 +49,7 @@ from cachelab.summary import add_summary_row
 BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
 POLL_S = 1.0  # how often the runner looks at pods and Jobs while it waits
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+HDR_FULL_SUFFIX = "_FULL_RUN_1.txt"  # the loadgen's (memtier's) interval log of run 1
 
 
 def repo_root() -> Path:
@@ -290,12 +291,16 @@ class K8sRunner:
                     continue
                 block.data()  # fails on broken JSON
                 (run_dir / f"loadgen-{index}.json").write_text(block.text + "\n")
+                hdr = blocks.get(f"hdr-{instance}")
+                if hdr is not None:  # the interval log of --hdr-file-prefix, named as locally
+                    hdr_file = run_dir / f"loadgen-{index}-hdr{HDR_FULL_SUFFIX}"
+                    hdr_file.write_text(hdr.text + "\n")
                 entries.append(
                     {
                         "index": index,
                         "target": "middleware" if spec.topology.middlewares else "servers",
                         "json": f"loadgen-{index}.json",
-                        "hdr_prefix": None,
+                        "hdr_prefix": f"loadgen-{index}-hdr" if hdr is not None else None,
                         "launch_epoch_ms": None,
                         "exit_code": _exit_code(pod),
                         "pod": name,

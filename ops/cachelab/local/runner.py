@@ -31,10 +31,18 @@ from cachelab.local.commands import loadgen_argv, middleware_argv, preload_argv,
 from cachelab.local.procs import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.local.progress import RunProgress
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
-from cachelab.local.shaping import LoopbackShaper, ShapingError, describe, links_for, role_rates
+from cachelab.local.shaping import (
+    LoopbackShaper,
+    ShapingError,
+    describe,
+    links_for,
+    one_way_delay_us,
+    role_rates,
+)
 from cachelab.local.tools import Toolchain, repo_root
 from cachelab.monitor import LocalMonitor, MonitorSettings
 from cachelab.results import (
+    MeasuredInterval,
     ResultsDir,
     RunRecord,
     RunStatus,
@@ -44,8 +52,9 @@ from cachelab.results import (
     start_point_record,
     write_json,
 )
+from cachelab.results.run import client_stats
 from cachelab.spec import Point, Spec
-from cachelab.summary import SummaryError, add_summary_row, client_stats
+from cachelab.summary import SummaryError, add_summary_row
 
 LISTENING = "cachelab middleware listening on"
 MISS_RATIO_TOLERANCE = 0.02
@@ -77,6 +86,7 @@ def _server_key(spec: Spec) -> tuple[Any, ...]:
         w.key_maximum,
         spec.preload.enabled,
         spec.preload.expected_miss_ratio,
+        spec.server,
     )
 
 
@@ -106,7 +116,11 @@ class LocalRunner:
             procs = ProcessSet()
             try:
                 servers = start_servers(
-                    procs, spec.topology.backend, spec.topology.servers, run_dir
+                    procs,
+                    spec.topology.backend,
+                    spec.topology.servers,
+                    run_dir,
+                    settings=spec.server,
                 )
                 preload = self._preload(spec, servers, run_dir / "preload")
             except BaseException:
@@ -153,7 +167,7 @@ class LocalRunner:
             self._run_batch(checkers, "preload check", 120.0)
         checks = []
         for i, server in enumerate(servers):
-            stats = client_stats(folder / f"check-{i}.json", 0, 0, 1)
+            stats = client_stats(folder / f"check-{i}.json", MeasuredInterval(0, 1))
             looked_up = stats.hits + stats.misses
             ratio = stats.misses / looked_up if looked_up else 1.0
             checks.append(
@@ -258,10 +272,11 @@ class LocalRunner:
             [s.port for s in group.servers],
             [port for _, port in middlewares],
             spec.topology.client_machines,
+            one_way_delay_us(self.bandwidth),
         )
-        record["bandwidth"] = describe(self.bandwidth, rates, links)
         shaper = LoopbackShaper()
         shaper.apply(links)
+        record["bandwidth"] = describe(self.bandwidth, rates, links, shaper.delay_skipped)
         try:
             failures = self._drive_loadgens(spec, procs, run_dir, record, targets)
         finally:
