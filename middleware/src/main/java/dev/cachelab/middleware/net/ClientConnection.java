@@ -2,7 +2,7 @@ package dev.cachelab.middleware.net;
 
 import dev.cachelab.middleware.protocol.ReplySink;
 import dev.cachelab.middleware.protocol.Request;
-import dev.cachelab.middleware.protocol.RequestParser;
+import dev.cachelab.middleware.protocol.RequestDecoder;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -65,7 +65,7 @@ public final class ClientConnection implements ReplySink {
   private volatile long backlogBytes;
 
   // Net thread only.
-  final RequestParser parser;
+  final RequestDecoder parser;
   byte[] readBuf = new byte[BASE_READ_BYTES];
   ByteBuffer readView = ByteBuffer.wrap(readBuf);
   int parseStart;
@@ -88,11 +88,12 @@ public final class ClientConnection implements ReplySink {
   private boolean readingPausedForBacklog;
   private boolean nextStalled;
 
-  ClientConnection(SocketChannel channel, NetThread net, BufferBudget budget, int maxValueBytes) {
+  ClientConnection(
+      SocketChannel channel, NetThread net, BufferBudget budget, RequestDecoder parser) {
     this.channel = channel;
     this.net = net;
     this.budget = budget;
-    this.parser = new RequestParser(maxValueBytes);
+    this.parser = parser;
   }
 
   void attach(SelectionKey key) {

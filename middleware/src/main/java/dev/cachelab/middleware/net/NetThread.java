@@ -4,6 +4,7 @@ import dev.cachelab.middleware.dispatch.RequestQueue;
 import dev.cachelab.middleware.dispatch.Router;
 import dev.cachelab.middleware.protocol.OpType;
 import dev.cachelab.middleware.protocol.Request;
+import dev.cachelab.middleware.protocol.RequestDecoder;
 import dev.cachelab.middleware.stats.ErrorKind;
 import dev.cachelab.middleware.stats.ThreadRecorder;
 import java.io.IOException;
@@ -43,7 +44,7 @@ public final class NetThread implements Runnable {
   private final Router router;
   private final ThreadRecorder recorder;
   private final Supplier<byte[]> statsReply;
-  private final int maxValueBytes;
+  private final Supplier<RequestDecoder> decoders;
   private final ArrayDeque<ClientConnection> paused = new ArrayDeque<>();
   private final ConcurrentLinkedQueue<ClientConnection> toResume = new ConcurrentLinkedQueue<>();
   private final BufferBudget budget;
@@ -62,7 +63,7 @@ public final class NetThread implements Runnable {
       Router router,
       ThreadRecorder recorder,
       Supplier<byte[]> statsReply,
-      int maxValueBytes,
+      Supplier<RequestDecoder> decoders,
       BufferBudget budget,
       long idleTimeoutNanos)
       throws IOException {
@@ -76,7 +77,7 @@ public final class NetThread implements Runnable {
     this.router = router;
     this.recorder = recorder;
     this.statsReply = statsReply;
-    this.maxValueBytes = maxValueBytes;
+    this.decoders = decoders;
     this.budget = budget;
     this.idleTimeoutNanos = idleTimeoutNanos;
     queue.onRoom(selector::wakeup);
@@ -203,7 +204,7 @@ public final class NetThread implements Runnable {
         }
         channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        ClientConnection connection = new ClientConnection(channel, this, budget, maxValueBytes);
+        ClientConnection connection = new ClientConnection(channel, this, budget, decoders.get());
         connection.attach(channel.register(selector, SelectionKey.OP_READ, connection));
         connections.incrementAndGet();
         totalConnections++;
@@ -301,13 +302,22 @@ public final class NetThread implements Runnable {
           recorder.recordQueueLength(queue.stage(request));
         }
       }
-      case LOCAL -> completeHere(c, request, statsReply.get(), null);
+      case LOCAL -> {
+        // Answered here: a reply the parser made (redis PING, ECHO), else the statistics.
+        byte[] reply = request.immediateReply();
+        completeHere(c, request, reply != null ? reply : statsReply.get(), null);
+      }
       case REJECT -> completeHere(c, request, request.immediateReply(), ErrorKind.CLIENT_ERROR);
       case REJECT_AND_CLOSE -> {
         completeHere(c, request, request.immediateReply(), ErrorKind.CLIENT_ERROR);
         c.closeAfterReplies();
       }
-      case QUIT -> c.closeAfterReplies();
+      case QUIT -> {
+        if (request.immediateReply() != null) {
+          completeHere(c, request, request.immediateReply(), null); // redis: +OK
+        }
+        c.closeAfterReplies();
+      }
     }
   }
 
