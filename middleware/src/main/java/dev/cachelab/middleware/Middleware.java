@@ -14,6 +14,7 @@ import dev.cachelab.middleware.dispatch.RespErrorReplies;
 import dev.cachelab.middleware.dispatch.RoundRobinRouter;
 import dev.cachelab.middleware.dispatch.Router;
 import dev.cachelab.middleware.dispatch.Worker;
+import dev.cachelab.middleware.net.BufferBudget;
 import dev.cachelab.middleware.net.NetThread;
 import dev.cachelab.middleware.protocol.RequestDecoder;
 import dev.cachelab.middleware.protocol.RequestParser;
@@ -55,6 +56,7 @@ public final class Middleware {
         config.routing() == Routing.HASH
             ? new HashRouter(config.servers(), config.replication())
             : new RoundRobinRouter(config.servers().size(), config.sharded());
+    BufferBudget budget = new BufferBudget(config.effectiveBufferBudgetBytes());
     this.net =
         new NetThread(
             new InetSocketAddress(config.listenAddress(), config.port()),
@@ -62,8 +64,19 @@ public final class Middleware {
             router,
             stats.newRecorder(),
             redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply,
-            decoders(config));
+            decoders(config),
+            budget,
+            TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()));
     stats.gauges(queue::size, net::connections, net::totalConnections);
+    stats.value(
+        "buffer_budget_bytes", "Budget for bytes buffered for clients.", budget::limitBytes);
+    stats.value("buffered_bytes", "Bytes buffered for clients now.", budget::usedBytes);
+    stats.value(
+        "budget_closed_connections",
+        "Connections closed because their buffers did not fit in the budget.",
+        budget::refusals);
+    stats.value(
+        "idle_closed_connections", "Connections closed by the idle timeout.", net::idleClosed);
     List<InetSocketAddress> addresses = config.serverAddresses();
     long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.backendTimeoutMs());
     long watchdogPeriodNanos = Watchdog.periodNanos(config.backendTimeoutMs());
