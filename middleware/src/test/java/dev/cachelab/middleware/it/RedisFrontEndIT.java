@@ -10,6 +10,7 @@ import dev.cachelab.middleware.testing.RespClient;
 import dev.cachelab.middleware.testing.RunningMiddleware;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.net.Socket;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -237,6 +238,55 @@ class RedisFrontEndIT {
               "-ERR Protocol error: invalid bulk length (expected: 0..1048576 bytes, see"
                   + " --max-value-bytes)\r\n");
       assertThat(client.closedByPeer()).isTrue();
+    }
+  }
+
+  @Test
+  void partialRequestsPastTheBufferBudgetAreClosedWithARespError() throws Exception {
+    try (RunningMiddleware mw =
+            middleware("-t", "2", "-s", "false", "--buffer-budget-bytes", "" + (4 << 20));
+        RespClient good = new RespClient(mw.port())) {
+      byte[] header = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1000000\r\n".getBytes("ISO-8859-1");
+      byte[] partialValue = new byte[300_000];
+      List<Socket> bad = new ArrayList<>();
+      int closed = 0;
+      List<String> replies = new ArrayList<>();
+      try {
+        for (int i = 0; i < 40; i++) {
+          Socket s = new Socket("127.0.0.1", mw.port());
+          bad.add(s);
+          try {
+            s.getOutputStream().write(header);
+            s.getOutputStream().write(partialValue);
+            s.getOutputStream().flush();
+          } catch (IOException closedWhileWriting) {
+            // closed past the budget while this client was still sending
+          }
+          assertThat(good.call("PING")).isEqualTo("+PONG\r\n");
+        }
+        for (Socket s : bad) {
+          s.setSoTimeout(200);
+          try {
+            byte[] got = s.getInputStream().readAllBytes();
+            closed++;
+            if (got.length > 0) {
+              replies.add(new String(got, "ISO-8859-1"));
+            }
+          } catch (java.net.SocketTimeoutException stillOpen) {
+            // under the budget: still waiting for the rest of its value
+          } catch (IOException reset) {
+            closed++; // closed, its error reply lost to the reset
+          }
+        }
+      } finally {
+        for (Socket s : bad) {
+          s.close();
+        }
+      }
+      assertThat(closed).as("connections closed past the budget").isPositive();
+      assertThat(replies).isNotEmpty().containsOnly("-ERR out of memory reading request\r\n");
+      assertThat(good.call("SET", "after", "ok")).isEqualTo("+OK\r\n");
+      assertThat(good.call("GET", "after")).isEqualTo("$2\r\nok\r\n");
     }
   }
 
