@@ -164,7 +164,8 @@ class Status:
 
     @property
     def runs_done(self) -> int:
-        return len(self.runs)
+        """Runs that finished ok (a partial or failed run is not done: --resume runs it again)."""
+        return sum(r.status == "ok" for r in self.runs)
 
     def record(self, run: RunRecord) -> None:
         self.runs = [r for r in self.runs if (r.point, r.repetition) != (run.point, run.repetition)]
@@ -178,6 +179,8 @@ class Status:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["runs_done"] = self.runs_done
+        data["runs_partial"] = sum(r.status == "partial" for r in self.runs)
+        data["runs_failed"] = sum(r.status == "failed" for r in self.runs)
         return data
 
     def save(self, path: Path) -> None:
@@ -186,7 +189,8 @@ class Status:
     @classmethod
     def load(cls, path: Path) -> Status:
         data = json.loads(path.read_text())
-        data.pop("runs_done", None)
+        for derived in ("runs_done", "runs_partial", "runs_failed"):
+            data.pop(derived, None)
         data["runs"] = [RunRecord(**r) for r in data.get("runs", [])]
         return cls(**data)
 
