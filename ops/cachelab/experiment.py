@@ -10,6 +10,7 @@ marked partial, the experiment interrupted). Called from the CLI's main thread o
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import signal
@@ -49,6 +50,31 @@ class Reporter(Protocol):
     def finish_run(self, record: RunRecord, point: Point, row: dict[str, Any] | None) -> None: ...
 
     def note(self, text: str) -> None: ...
+
+
+class ExperimentStatus(Status):
+    """status.json as the loop keeps it: `runs_done` counts the runs that finished ok (a partial
+    or failed run is not done: --resume runs it again); `runs_partial` and `runs_failed` count the
+    others."""
+
+    @property
+    def runs_done(self) -> int:
+        return sum(r.status == "ok" for r in self.runs)
+
+    def to_json(self) -> dict[str, Any]:
+        data = super().to_json()
+        data["runs_done"] = self.runs_done
+        data["runs_partial"] = sum(r.status == "partial" for r in self.runs)
+        data["runs_failed"] = sum(r.status == "failed" for r in self.runs)
+        return data
+
+    @classmethod
+    def read(cls, path: Path) -> ExperimentStatus:
+        data = json.loads(path.read_text())
+        for derived in ("runs_done", "runs_partial", "runs_failed"):
+            data.pop(derived, None)
+        data["runs"] = [RunRecord(**r) for r in data.get("runs", [])]
+        return cls(**data)
 
 
 class SelectionError(ValueError):
@@ -188,7 +214,7 @@ def open_for_resume(spec: Spec, folder: Path) -> tuple[ResultsDir, Status]:
                 f"started with (e.g. {results.spec_file})"
             ]
         )
-    return results, Status.load(results.status_file)
+    return results, ExperimentStatus.read(results.status_file)
 
 
 class ExperimentLoop:
@@ -211,9 +237,9 @@ class ExperimentLoop:
         self.previous = previous
         self.rows: list[dict[str, Any]] = []
 
-    def _status(self) -> Status:
+    def _status(self) -> ExperimentStatus:
         total = len(self.plan.runs)
-        status = Status(
+        status = ExperimentStatus(
             experiment=self.spec.name, target=self.executor.target_name, runs_total=total
         )
         selected = {(p.index, r) for p, r in self.plan.runs}

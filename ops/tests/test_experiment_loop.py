@@ -12,12 +12,13 @@ import pytest
 
 from cachelab.experiment import (
     ExperimentLoop,
+    ExperimentStatus,
     Selection,
     SelectionError,
     estimate_wall_s,
     open_for_resume,
 )
-from cachelab.results import ResultsDir, RunRecord, RunStatus, Status
+from cachelab.results import ResultsDir, RunRecord, RunStatus
 from cachelab.spec import Point, Spec, SpecError, parse_spec
 
 SAMPLE_JSON = Path(__file__).parent / "data" / "results-sample" / "raw" / "p0-r0" / "loadgen-0.json"
@@ -217,7 +218,7 @@ def test_selected_runs_only_are_run_and_counted(spec: Spec, results: ResultsDir)
 
 def test_status_loads_what_it_saved(spec: Spec, results: ResultsDir) -> None:
     ExperimentLoop(spec, results, FakeExecutor(results, interrupt_at=(0, 1)), Lines()).run()
-    status = Status.load(results.status_file)
+    status = ExperimentStatus.read(results.status_file)
     assert [r.status for r in status.runs] == ["ok", "partial"]
 
 

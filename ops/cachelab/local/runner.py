@@ -39,6 +39,7 @@ from cachelab.local.shaping import (
 from cachelab.local.tools import Toolchain, repo_root
 from cachelab.monitor import LocalMonitor, MonitorSettings
 from cachelab.results import (
+    MeasuredInterval,
     ResultsDir,
     RunRecord,
     RunStatus,
@@ -48,8 +49,9 @@ from cachelab.results import (
     start_point_record,
     write_json,
 )
+from cachelab.results.run import client_stats
 from cachelab.spec import Point, Spec
-from cachelab.summary import SummaryError, client_stats
+from cachelab.summary import SummaryError
 from cachelab.terminal import LiveSample, RunLines, combine, last_progress
 
 LISTENING = "cachelab middleware listening on"
@@ -164,7 +166,7 @@ class LocalRunner:
             self._run_batch(checkers, "preload check", 120.0)
         checks = []
         for i, server in enumerate(servers):
-            stats = client_stats(folder / f"check-{i}.json", 0, 0, 1)
+            stats = client_stats(folder / f"check-{i}.json", MeasuredInterval(0, 1))
             looked_up = stats.hits + stats.misses
             ratio = stats.misses / looked_up if looked_up else 1.0
             checks.append(

@@ -1,6 +1,7 @@
 package dev.cachelab.middleware;
 
 import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.Routing;
@@ -58,13 +59,23 @@ public final class Middleware {
     List<InetSocketAddress> addresses = config.serverAddresses();
     long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.backendTimeoutMs());
     long watchdogPeriodNanos = Watchdog.periodNanos(config.backendTimeoutMs());
+    List<BackendHealth> health = new ArrayList<>();
+    for (String server : config.servers()) {
+      health.add(
+          new BackendHealth(
+              server,
+              config.ejectAfterFailures(),
+              TimeUnit.MILLISECONDS.toNanos(config.ejectRetryMs()),
+              config.effectiveBackendMaxWaiters()));
+    }
+    stats.backendHealth(health);
     List<BackendConnection> allBackends = new ArrayList<>();
     List<Worker> workers = new ArrayList<>();
     ErrorReplies errors = new MemcachedErrorReplies(config.servers());
     for (int w = 0; w < config.workers(); w++) {
       List<BackendConnection> backends = new ArrayList<>();
       for (int s = 0; s < addresses.size(); s++) {
-        backends.add(new BackendConnection(s, addresses.get(s)));
+        backends.add(new BackendConnection(s, addresses.get(s), health.get(s)));
       }
       allBackends.addAll(backends);
       workers.add(

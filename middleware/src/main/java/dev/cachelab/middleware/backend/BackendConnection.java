@@ -17,7 +17,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Timeouts: the worker arms a deadline before it writes a request and disarms it after the
  * reply; a blocking read past the deadline is ended by the watchdog closing the socket, which keeps
  * the fast path at one blocking read per reply (no timed poll). After a failure the connection is
- * closed and reconnected on a later request, with exponential backoff between attempts.
+ * closed and reconnected on the next request; only failed connection attempts back off
+ * (exponentially), so a server that drops one connection now and then costs one request, not every
+ * request of a backoff period.
+ *
+ * <p>Health: every failure and every complete reply is reported to the server's shared {@link
+ * BackendHealth}; while the server is ejected the connection refuses requests (one worker probes it
+ * with {@code version} when its retry interval has passed), and a request takes one of the server's
+ * waiter slots from {@link #ensureConnected} until its reply or failure.
  */
 public final class BackendConnection {
   private static final long INITIAL_BACKOFF_NANOS = 10_000_000L;
@@ -25,9 +32,14 @@ public final class BackendConnection {
   private static final long DISARMED = 0;
   private static final long EXPIRED = -1;
 
+  private static final byte[] VERSION_REQUEST = {'v', 'e', 'r', 's', 'i', 'o', 'n', '\r', '\n'};
+  private static final byte[] VERSION_PREFIX = {'V', 'E', 'R', 'S', 'I', 'O', 'N', ' '};
+
   private final int serverIndex;
   private final String host;
   private final int port;
+  private final BackendHealth health;
+  private boolean holdsWaiterSlot;
   private final AtomicLong deadlineNanos = new AtomicLong(DISARMED);
   private volatile boolean timedOut;
 
@@ -58,10 +70,11 @@ public final class BackendConnection {
 
   private int sendLength;
 
-  public BackendConnection(int serverIndex, InetSocketAddress address) {
+  public BackendConnection(int serverIndex, InetSocketAddress address, BackendHealth health) {
     this.serverIndex = serverIndex;
     this.host = address.getHostString();
     this.port = address.getPort();
+    this.health = health;
   }
 
   public int serverIndex() {
@@ -75,12 +88,53 @@ public final class BackendConnection {
    * that finds no data into read, poll, read) and the watchdog ends it by closing the socket.
    */
   public boolean ensureConnected(long nowNanos) {
+    if (!health.inRotation() && !(health.claimProbe(nowNanos) && probe(nowNanos))) {
+      return false;
+    }
+    if (!holdsWaiterSlot) {
+      if (!health.tryEnter()) {
+        return false;
+      }
+      holdsWaiterSlot = true;
+    }
     if (in != null) {
       return true;
     }
     if (nowNanos - reconnectAtNanos < 0) {
       return false;
     }
+    if (!connect()) {
+      health.failed(System.nanoTime());
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Asks the ejected server for its {@code version}; reports the outcome to its health. Runs under
+   * the caller's armed deadline (the watchdog ends a hung probe).
+   */
+  private boolean probe(long nowNanos) {
+    boolean answered = false;
+    try {
+      if (in != null || connect()) {
+        send(VERSION_REQUEST, 0, VERSION_REQUEST.length);
+        readLineReply();
+        answered = startsWith(0, VERSION_PREFIX);
+      }
+    } catch (IOException e) {
+      answered = false;
+    }
+    if (answered) {
+      health.probeSucceeded();
+      return true;
+    }
+    closeSocket();
+    health.probeFailed(nowNanos);
+    return false;
+  }
+
+  private boolean connect() {
     Socket s = new Socket();
     socket = s; // visible to the watchdog while connecting
     try {
@@ -96,8 +150,16 @@ public final class BackendConnection {
     } catch (IOException e) {
       socket = null;
       closeQuietly(s);
-      scheduleReconnect(System.nanoTime());
+      reconnectAtNanos = System.nanoTime() + backoffNanos;
+      backoffNanos = Math.min(MAX_BACKOFF_NANOS, backoffNanos * 2);
       return false;
+    }
+  }
+
+  private void leaveWaiters() {
+    if (holdsWaiterSlot) {
+      holdsWaiterSlot = false;
+      health.exit();
     }
   }
 
@@ -105,10 +167,12 @@ public final class BackendConnection {
   public void disarmQuietly() {
     deadlineNanos.set(DISARMED);
     timedOut = false;
+    leaveWaiters();
   }
 
   /** Arms the timeout; call before sending a request. */
   public void arm(long deadline) {
+    leaveWaiters();
     timedOut = false;
     deadlineNanos.set(deadline == DISARMED || deadline == EXPIRED ? 1 : deadline);
   }
@@ -121,7 +185,10 @@ public final class BackendConnection {
     long deadline = deadlineNanos.get();
     if (deadline == EXPIRED || !deadlineNanos.compareAndSet(deadline, DISARMED) || timedOut) {
       markDown();
+      return;
     }
+    leaveWaiters();
+    health.succeeded();
   }
 
   /** Watchdog thread: closes the socket if the armed deadline has passed. */
@@ -143,31 +210,30 @@ public final class BackendConnection {
     return timedOut;
   }
 
-  /** Closes the connection after a failure and schedules a reconnect with backoff. */
+  /**
+   * Closes the connection after a failure and reports it to the server's health; the next request
+   * reconnects at once (a failed reconnect backs off).
+   */
   public void markDown() {
     deadlineNanos.set(DISARMED);
+    leaveWaiters();
+    closeSocket();
+    health.failed(System.nanoTime());
+  }
+
+  private void closeSocket() {
     if (socket != null) {
       closeQuietly(socket);
       socket = null;
       in = null;
       out = null;
     }
-    scheduleReconnect(System.nanoTime());
-  }
-
-  private void scheduleReconnect(long nowNanos) {
-    reconnectAtNanos = nowNanos + backoffNanos;
-    backoffNanos = Math.min(MAX_BACKOFF_NANOS, backoffNanos * 2);
   }
 
   /** Closes the socket for good (shutdown). */
   public void close() {
-    if (socket != null) {
-      closeQuietly(socket);
-      socket = null;
-      in = null;
-      out = null;
-    }
+    leaveWaiters();
+    closeSocket();
   }
 
   // ---- sending ----------------------------------------------------------------------------------

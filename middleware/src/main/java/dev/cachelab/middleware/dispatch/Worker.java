@@ -63,7 +63,8 @@ public final class Worker implements Runnable {
     this.casPropagation = new CasPropagation(this.backends, reply, targets);
     this.batch = new Request[Math.max(1, maxBatch)];
     this.pipelined = new Request[batch.length];
-    this.pipelinedBatch = new PipelinedBatch(this.backends, reply, batch.length, this::finish);
+    this.pipelinedBatch =
+        new PipelinedBatch(this.backends, reply, singleRead, batch.length, this::finish);
   }
 
   @Override

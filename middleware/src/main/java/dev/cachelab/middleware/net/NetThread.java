@@ -125,8 +125,9 @@ public final class NetThread implements Runnable {
         resumePaused();
         queue.publish(); // the round's requests, with one wake-up per worker batch
       }
-    } catch (IOException | RuntimeException e) {
-      System.err.println("cachelab middleware: net thread failed: " + e);
+    } catch (IOException e) {
+      // The selector itself failed: no client can be served any more. Fatal (see FatalErrors).
+      throw new java.io.UncheckedIOException("net thread: selector failed", e);
     } finally {
       closeAll();
     }

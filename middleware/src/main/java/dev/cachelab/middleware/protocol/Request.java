@@ -46,6 +46,7 @@ public final class Request {
   private int serverCount;
   private int[] keyServers = new int[8];
   private boolean split;
+  private int fallbackServer = -1;
 
   // Timestamps, System.nanoTime(); the written time is what ReplySink.complete returns.
   public long receivedNanos;
@@ -234,6 +235,19 @@ public final class Request {
   public void clearServers() {
     serverCount = 0;
     split = false;
+    fallbackServer = -1;
+  }
+
+  /**
+   * The server a single-server read may be retried on once if its own server is down or ejected (a
+   * replica holding the same data), or -1.
+   */
+  public int fallbackServer() {
+    return fallbackServer;
+  }
+
+  public void setFallbackServer(int server) {
+    fallbackServer = server;
   }
 
   public void addServer(int server) {

@@ -1,5 +1,6 @@
 package dev.cachelab.middleware.stats;
 
+import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.protocol.OpType;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -20,6 +21,7 @@ public final class StatsRegistry {
   private IntSupplier queueLength = () -> 0;
   private IntSupplier connections = () -> 0;
   private LongSupplier totalConnections = () -> 0;
+  private List<BackendHealth> health = List.of();
 
   public StatsRegistry(List<String> servers, int workers) {
     this.servers = List.copyOf(servers);
@@ -37,6 +39,16 @@ public final class StatsRegistry {
     this.queueLength = queueLength;
     this.connections = connections;
     this.totalConnections = total;
+  }
+
+  /** The servers' shared health, in server order (for ejection counts). */
+  public void backendHealth(List<BackendHealth> health) {
+    this.health = List.copyOf(health);
+  }
+
+  /** Server {@code i}'s health, or null if none was registered. */
+  public BackendHealth health(int server) {
+    return server < health.size() ? health.get(server) : null;
   }
 
   List<ThreadRecorder> recorders() {
@@ -136,6 +148,13 @@ public final class StatsRegistry {
       stat(s, "server_" + i + "_address", servers.get(i));
       stat(s, "server_" + i + "_requests", serverRequests(i));
       stat(s, "server_" + i + "_errors", serverErrors(i));
+      BackendHealth h = health(i);
+      if (h != null) {
+        stat(s, "server_" + i + "_ejected", h.ejected() ? 1 : 0);
+        stat(s, "server_" + i + "_ejections", h.ejections());
+        stat(s, "server_" + i + "_returns", h.returns());
+        stat(s, "server_" + i + "_busy_refusals", h.busyRefusals());
+      }
     }
     s.append("END\r\n");
     return s.toString().getBytes(StandardCharsets.US_ASCII);

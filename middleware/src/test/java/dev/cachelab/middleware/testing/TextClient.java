@@ -26,6 +26,11 @@ public final class TextClient implements AutoCloseable {
     out = socket.getOutputStream();
   }
 
+  /** How long a read may block before it fails (SocketTimeoutException). */
+  public void setTimeoutMillis(int millis) throws IOException {
+    socket.setSoTimeout(millis);
+  }
+
   public static byte[] bytes(String text) {
     return text.getBytes(StandardCharsets.ISO_8859_1);
   }
