@@ -19,7 +19,9 @@ order; the table shows each target's median round. Other knobs: BENCH_SECONDS (2
 LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's), BENCH_RESULTS (where the
 output is saved: results/bench/<UTC time>/bench.txt and bench.json).
 
-Timing results depend on the machine; this is a benchmark, not a test. Standard library only.
+Timing results depend on the machine; this is a benchmark, not a test. Standard library only,
+plus cachelab.processes (itself standard library only; found through ops/ on sys.path), which
+starts and stops every child as the local runner does.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "ops") not in sys.path:
+    sys.path.insert(0, str(ROOT / "ops"))
+from cachelab.processes import ManagedProcess, ProcessError, free_port  # noqa: E402
+
 LOADGEN_JAR = ROOT / "loadgen" / "target" / "loadgen.jar"
 MIDDLEWARE_JAR = ROOT / "middleware" / "target" / "middleware.jar"
 SECONDS = int(os.environ.get("BENCH_SECONDS", "20"))
@@ -83,25 +88,6 @@ def java() -> str:
     return str(Path(home) / "bin" / "java")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with status {proc.returncode} before listening")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port} within {timeout_s} s")
-
-
 def cpu_seconds(pid: int) -> float:
     """utime + stime of a running process, in seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -119,11 +105,8 @@ class ClientRun:
 
 def run_client(cmd: list[str], log: Path) -> tuple[int, float]:
     """Runs a client to completion; returns (exit status, its CPU seconds from rusage)."""
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_utime + usage.ru_stime
+    code, cpu_s = ManagedProcess(Path(cmd[0]).name, cmd, log).wait_with_cpu()
+    return int(code), float(cpu_s)
 
 
 def loadgen(port: int, work: Path, name: str, extra: list[str]) -> ClientRun:
@@ -226,12 +209,12 @@ def nutcracker_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
         "nutcracker", "-c", str(conf), "-s", str(free_port()), "-a", "127.0.0.1",
         "-o", str(work / "nutcracker.log"),
     ]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    proc = ManagedProcess("nutcracker", cmd, work / "nutcracker.out")
     try:
-        wait_port(port, proc, "nutcracker")
+        proc.wait_for_port("127.0.0.1", port, timeout_s=30)
         return measured_row("twemproxy", port, work, memcached_pid, proc.pid)
     finally:
-        stop(proc)
+        proc.stop(grace_s=10)
 
 
 def middleware_row(mc_port: int, work: Path, memcached_pid: int, workers: int, batch: int) -> Row:
@@ -251,47 +234,23 @@ def middleware_row(mc_port: int, work: Path, memcached_pid: int, workers: int, b
         "-p", str(port), "-t", str(workers),
         "-s", "false", "-m", f"127.0.0.1:{mc_port}", "--worker-batch", str(batch),
     ]  # fmt: skip
-    log = (work / "middleware.log").open("wb")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    proc = ManagedProcess("middleware", cmd, work / "middleware.log")
     try:
-        wait_port(port, proc, "middleware")
+        proc.wait_for_port("127.0.0.1", port, timeout_s=30)
         return measured_row(name, port, work, memcached_pid, proc.pid)
-    except RuntimeError as e:
+    except (RuntimeError, ProcessError) as e:
         return Row(name, None, None, 0.0, f"skipped: {e}")
     finally:
-        stop(proc)
-        log.close()
+        proc.stop(grace_s=10)
 
 
-def start_memcached(port: int) -> subprocess.Popen[bytes]:
-    cmd = [
-        "memcached",
-        "-l",
-        "127.0.0.1",
-        "-p",
-        str(port),
-        "-U",
-        "0",
-        "-t",
-        "2",
-        "-m",
-        "1024",
-    ]
+def start_memcached(port: int, work: Path) -> ManagedProcess:
+    cmd = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "2", "-m", "1024"]
     if os.geteuid() == 0:
         cmd += ["-u", "root"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    wait_port(port, proc, "memcached")
+    proc = ManagedProcess("memcached", cmd, work / "memcached.log")
+    proc.wait_for_port("127.0.0.1", port, timeout_s=30)
     return proc
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def preload(port: int, work: Path) -> None:
@@ -534,7 +493,7 @@ def run_bench() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="cachelab-bench-") as tmp:
         work = Path(tmp)
         mc_port = free_port()
-        mc = start_memcached(mc_port)
+        mc = start_memcached(mc_port, work)
         try:
             preload(mc_port, work)
             if "1" in PARTS:
@@ -551,7 +510,7 @@ def run_bench() -> dict[str, Any]:
             if "2" in PARTS:
                 record["clients"] = client_comparison(mc_port, work)
         finally:
-            stop(mc)
+            mc.stop(grace_s=10)
     print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
     record["load_average_at_end"] = os.getloadavg()[0]
     return record

@@ -164,9 +164,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from cachelab.experiment import Selection, SelectionError
     from cachelab.k8s.kube import K8sError
     from cachelab.k8s.plan import PlanError
-    from cachelab.local.procs import ProcessError
     from cachelab.local.shaping import ShapingError
     from cachelab.monitor import MonitorError
+    from cachelab.processes import ProcessError
     from cachelab.terminal import summary_table
 
     try:

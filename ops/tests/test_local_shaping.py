@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cachelab.local.procs import ProcessSet
+from cachelab.processes import ProcessSet
 from cachelab.local.servers import start_servers
 from cachelab.local.shaping import (
     Link,

@@ -29,7 +29,7 @@ import pytest
 from cachelab import grafana
 from cachelab.cli import main
 from cachelab.local.commands import loadgen_argv, middleware_argv
-from cachelab.local.procs import ProcessSet, free_port
+from cachelab.processes import ProcessSet, free_port
 from cachelab.local.runner import LISTENING
 from cachelab.local.servers import HOST, start_servers
 from cachelab.local.tools import Toolchain

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cachelab.k8s import plan
-from cachelab.local.procs import ProcessSet
+from cachelab.processes import ProcessSet
 from cachelab.local.servers import server_argv, start_servers
 from cachelab.spec import ServerSettings, load_spec, parse_spec
 

@@ -26,7 +26,6 @@ from rich.console import Console
 
 from cachelab.experiment import ExperimentLoop, Selection, open_for_resume, shielded
 from cachelab.local.commands import loadgen_argv, middleware_argv, preload_argv, verify_argv
-from cachelab.local.procs import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
 from cachelab.local.shaping import (
     LoopbackShaper,
@@ -38,6 +37,7 @@ from cachelab.local.shaping import (
 )
 from cachelab.local.tools import Toolchain, repo_root
 from cachelab.monitor import LocalMonitor, MonitorSettings
+from cachelab.processes import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.results import (
     MeasuredInterval,
     ResultsDir,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cachelab.local.procs import ProcessError, ProcessSet, free_port, port_accepts
+from cachelab.processes import ProcessError, ProcessSet, free_port, port_accepts
 from cachelab.local.servers import server_stats, start_servers
 
 pytestmark = pytest.mark.integration
