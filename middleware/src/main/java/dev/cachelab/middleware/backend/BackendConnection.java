@@ -1,5 +1,6 @@
 package dev.cachelab.middleware.backend;
 
+import dev.cachelab.middleware.config.Protocol;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,9 +11,10 @@ import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One worker's blocking connection to one memcached server, with a reusable reply buffer and a
- * reply reader (a blocking CRLF reader in the spirit of Jedis' {@code RedisInputStream}). Owned and
- * used by one worker thread; the {@link Watchdog} thread may only {@link #abortIfExpired} it.
+ * One worker's blocking connection to one memcached (or redis) server, with a reusable reply buffer
+ * and a reply reader (a blocking CRLF reader in the spirit of Jedis' {@code RedisInputStream}).
+ * Owned and used by one worker thread; the {@link Watchdog} thread may only {@link #abortIfExpired}
+ * it.
  *
  * <p>Timeouts: the worker arms a deadline before it writes a request and disarms it after the
  * reply; a blocking read past the deadline is ended by the watchdog closing the socket, which keeps
@@ -23,8 +25,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Health: every failure and every complete reply is reported to the server's shared {@link
  * BackendHealth}; while the server is ejected the connection refuses requests (one worker probes it
- * with {@code version} when its retry interval has passed), and a request takes one of the server's
- * waiter slots from {@link #ensureConnected} until its reply or failure.
+ * with {@code version}, or redis with {@code PING}, when its retry interval has passed), and a
+ * request takes one of the server's waiter slots from {@link #ensureConnected} until its reply or
+ * failure.
  */
 public final class BackendConnection {
   private static final long INITIAL_BACKOFF_NANOS = 10_000_000L;
@@ -34,11 +37,16 @@ public final class BackendConnection {
 
   private static final byte[] VERSION_REQUEST = {'v', 'e', 'r', 's', 'i', 'o', 'n', '\r', '\n'};
   private static final byte[] VERSION_PREFIX = {'V', 'E', 'R', 'S', 'I', 'O', 'N', ' '};
+  private static final byte[] PING_REQUEST = {
+    '*', '1', '\r', '\n', '$', '4', '\r', '\n', 'P', 'I', 'N', 'G', '\r', '\n'
+  };
+  private static final byte[] PONG_REPLY = {'+', 'P', 'O', 'N', 'G', '\r', '\n'};
 
   private final int serverIndex;
   private final String host;
   private final int port;
   private final BackendHealth health;
+  private final Protocol protocol;
   private boolean holdsWaiterSlot;
   private final AtomicLong deadlineNanos = new AtomicLong(DISARMED);
   private volatile boolean timedOut;
@@ -64,14 +72,21 @@ public final class BackendConnection {
   private int[] keyEnd = new int[8];
   private int replyLength;
   private boolean replyIsError;
+  private int hitCount;
 
   /** Send buffer for requests the worker rewrites (noreply stripped, split multi-gets). */
   private byte[] sendBuf = new byte[1024];
 
   private int sendLength;
 
-  public BackendConnection(int serverIndex, InetSocketAddress address, BackendHealth health) {
+  /**
+   * @param protocol the server's protocol: memcached is probed with {@code version}, redis with
+   *     {@code PING}
+   */
+  public BackendConnection(
+      int serverIndex, InetSocketAddress address, BackendHealth health, Protocol protocol) {
     this.serverIndex = serverIndex;
+    this.protocol = protocol;
     this.host = address.getHostString();
     this.port = address.getPort();
     this.health = health;
@@ -111,13 +126,17 @@ public final class BackendConnection {
   }
 
   /**
-   * Asks the ejected server for its {@code version}; reports the outcome to its health. Runs under
-   * the caller's armed deadline (the watchdog ends a hung probe).
+   * Asks the ejected server for its {@code version} (redis: {@code PING}); reports the outcome to
+   * its health. Runs under the caller's armed deadline (the watchdog ends a hung probe).
    */
   private boolean probe(long nowNanos) {
     boolean answered = false;
     try {
-      if (in != null || connect()) {
+      if ((in != null || connect()) && protocol == Protocol.REDIS) {
+        send(PING_REQUEST, 0, PING_REQUEST.length);
+        readRespReply();
+        answered = startsWith(0, PONG_REPLY);
+      } else if (in != null) {
         send(VERSION_REQUEST, 0, VERSION_REQUEST.length);
         readLineReply();
         answered = startsWith(0, VERSION_PREFIX);
@@ -326,6 +345,87 @@ public final class BackendConnection {
     }
     consumeReply();
     return replyLength;
+  }
+
+  /**
+   * Reads one RESP2 reply from a redis server (simple string, error, integer, bulk string or array,
+   * nested to any depth) into {@link #buffer()}. For an array, each top-level element is indexed
+   * for {@link #blockStart}/{@link #blockEnd} and {@link #valueCount()} is the element count (1 for
+   * any other reply); {@link #hitCount()} is the number of non-nil top-level bulk strings.
+   */
+  public int readRespReply() throws IOException {
+    startReply();
+    valueCount = 0;
+    hitCount = 0;
+    int newline = readLine(0);
+    if (buf[0] == '*') {
+      long elements = parseRespNumber(1, newline);
+      int pos = newline + 1;
+      for (long e = 0; e < elements; e++) {
+        int next = readRespValue(pos);
+        addBlock(pos, next, pos, pos);
+        countHit(pos);
+        pos = next;
+      }
+      replyLength = pos;
+    } else {
+      scanFrom = 0;
+      replyLength = readRespValue(0);
+      addBlock(0, replyLength, 0, 0);
+      countHit(0);
+    }
+    replyIsError = buf[0] == '-';
+    scanFrom = replyLength;
+    consumeReply();
+    return replyLength;
+  }
+
+  /** Non-nil top-level bulk strings of the last RESP reply (hits of a GET or MGET). */
+  public int hitCount() {
+    return hitCount;
+  }
+
+  private void countHit(int pos) {
+    if (buf[pos] == '$' && buf[pos + 1] != '-') {
+      hitCount++;
+    }
+  }
+
+  /** Reads the RESP value starting at {@code pos}; returns the offset just after it. */
+  private int readRespValue(int pos) throws IOException {
+    int newline = readLine(pos);
+    switch (buf[pos]) {
+      case '+', '-', ':' -> {
+        return newline + 1;
+      }
+      case '$' -> {
+        long length = parseRespNumber(pos + 1, newline);
+        if (length < 0) {
+          return newline + 1;
+        }
+        int valueEnd = newline + 1 + (int) length + 2;
+        fill(valueEnd);
+        scanFrom = valueEnd;
+        return valueEnd;
+      }
+      case '*' -> {
+        long elements = parseRespNumber(pos + 1, newline);
+        int next = newline + 1;
+        for (long e = 0; e < elements; e++) {
+          next = readRespValue(next);
+        }
+        return next;
+      }
+      default -> throw new IOException("bad RESP reply from server");
+    }
+  }
+
+  /** The signed decimal in {@code buf[from, newline)} without its {@code \r}. */
+  private long parseRespNumber(int from, int newline) throws IOException {
+    int to = newline > from && buf[newline - 1] == '\r' ? newline - 1 : newline;
+    boolean negative = from < to && buf[from] == '-';
+    int value = parseDecimal(negative ? from + 1 : from, to);
+    return negative ? -value : value;
   }
 
   /** The reply buffer; the last reply is at {@code [0, replyLength)}. */

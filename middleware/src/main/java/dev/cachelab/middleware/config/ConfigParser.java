@@ -16,7 +16,8 @@ public final class ConfigParser {
   @Command(
       name = "middleware",
       description =
-          "cachelab middleware: a memcached text-protocol proxy (net thread, queue, workers).",
+          "cachelab middleware: a memcached text-protocol or redis RESP2 proxy (net thread,"
+              + " queue, workers).",
       mixinStandardHelpOptions = true,
       sortOptions = false)
   static final class Flags {
@@ -25,6 +26,13 @@ public final class ConfigParser {
 
     @Option(names = "-p", required = true, description = "Listen port (0 = any free port).")
     int port;
+
+    @Option(
+        names = "--protocol",
+        defaultValue = "memcached",
+        description =
+            "Protocol to clients and servers: memcached (text protocol) or redis (RESP2).")
+    String protocol;
 
     @Option(names = "-t", required = true, description = "Worker threads (1..1024).")
     int workers;
@@ -147,6 +155,7 @@ public final class ConfigParser {
     return new MiddlewareConfig(
         flags.listenAddress,
         flags.port,
+        Protocol.parse(flags.protocol),
         flags.workers,
         sharded,
         flags.servers,

@@ -10,6 +10,8 @@ import java.util.List;
  *
  * @param listenAddress {@code -l}: address the net thread binds
  * @param port {@code -p}: listen port (0 = any free port, reported on stdout)
+ * @param protocol {@code --protocol}: memcached text protocol or redis RESP2, to clients and
+ *     servers
  * @param workers {@code -t}: worker threads
  * @param sharded {@code -s}: split multi-key gets over the servers
  * @param servers {@code -m}: backend memcached servers, {@code host:port}
@@ -40,6 +42,7 @@ import java.util.List;
 public record MiddlewareConfig(
     String listenAddress,
     int port,
+    Protocol protocol,
     int workers,
     boolean sharded,
     List<String> servers,
@@ -78,6 +81,9 @@ public record MiddlewareConfig(
 
   public MiddlewareConfig {
     servers = List.copyOf(servers);
+    if (protocol == null) {
+      throw new ConfigException("--protocol: missing (expected: memcached or redis)");
+    }
     check("-p", port, 0, 65535);
     check("-t", workers, 1, MAX_WORKERS);
     check("-m", servers.size(), 1, MAX_SERVERS, "servers");

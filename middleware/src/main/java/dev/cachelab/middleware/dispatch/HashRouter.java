@@ -29,7 +29,7 @@ public final class HashRouter implements Router {
   public void route(Request request) {
     request.clearServers();
     byte[] bytes = request.bytes();
-    switch (request.command().family()) {
+    switch (request.family()) {
       case RETRIEVAL -> {
         if (request.keyCount() == 1) {
           Command command = request.command();

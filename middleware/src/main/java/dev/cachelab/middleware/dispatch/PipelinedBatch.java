@@ -52,7 +52,7 @@ final class PipelinedBatch {
   static boolean accepts(Request request) {
     return request.serverCount() == 1
         && !request.isSplit()
-        && request.command().family() != Command.Family.LOCAL;
+        && request.family() != Command.Family.LOCAL;
   }
 
   /** Sends {@code requests[0, count)}, then reads and completes them in order. */
@@ -113,7 +113,7 @@ final class PipelinedBatch {
     return !brokenTimedOut[server]
         && request.fallbackServer() >= 0
         && request.fallbackServer() != server
-        && request.command().family() == Command.Family.RETRIEVAL;
+        && request.family() == Command.Family.RETRIEVAL;
   }
 
   private void compose(Request request, int index) {
@@ -147,13 +147,9 @@ final class PipelinedBatch {
       reply.replyFailure(server, brokenTimedOut[server]);
       return true;
     }
-    boolean retrieval = request.command().family() == Command.Family.RETRIEVAL;
+    boolean retrieval = request.family() == Command.Family.RETRIEVAL;
     try {
-      if (retrieval) {
-        backend.readRetrievalReply();
-      } else {
-        backend.readLineReply();
-      }
+      WorkerBackends.readReply(backend, request);
       if (--unanswered[server] == 0) {
         backend.disarm();
       }
@@ -168,7 +164,7 @@ final class PipelinedBatch {
     }
     reply.appendReply(backend);
     if (retrieval) {
-      reply.setHits(backend.valueCount());
+      reply.setHits(WorkerBackends.hits(backend, request));
     }
     reply.countReply(server, backend);
     return true;

@@ -26,7 +26,7 @@ public final class RoundRobinRouter implements Router {
   public void route(Request request) {
     request.clearServers();
     Command command = request.command();
-    switch (command.family()) {
+    switch (request.family()) {
       case RETRIEVAL -> routeRead(request, command);
       case STORAGE, KEYED, BROADCAST -> addAll(request);
       case FIRST_SERVER, LOCAL -> request.addServer(0);

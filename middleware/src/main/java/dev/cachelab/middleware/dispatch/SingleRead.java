@@ -5,10 +5,10 @@ import dev.cachelab.middleware.protocol.Request;
 import java.io.IOException;
 
 /**
- * A retrieval sent whole to one server; its reply is passed through. If that server is down,
- * ejected or its connection breaks (not a timeout: the deadline is spent), the read is retried once
- * on the request's fallback replica; if that fails too the client gets {@code SERVER_ERROR} at
- * once. One per worker; its thread only.
+ * A retrieval sent whole to one server; its reply (memcached or RESP) is passed through. If that
+ * server is down, ejected or its connection breaks (not a timeout: the deadline is spent), the read
+ * is retried once on the request's fallback replica; if that fails too the client gets {@code
+ * SERVER_ERROR} at once. One per worker; its thread only.
  */
 final class SingleRead {
   private final WorkerBackends backends;
@@ -51,14 +51,14 @@ final class SingleRead {
     }
     try {
       WorkerBackends.send(backend, request);
-      backend.readRetrievalReply();
+      WorkerBackends.readReply(backend, request);
       backend.disarm();
     } catch (IOException e) {
       lastTimedOut = WorkerBackends.fail(backend);
       return false;
     }
     reply.appendReply(backend);
-    reply.setHits(backend.valueCount());
+    reply.setHits(WorkerBackends.hits(backend, request));
     reply.countReply(server, backend);
     return true;
   }

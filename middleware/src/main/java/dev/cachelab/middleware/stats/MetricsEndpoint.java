@@ -116,6 +116,9 @@ public final class MetricsEndpoint implements MultiCollector {
             2));
     all.add(perServerEjected());
     all.add(gauge("client_connections", "Connected clients.", stats.connections()));
+    for (StatsRegistry.NamedValue v : stats.values()) {
+      all.add(gauge(v.name(), v.help(), v.value().getAsLong()));
+    }
     return new MetricSnapshots(all);
   }
 

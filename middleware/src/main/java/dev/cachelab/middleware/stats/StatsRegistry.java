@@ -22,6 +22,10 @@ public final class StatsRegistry {
   private IntSupplier connections = () -> 0;
   private LongSupplier totalConnections = () -> 0;
   private List<BackendHealth> health = List.of();
+  private final List<NamedValue> values = new ArrayList<>();
+
+  /** A live value shown in {@code stats} and {@code /metrics} (a gauge). */
+  public record NamedValue(String name, String help, LongSupplier value) {}
 
   public StatsRegistry(List<String> servers, int workers) {
     this.servers = List.copyOf(servers);
@@ -39,6 +43,15 @@ public final class StatsRegistry {
     this.queueLength = queueLength;
     this.connections = connections;
     this.totalConnections = total;
+  }
+
+  /** Adds a live value; call before the threads start. */
+  public void value(String name, String help, LongSupplier value) {
+    values.add(new NamedValue(name, help, value));
+  }
+
+  public List<NamedValue> values() {
+    return values;
   }
 
   /** The servers' shared health, in server order (for ejection counts). */
@@ -132,6 +145,9 @@ public final class StatsRegistry {
     stat(s, "curr_connections", connections());
     stat(s, "total_connections", totalConnections.getAsLong());
     stat(s, "queue_length", queueLength());
+    for (NamedValue v : values) {
+      stat(s, v.name(), v.value().getAsLong());
+    }
     long getKeys = keysRequested(OpType.GET) + keysRequested(OpType.MULTIGET);
     long getHits = hits(OpType.GET) + hits(OpType.MULTIGET);
     stat(s, "cmd_get", getKeys);

@@ -96,6 +96,15 @@ public final class TextClient implements AutoCloseable {
     }
   }
 
+  /** Reads exactly {@code count} bytes. */
+  public byte[] readBytes(int count) throws IOException {
+    byte[] data = in.readNBytes(count);
+    if (data.length < count) {
+      throw new IOException("connection closed after " + data.length + " of " + count + " bytes");
+    }
+    return data;
+  }
+
   /** Whether the server closed the connection (reads EOF within the socket timeout). */
   public boolean closedByPeer() throws IOException {
     try {
