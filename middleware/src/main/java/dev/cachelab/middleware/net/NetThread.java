@@ -218,7 +218,7 @@ public final class NetThread implements Runnable {
   private void onReadable(ClientConnection connection) throws IOException {
     int n = connection.read();
     if (n == ClientConnection.OVER_BUDGET) {
-      connection.closeWithError(OUT_OF_MEMORY);
+      connection.closeWithError(connection.parser.outOfMemoryReply());
       return;
     }
     if (n < 0) {
@@ -229,10 +229,6 @@ public final class NetThread implements Runnable {
     connection.lastActivityNanos = now;
     decodeAvailable(connection, now);
   }
-
-  private static final byte[] OUT_OF_MEMORY =
-      "SERVER_ERROR out of memory reading request\r\n"
-          .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 
   private void resumeDrained() {
     ClientConnection c;

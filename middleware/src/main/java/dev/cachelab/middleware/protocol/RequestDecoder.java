@@ -17,4 +17,10 @@ public interface RequestDecoder {
 
   /** Bytes the connection must be able to buffer for the largest request this decoder accepts. */
   int maxRequestBytes();
+
+  /**
+   * The error sent, in this protocol, before a connection is closed because its request does not
+   * fit in the buffer budget. A shared constant.
+   */
+  byte[] outOfMemoryReply();
 }

@@ -64,6 +64,13 @@ public final class RequestParser implements RequestDecoder {
 
   /** Bytes the connection must be able to buffer for the largest request this parser accepts. */
   @Override
+  public byte[] outOfMemoryReply() {
+    return OUT_OF_MEMORY;
+  }
+
+  private static final byte[] OUT_OF_MEMORY = reply("SERVER_ERROR out of memory reading request");
+
+  @Override
   public int maxRequestBytes() {
     return MAX_LINE_BYTES + maxValueBytes + 4;
   }

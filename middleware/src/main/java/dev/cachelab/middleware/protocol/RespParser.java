@@ -50,6 +50,13 @@ public final class RespParser implements RequestDecoder {
   }
 
   @Override
+  public byte[] outOfMemoryReply() {
+    return OUT_OF_MEMORY;
+  }
+
+  private static final byte[] OUT_OF_MEMORY = RespReplies.error("out of memory reading request");
+
+  @Override
   public int maxRequestBytes() {
     return maxValueBytes + EXTRA_REQUEST_BYTES;
   }

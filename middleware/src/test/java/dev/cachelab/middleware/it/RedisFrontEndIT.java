@@ -2,6 +2,7 @@ package dev.cachelab.middleware.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.protocol.RespReplies;
 import dev.cachelab.middleware.testing.FreePorts;
 import dev.cachelab.middleware.testing.MetricsScrape;
@@ -10,6 +11,7 @@ import dev.cachelab.middleware.testing.RespClient;
 import dev.cachelab.middleware.testing.RunningMiddleware;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.net.Socket;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -237,6 +239,145 @@ class RedisFrontEndIT {
               "-ERR Protocol error: invalid bulk length (expected: 0..1048576 bytes, see"
                   + " --max-value-bytes)\r\n");
       assertThat(client.closedByPeer()).isTrue();
+    }
+  }
+
+  @Test
+  void partialRequestsPastTheBufferBudgetAreClosedWithARespError() throws Exception {
+    try (RunningMiddleware mw =
+            middleware("-t", "2", "-s", "false", "--buffer-budget-bytes", "" + (4 << 20));
+        RespClient good = new RespClient(mw.port())) {
+      byte[] header = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1000000\r\n".getBytes("ISO-8859-1");
+      byte[] partialValue = new byte[300_000];
+      List<Socket> bad = new ArrayList<>();
+      int closed = 0;
+      List<String> replies = new ArrayList<>();
+      try {
+        for (int i = 0; i < 40; i++) {
+          Socket s = new Socket("127.0.0.1", mw.port());
+          bad.add(s);
+          try {
+            s.getOutputStream().write(header);
+            s.getOutputStream().write(partialValue);
+            s.getOutputStream().flush();
+          } catch (IOException closedWhileWriting) {
+            // closed past the budget while this client was still sending
+          }
+          assertThat(good.call("PING")).isEqualTo("+PONG\r\n");
+        }
+        for (Socket s : bad) {
+          s.setSoTimeout(200);
+          try {
+            byte[] got = s.getInputStream().readAllBytes();
+            closed++;
+            if (got.length > 0) {
+              replies.add(new String(got, "ISO-8859-1"));
+            }
+          } catch (java.net.SocketTimeoutException stillOpen) {
+            // under the budget: still waiting for the rest of its value
+          } catch (IOException reset) {
+            closed++; // closed, its error reply lost to the reset
+          }
+        }
+      } finally {
+        for (Socket s : bad) {
+          s.close();
+        }
+      }
+      assertThat(closed).as("connections closed past the budget").isPositive();
+      assertThat(replies).isNotEmpty().containsOnly("-ERR out of memory reading request\r\n");
+      assertThat(good.call("SET", "after", "ok")).isEqualTo("+OK\r\n");
+      assertThat(good.call("GET", "after")).isEqualTo("$2\r\nok\r\n");
+    }
+  }
+
+  @Test
+  void aStoppedRedisIsEjectedReadsGoElsewhereAndItReturnsAfterAPingProbe() throws Exception {
+    try (RedisProcess a = RedisProcess.start();
+        RedisProcess b = RedisProcess.start();
+        RunningMiddleware mw =
+            RunningMiddleware.startWithAddresses(
+                List.of(a.address(), b.address()),
+                "--protocol",
+                "redis",
+                "-t",
+                "4",
+                "-s",
+                "false",
+                "--backend-timeout-ms",
+                "300",
+                "--eject-after-failures",
+                "1",
+                "--eject-retry-ms",
+                "300");
+        RespClient client = new RespClient(mw.port())) {
+      assertThat(client.call("SET", "hot", "v")).isEqualTo("+OK\r\n");
+      b.signal("STOP");
+      BackendHealth health = mw.middleware().stats().health(1);
+      List<String> replies = new ArrayList<>();
+      try {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (health.ejections() == 0 && System.nanoTime() < deadline) {
+          replies.add(client.call("GET", "hot"));
+        }
+        for (int i = 0; i < 20; i++) {
+          replies.add(client.call("GET", "hot"));
+        }
+      } finally {
+        b.signal("CONT");
+      }
+      assertThat(health.ejections()).as("ejections").isGreaterThanOrEqualTo(1);
+      // Every GET answered: the value, or the timeout of the one that found b stopped.
+      assertThat(replies)
+          .allMatch(r -> r.equals("$1\r\nv\r\n") || r.startsWith("-ERR backend " + b.address()));
+      assertThat(replies.subList(replies.size() - 20, replies.size()))
+          .as("reads while b is ejected go to a")
+          .containsOnly("$1\r\nv\r\n");
+      long deadline = System.nanoTime() + 20_000_000_000L;
+      while (health.ejected() && System.nanoTime() < deadline) {
+        client.call("GET", "hot");
+        Thread.sleep(50);
+      }
+      assertThat(health.ejected()).as("back in rotation after a PING probe").isFalse();
+      assertThat(health.returns()).isGreaterThanOrEqualTo(1);
+      assertThat(client.call("INFO")).contains("server_1_ejections:", "server_1_returns:");
+      assertThat(client.call("SET", "back", "1")).isEqualTo("+OK\r\n");
+      try (RespClient direct = new RespClient(b.port())) {
+        assertThat(direct.call("GET", "back")).isEqualTo("$1\r\n1\r\n");
+      }
+    }
+  }
+
+  @Test
+  void hashRoutingWritesToTheKeysReplicasAndSplitsMget() throws Exception {
+    try (RunningMiddleware mw =
+            middleware("-t", "2", "-s", "false", "--routing", "hash", "--replication", "2");
+        RespClient client = new RespClient(mw.port())) {
+      for (int k = 0; k < 30; k++) {
+        assertThat(client.call("SET", "h" + k, "v" + k)).isEqualTo("+OK\r\n");
+      }
+      int copies = 0;
+      for (RedisProcess server : servers) {
+        try (RespClient s = new RespClient(server.port())) {
+          copies += Integer.parseInt(s.call("DBSIZE").substring(1).trim());
+        }
+      }
+      assertThat(copies).as("30 keys x 2 replicas").isEqualTo(60);
+      StringBuilder expected = new StringBuilder("*31\r\n");
+      String[] mget = new String[32];
+      mget[0] = "MGET";
+      for (int k = 0; k < 30; k++) {
+        mget[k + 1] = "h" + k;
+        String v = "v" + k;
+        expected.append("$").append(v.length()).append("\r\n").append(v).append("\r\n");
+      }
+      mget[31] = "missing";
+      expected.append("$-1\r\n");
+      assertThat(client.call(mget)).isEqualTo(expected.toString());
+      assertThat(client.call("MSET", "a", "1", "b", "2"))
+          .startsWith("-ERR 'mset' with several keys");
+      assertThat(client.call("DEL", "h1")).isEqualTo(":1\r\n");
+      assertThat(client.call("EXISTS", "h1", "h2", "h3")).isEqualTo(":2\r\n");
     }
   }
 

@@ -74,17 +74,7 @@ public final class MemcachedProcess implements AutoCloseable {
 
   /** Sends a signal ({@code STOP}, {@code CONT}) to memcached with kill(1); waits for kill. */
   public void signal(String name) throws IOException {
-    if (process == null || !process.isAlive()) {
-      return;
-    }
-    try {
-      new ProcessBuilder("kill", "-" + name, Long.toString(process.pid()))
-          .inheritIO()
-          .start()
-          .waitFor();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Signals.send(process, name);
   }
 
   public int port() {

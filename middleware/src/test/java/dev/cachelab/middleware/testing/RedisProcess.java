@@ -73,6 +73,11 @@ public final class RedisProcess implements AutoCloseable {
     return false;
   }
 
+  /** Sends a signal ({@code STOP}, {@code CONT}) to redis-server; waits for kill(1). */
+  public void signal(String name) throws IOException {
+    Signals.send(process, name);
+  }
+
   public int port() {
     return port;
   }
