@@ -26,7 +26,9 @@ order; the table shows each target's median round. Other knobs: BENCH_SECONDS (2
 LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's), BENCH_RESULTS (where the
 output is saved: results/bench/<UTC time>/bench.txt and bench.json).
 
-Timing results depend on the machine; this is a benchmark, not a test. Standard library only.
+Timing results depend on the machine; this is a benchmark, not a test. Standard library only,
+plus cachelab.processes (itself standard library only; found through ops/ on sys.path), which
+starts and stops every child as the local runner does.
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,6 +49,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "ops") not in sys.path:
+    sys.path.insert(0, str(ROOT / "ops"))
+from cachelab.processes import ManagedProcess, ProcessError, free_port  # noqa: E402
+
 LOADGEN_JAR = ROOT / "loadgen" / "target" / "loadgen.jar"
 MIDDLEWARE_JAR = ROOT / "middleware" / "target" / "middleware.jar"
 SECONDS = int(os.environ.get("BENCH_SECONDS", "20"))
@@ -92,25 +97,6 @@ def java() -> str:
     return str(Path(home) / "bin" / "java")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with status {proc.returncode} before listening")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port} within {timeout_s} s")
-
-
 def cpu_seconds(pid: int) -> float:
     """utime + stime of a running process, in seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -128,11 +114,8 @@ class ClientRun:
 
 def run_client(cmd: list[str], log: Path) -> tuple[int, float]:
     """Runs a client to completion; returns (exit status, its CPU seconds from rusage)."""
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_utime + usage.ru_stime
+    code, cpu_s = ManagedProcess(Path(cmd[0]).name, cmd, log).wait_with_cpu()
+    return int(code), float(cpu_s)
 
 
 def loadgen(port: int, work: Path, name: str, extra: list[str]) -> ClientRun:
@@ -217,9 +200,7 @@ def measured_row(
     return Row(name, run, proxy_us, server_us)
 
 
-def start_nutcracker(
-    server_port: int, work: Path, redis: bool
-) -> tuple[subprocess.Popen[bytes], int]:
+def start_nutcracker(server_port: int, work: Path, redis: bool) -> tuple[ManagedProcess, int]:
     """twemproxy in front of one server (`redis: true` for redis); returns it and its port."""
     port = free_port()
     name = "nutcracker-redis" if redis else "nutcracker"
@@ -240,11 +221,11 @@ def start_nutcracker(
         "nutcracker", "-c", str(conf), "-s", str(free_port()), "-a", "127.0.0.1",
         "-o", str(work / f"{name}.log"),
     ]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    proc = ManagedProcess(name, cmd, work / f"{name}.out")
     try:
-        wait_port(port, proc, name)
-    except RuntimeError:
-        stop(proc)
+        proc.wait_for_port("127.0.0.1", port, timeout_s=30)
+    except BaseException:
+        proc.stop(grace_s=10)
         raise
     return proc, port
 
@@ -254,7 +235,7 @@ def nutcracker_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
     try:
         return measured_row("twemproxy", port, work, memcached_pid, proc.pid)
     finally:
-        stop(proc)
+        proc.stop(grace_s=10)
 
 
 def middleware_row(mc_port: int, work: Path, memcached_pid: int, workers: int, batch: int) -> Row:
@@ -274,47 +255,23 @@ def middleware_row(mc_port: int, work: Path, memcached_pid: int, workers: int, b
         "-p", str(port), "-t", str(workers),
         "-s", "false", "-m", f"127.0.0.1:{mc_port}", "--worker-batch", str(batch),
     ]  # fmt: skip
-    log = (work / "middleware.log").open("wb")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    proc = ManagedProcess("middleware", cmd, work / "middleware.log")
     try:
-        wait_port(port, proc, "middleware")
+        proc.wait_for_port("127.0.0.1", port, timeout_s=30)
         return measured_row(name, port, work, memcached_pid, proc.pid)
-    except RuntimeError as e:
+    except (RuntimeError, ProcessError) as e:
         return Row(name, None, None, 0.0, f"skipped: {e}")
     finally:
-        stop(proc)
-        log.close()
+        proc.stop(grace_s=10)
 
 
-def start_memcached(port: int) -> subprocess.Popen[bytes]:
-    cmd = [
-        "memcached",
-        "-l",
-        "127.0.0.1",
-        "-p",
-        str(port),
-        "-U",
-        "0",
-        "-t",
-        "2",
-        "-m",
-        "1024",
-    ]
+def start_memcached(port: int, work: Path) -> ManagedProcess:
+    cmd = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "2", "-m", "1024"]
     if os.geteuid() == 0:
         cmd += ["-u", "root"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    wait_port(port, proc, "memcached")
+    proc = ManagedProcess("memcached", cmd, work / "memcached.log")
+    proc.wait_for_port("127.0.0.1", port, timeout_s=30)
     return proc
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def preload(port: int, work: Path) -> None:
@@ -554,7 +511,7 @@ def nutcracker_redis_row(redis_port: int, work: Path) -> RedisRow:
     try:
         return redis_row("twemproxy", port, work, proc.pid)
     finally:
-        stop(proc)
+        proc.stop(grace_s=10)
 
 
 def middleware_redis_row(redis_port: int, work: Path, workers: int, batch: int) -> RedisRow:
@@ -567,24 +524,23 @@ def middleware_redis_row(redis_port: int, work: Path, workers: int, batch: int) 
         "-p", str(port), "-t", str(workers), "-s", "false", "--protocol", "redis",
         "-m", f"127.0.0.1:{redis_port}", "--worker-batch", str(batch),
     ]  # fmt: skip
-    with (work / "middleware-redis.log").open("wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            wait_port(port, proc, "middleware (redis)")
-            return redis_row(name, port, work, proc.pid)
-        except RuntimeError as e:
-            return RedisRow(name, 0, 0, 0, 0, None, f"skipped: {e}")
-        finally:
-            stop(proc)
+    proc = ManagedProcess("middleware (redis)", cmd, work / "middleware-redis.log")
+    try:
+        proc.wait_for_port("127.0.0.1", port, timeout_s=30)
+        return redis_row(name, port, work, proc.pid)
+    except (RuntimeError, ProcessError) as e:
+        return RedisRow(name, 0, 0, 0, 0, None, f"skipped: {e}")
+    finally:
+        proc.stop(grace_s=10)
 
 
-def start_redis(port: int, work: Path) -> subprocess.Popen[bytes]:
+def start_redis(port: int, work: Path) -> ManagedProcess:
     cmd = [
         "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
         "--appendonly", "no", "--dir", str(work),
     ]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    wait_port(port, proc, "redis-server")
+    proc = ManagedProcess("redis-server", cmd, work / "redis-server.log")
+    proc.wait_for_port("127.0.0.1", port, timeout_s=30)
     return proc
 
 
@@ -619,7 +575,7 @@ def redis_proxies(work: Path) -> list[RedisRow]:
                 got = row.note or f"GET {row.get_ops:.0f}/s, SET {row.set_ops:.0f}/s"
                 print(f"  round {n + 1}/{PROXY_ROUNDS}: {name}: {got}", flush=True)
     finally:
-        stop(redis)
+        redis.stop(grace_s=10)
     rows = [median_redis_row(runs[name]) for name, _ in targets]
     print_redis_rows(rows)
     return rows
@@ -654,7 +610,7 @@ def print_redis_rows(rows: list[RedisRow]) -> None:
 def memcached_parts(record: dict[str, Any], work: Path) -> None:
     """Parts 1 and 2 (as BENCH_PARTS selects), on one preloaded memcached; figures into `record`."""
     mc_port = free_port()
-    mc = start_memcached(mc_port)
+    mc = start_memcached(mc_port, work)
     try:
         preload(mc_port, work)
         if "1" in PARTS:
@@ -671,7 +627,7 @@ def memcached_parts(record: dict[str, Any], work: Path) -> None:
         if "2" in PARTS:
             record["clients"] = client_comparison(mc_port, work)
     finally:
-        stop(mc)
+        mc.stop(grace_s=10)
 
 
 class Tee(io.TextIOBase):

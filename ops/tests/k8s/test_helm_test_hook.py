@@ -20,7 +20,7 @@ from cachelab.local.tools import find_java
 from .test_job_scripts import free_port, memcached_port  # noqa: F401  (fixture)
 from .tools import CHART, ROOT, run, tool
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.k8s]  # needs helm (make k8s-tools)
 
 
 def hook_script(*values: Path) -> tuple[str, str, int]:
