@@ -19,10 +19,13 @@ from cachelab.plots import _axis_label, iter_series
 FLAG_COLOUR = "#b00020"
 
 
-def _finish(ax: Axes, ylabel: str, title: str, x: str, legend: bool = True) -> None:
+def _finish(
+    ax: Axes, ylabel: str, title: str, x: str, legend: bool = True, floor: bool = True
+) -> None:
     ax.relim()
     ax.autoscale(enable=True, axis="both")
-    ax.set_ylim(bottom=0)
+    if floor:
+        ax.set_ylim(bottom=0)
     ax.set_xlabel(_axis_label(x))
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -260,14 +263,27 @@ def plot_window_trace(
     ax.legend(fontsize="small")
 
 
-def plot_rt_per_op(ax: Axes, frame: pd.DataFrame, x: str, ops: Sequence[str]) -> None:
-    """Middleware response time of each op type against x."""
-    frame = frame.sort_values(x)
-    for op in ops:
-        column = f"rt {op}"
-        if column in frame.columns and frame[column].notna().any():
-            ax.plot(frame[x], frame[column], marker="o", markersize=4, label=op)
-    _finish(ax, "response time [ms]", "Middleware response time per operation type", x)
+def plot_rt_per_op(
+    ax: Axes, frame: pd.DataFrame, x: str, ops: Sequence[str], series: Sequence[str] = ()
+) -> None:
+    """Response time of each op type (clients' GET/SET, middleware's get/multiget/set)
+    against x, one line per op type and series."""
+    styles = ["-", "--", ":", "-."]
+    for i, (label, group) in enumerate(iter_series(frame, series)):
+        group = group.sort_values(x)
+        for j, op in enumerate(ops):
+            column = f"rt {op}"
+            if column in group.columns and group[column].notna().any():
+                ax.plot(
+                    group[x],
+                    group[column],
+                    marker="o",
+                    markersize=4,
+                    linestyle=styles[i % len(styles)],
+                    color=f"C{j}",
+                    label=f"{op} {label}".strip(),
+                )
+    _finish(ax, "response time [ms]", "Response time per operation type", x)
 
 
 def plot_boxes(ax: Axes, samples: Mapping[str, Sequence[float]], ylabel: str, title: str) -> None:
@@ -310,7 +326,8 @@ def plot_think_time(ax: Axes, frame: pd.DataFrame, x: str, series: Sequence[str]
             color=line.get_color(),
             label=f"configured Z {label}".strip(),
         )
-    _finish(ax, "think time [ms]", "Measured think time", x)
+    ax.axhline(0.0, color="#888", linewidth=0.8)
+    _finish(ax, "think time [ms]", "Measured think time", x, floor=False)
 
 
 def plot_overlay(

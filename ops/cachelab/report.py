@@ -276,7 +276,9 @@ def run_info(metadata: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]
         "load_after": load(after),
         "command_line": " ".join(command) if isinstance(command, list) else None,
         "settings": {
-            k: json.dumps(v) if isinstance(v, dict) else str(v) for k, v in settings.items()
+            k: json.dumps(v) if isinstance(v, dict) else str(v)
+            for k, v in settings.items()
+            if k != "target"
         },
         "warnings": host_warnings(metadata),
     }
@@ -457,7 +459,7 @@ def build_report(results_dir: Path) -> Path:
 
     if section.ops:
         figure = _figure(out, figures, "rt_per_op", (12.0, 4.6))
-        plots_analysis.plot_rt_per_op(figure.subplots(), points, x, section.ops)
+        plots_analysis.plot_rt_per_op(figure.subplots(), points, x, section.ops, series)
         _save(figure, out / "rt_per_op.png")
 
     figure = _figure(out, figures, "interactive_law", wide)
@@ -519,6 +521,7 @@ def build_report(results_dir: Path) -> Path:
         analyses=section.analyses,
         stages=section.stages,
         processes=section.processes,
+        ops=section.ops,
         max_rows=report_analysis.max_throughput_table(points, series),
         factorial_sections=factorial_sections,
         rows_total=len(summary_all),

@@ -29,12 +29,15 @@ def test_sampler_records_a_busy_process_and_skips_a_gone_one(tmp_path: Path) -> 
         sampler.stop()
         if busy.poll() is None:
             busy.kill()
-    samples = read_cpu_samples(path)
-    assert {s.name for s in samples} == {"busy"}
+    everything = read_cpu_samples(path)
+    assert {s.name for s in everything} == {"busy", "all processes"}  # the host's busy time
+    assert all(s.role == "host" for s in everything if s.name == "all processes")
+    samples = [s for s in everything if s.name == "busy"]
     assert all(s.role == "loadgen" and s.pid == busy.pid for s in samples)
     assert [s.cpu_s for s in samples] == sorted(s.cpu_s for s in samples)  # cumulative
-    used = measured_cpu(samples, origin_ms, MeasuredInterval(0, 60))
-    assert [p.name for p in used] == ["busy"] and used[0].cores > 0
+    used = measured_cpu(everything, origin_ms, MeasuredInterval(0, 60))
+    assert [p.name for p in used] == ["all processes", "busy"]
+    assert all(p.cores > 0 for p in used)
 
 
 def test_cpu_of_a_missing_process_is_none() -> None:

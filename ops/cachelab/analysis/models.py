@@ -88,11 +88,15 @@ def model_rows(m: PointMeasurement, analysis: OperationalAnalysis) -> list[Model
         return rows
     solved = closed.solve()
     x_pred, r_pred_s = solved.at(m.clients)
+    pool_wait_ms = (
+        1000.0 * float(solved.station_response_time_s[m.clients - 1, 0]) - (closed.demands_ms[0])
+    )
     # the delay holds the outside time and Z; the client's response time excludes only Z
     r_client_pred = 1000.0 * r_pred_s + analysis.outside_ms()
     rows += [
         ModelRow(m.point, "MVA", "throughput_ops_per_s", m.throughput_ops_per_s, x_pred),
         ModelRow(m.point, "MVA", "response_time_ms", m.response_time_ms, r_client_pred),
+        ModelRow(m.point, "MVA", "queue_time_ms", m.mw_queue_time_ms, max(0.0, pool_wait_ms)),
         ModelRow(
             m.point,
             "bounds",
@@ -171,12 +175,34 @@ def explain(
         elif analysis is not None:
             pool = analysis.stage("worker pool")
             pool_u = pool.utilisation if pool else math.nan
-            text += (
-                f": the model puts the queueing at the worker pool "
-                f"(pool utilisation {100 * pool_u:.0f} %), but the measured queue forms "
-                f"where the bottleneck is, at the {analysis.bottleneck or 'unmeasured stage'}"
-                f"{_stage_u(analysis, analysis.bottleneck)}, which the model does not hold."
+            queue = next(
+                (
+                    r
+                    for r in rows
+                    if (r.point, r.model, r.metric) == (worst.point, "MVA", "queue_time_ms")
+                ),
+                None,
             )
+            waits = (
+                f"it predicts {queue.predicted:.3f} ms of waiting for a worker where "
+                f"{queue.measured:.3f} ms was measured"
+                if queue is not None
+                else "its wait for a worker differs from the measured queue time"
+            )
+            text += (
+                f": {waits}, with the pool {100 * pool_u:.0f} % busy. The bottleneck is the "
+                f"{analysis.bottleneck or 'unmeasured stage'}"
+                f"{_stage_u(analysis, analysis.bottleneck)}: "
+            )
+            if analysis.bottleneck == "host CPU":
+                text += (
+                    "queued requests wait for their worker thread to be scheduled on a busy "
+                    "CPU, a station the model does not hold."
+                )
+            elif worst.error_pct > 0:
+                text += "time is lost outside the stations the model holds."
+            else:
+                text += "the model's queue is longer than the measured one."
         sentences["MVA"] = text
     for model, assumption in (
         ("M/M/1", "one fast server of rate WT/S"),

@@ -17,7 +17,9 @@ and the per-process CPU samples:
   U = (X / MW) D / WT.
 - **backend servers**: each server's CPU seconds per second over its threads (CPU samples);
   without samples they are not shown.
-- **host CPU** (m = cores): the sum of every process's CPU seconds per second over the cores.
+- **host CPU** (m = cores): the whole machine's busy CPU seconds per second over the cores (every
+  process, also other people's, when the samples have the `host` row), else the sum of the run's
+  processes.
 - **each process's CPU**: its CPU seconds per second over the machine's cores (shown, not a
   station of its own).
 
@@ -136,7 +138,10 @@ def analyse(m: PointMeasurement) -> OperationalAnalysis:
             )
         )
     total_cores = 0.0
+    host_busy = next((c for r, c in m.process_cpu.values() if r == "host"), None)
     for name, (role, cores) in sorted(m.process_cpu.items()):
+        if role == "host":
+            continue
         total_cores += cores
         if role == "server":
             demand = 1000.0 * cores / (x / max(1, m.servers)) if x > 0 else math.nan
@@ -146,7 +151,9 @@ def analyse(m: PointMeasurement) -> OperationalAnalysis:
                 )
             )
     if m.host_cores and m.process_cpu:
-        for name, (_, cores) in sorted(m.process_cpu.items()):
+        for name, (role, cores) in sorted(m.process_cpu.items()):
+            if role == "host":
+                continue
             stages.append(
                 Stage(
                     f"cpu {name}",
@@ -156,12 +163,13 @@ def analyse(m: PointMeasurement) -> OperationalAnalysis:
                     "cpu",
                 )
             )
+        busy = host_busy if host_busy is not None else total_cores
         stages.append(
             Stage(
                 "host CPU",
-                1000.0 * total_cores / x if x > 0 else math.nan,
+                1000.0 * busy / x if x > 0 else math.nan,
                 m.host_cores,
-                total_cores / m.host_cores,
+                busy / m.host_cores,
                 "queue",
             )
         )

@@ -2,8 +2,9 @@
 the file format and the reader).
 
 `ProcessCpuSampler` runs on its own thread while the loadgens measure: every `period_s` it reads
-utime + stime of each listed process from `/proc/<pid>/stat` (all threads of the process) and
-appends one row per process to the run's `cpu.csv`. A process that has exited is skipped.
+utime + stime of each listed process from `/proc/<pid>/stat` (all threads of the process), and
+the whole machine's busy time from `/proc/stat` (role `host`: every process, also other
+people's), and appends one row each to the run's `cpu.csv`. A process that has exited is skipped.
 """
 
 from __future__ import annotations
@@ -21,6 +22,25 @@ SAMPLE_PERIOD_S = 0.5
 
 # (role, name, pid) of a process to sample
 ProcessRef = tuple[str, str, int]
+
+
+HOST_ROLE, HOST_NAME = "host", "all processes"
+
+
+def host_cpu_s() -> float | None:
+    """CPU seconds the whole machine has been busy (every process, this experiment's and
+    everyone else's): user + nice + system + irq + softirq + steal of /proc/stat's `cpu` line."""
+    try:
+        first = Path("/proc/stat").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return None
+    if not first or first[0] != "cpu":
+        return None
+    try:
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in first[1:9])
+    except ValueError:
+        return None
+    return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS_PER_S
 
 
 def process_cpu_s(pid: int) -> float | None:
@@ -81,6 +101,9 @@ class ProcessCpuSampler:
             return
         now_ms = time.time() * 1000.0
         rows = []
+        busy_s = host_cpu_s()
+        if busy_s is not None:
+            rows.append(CpuSample(now_ms, HOST_ROLE, HOST_NAME, 0, busy_s))
         for role, name, pid in self.processes():
             cpu_s = process_cpu_s(pid)
             if cpu_s is not None:
