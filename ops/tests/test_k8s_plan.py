@@ -102,6 +102,7 @@ def test_kustomization_uses_relative_paths_and_the_point_components(tmp_path: Pa
     } in job_ops
 
 
+@pytest.mark.integration  # runs kubectl kustomize
 def test_kustomization_selects_the_client_pool_by_the_release_label_key(tmp_path: Path) -> None:
     doc = yaml.safe_load(
         plan.kustomization(
@@ -118,6 +119,7 @@ def test_kustomization_selects_the_client_pool_by_the_release_label_key(tmp_path
     ] * 2
 
 
+@pytest.mark.integration  # runs kubectl kustomize
 def test_cachelab_loadgen_pods_carry_the_release_label(tmp_path: Path) -> None:
     target = plan.Target(release="exp7", loadgen="cachelab")
     doc = yaml.safe_load(plan.kustomization(spec_with(), target, ROOT / "manifests", tmp_path, {}))
@@ -168,6 +170,7 @@ def test_bad_target_options_are_rejected(field: str, value: str, message: str) -
         plan.Target(**{field: value})
 
 
+@pytest.mark.integration  # runs kubectl against a loopback port where nothing listens
 def test_run_target_k8s_without_a_cluster_fails_with_a_clear_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

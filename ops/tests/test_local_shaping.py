@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cachelab.local.procs import ProcessSet
 from cachelab.local.servers import start_servers
 from cachelab.local.shaping import (
     Link,
@@ -30,6 +29,7 @@ from cachelab.local.shaping import (
     one_way_delay_us,
     role_rates,
 )
+from cachelab.processes import ProcessSet
 from cachelab.spec import Hosts
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from cachelab.k8s import plan
-from cachelab.local.procs import ProcessSet
 from cachelab.local.servers import server_argv, start_servers
+from cachelab.processes import ProcessSet
 from cachelab.spec import ServerSettings, load_spec, parse_spec
 
 EXPERIMENTS = Path(__file__).parents[1] / "experiments"

@@ -87,7 +87,10 @@ def middleware_argv(
     servers: Sequence[str],
     stats_dir: Path,
 ) -> list[str]:
-    """One middleware of a point, writing its statistics to `stats_dir`."""
+    """One middleware of a point, writing its statistics to `stats_dir`.
+
+    With `topology.backend: redis` it speaks RESP2 to the loadgen and to redis (`--protocol redis`).
+    """
     workload, run = spec.workload, spec.run
     return [
         java,
@@ -116,4 +119,6 @@ def middleware_argv(
         str(run.warmup_s),
         "--cooldown-s",
         str(run.cooldown_s),
+        "--protocol",
+        "redis" if spec.topology.backend == "redis" else "memcached",
     ]

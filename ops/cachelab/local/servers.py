@@ -8,7 +8,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from cachelab.local.procs import ManagedProcess, ProcessError, ProcessSet, free_port
+from cachelab.processes import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.spec import ServerSettings
 
 HOST = "127.0.0.1"

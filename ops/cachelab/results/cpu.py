@@ -101,5 +101,7 @@ def measured_cpu(
         wall_s = (last.epoch_ms - first.epoch_ms) / 1000.0
         if len(rows) < 2 or wall_s <= 0:
             continue
-        found.append(ProcessCpu(first.role, name, max(0.0, last.cpu_s - first.cpu_s) / wall_s, wall_s))
+        found.append(
+            ProcessCpu(first.role, name, max(0.0, last.cpu_s - first.cpu_s) / wall_s, wall_s)
+        )
     return found

@@ -128,8 +128,9 @@ def percentiles_ms(histogram: HdrHistogram, percentiles: Iterable[float]) -> dic
     return {p: value_at_percentile_us(histogram, p) / 1000.0 for p in percentiles}
 
 
-def density_ms(histogram: HdrHistogram, bins: int = 60, cut_ms: float | None = None
-               ) -> tuple[list[float], list[float]]:
+def density_ms(
+    histogram: HdrHistogram, bins: int = 60, cut_ms: float | None = None
+) -> tuple[list[float], list[float]]:
     """Bin edges (ms) and the fraction of requests per bin, from the recorded values (not a
     percentile summary: no false step below the first recorded value)."""
     top_ms = cut_ms if cut_ms is not None else histogram.get_value_at_percentile(99.9) / 1000.0

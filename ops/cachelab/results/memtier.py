@@ -43,9 +43,7 @@ def load_memtier_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(_BAD_NUMBERS.sub("0.000", text))
     except json.JSONDecodeError as error:
-        raise ResultsError(
-            f"{path}: not valid JSON ({error.msg} at line {error.lineno})"
-        ) from None
+        raise ResultsError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: top level is not an object")
     return data

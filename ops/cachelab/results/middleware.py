@@ -83,7 +83,9 @@ def read_windows(path: Path) -> list[MiddlewareWindow]:
 
 
 def measured_windows(
-    windows: Sequence[MiddlewareWindow], origin_epoch_ms: float, interval: MeasuredInterval,
+    windows: Sequence[MiddlewareWindow],
+    origin_epoch_ms: float,
+    interval: MeasuredInterval,
     op: str = "all",
 ) -> MiddlewareStats | None:
     """The windows of one op type inside the measured interval, combined (None if none is)."""

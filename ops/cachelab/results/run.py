@@ -150,7 +150,9 @@ def interval_of(spec: dict[str, object]) -> MeasuredInterval:
     )
 
 
-def _loadgen_inputs(run: RunDir, record: PointRecord) -> list[tuple[Path, list[Path], float | None]]:
+def _loadgen_inputs(
+    run: RunDir, record: PointRecord
+) -> list[tuple[Path, list[Path], float | None]]:
     if record.loadgens:
         found = []
         for entry in record.loadgens:
@@ -191,9 +193,7 @@ def _middlewares(
                 if stats is not None and stats.count > 0:
                     by_op[op] = stats
         workers = read_middleware_config(folder / "summary.json").get("workers")
-        found.append(
-            MiddlewareData(name, total, by_op, windows, int(workers) if workers else None)
-        )
+        found.append(MiddlewareData(name, total, by_op, windows, int(workers) if workers else None))
     return found
 
 
@@ -226,8 +226,9 @@ def read_run(run: RunDir) -> RunData:
     )
 
 
-def window_series(clients: Sequence[LoadgenRun], interval: MeasuredInterval
-                  ) -> list[tuple[int, float, float]]:
+def window_series(
+    clients: Sequence[LoadgenRun], interval: MeasuredInterval
+) -> list[tuple[int, float, float]]:
     """Per measured second: (second, requests summed over instances, mean latency ms weighted
     by counts; NaN for an idle second). Every second of the interval is a row."""
     counts = {s: 0.0 for s in range(interval.start_s, interval.end_s)}

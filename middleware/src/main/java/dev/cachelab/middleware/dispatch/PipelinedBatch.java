@@ -9,7 +9,9 @@ import java.util.Arrays;
 /**
  * Single-server requests taken together from the queue ({@code --worker-batch}): all sent, one
  * write per server, then their replies read in order, each request completed as its reply arrives.
- * A server that fails fails its remaining requests of the batch. One per worker; its thread only.
+ * A server that fails fails its remaining requests of the batch, except reads with a fallback
+ * replica: those are retried there one by one after the batch ({@link SingleRead#retry}). One per
+ * worker; its thread only.
  */
 final class PipelinedBatch {
   /** Completes one request of the batch with the reply built so far. */
@@ -19,16 +21,26 @@ final class PipelinedBatch {
 
   private final WorkerBackends backends;
   private final ReplyBuilder reply;
+  private final SingleRead singleRead;
   private final Completion completion;
+  private final Request[] retries;
+  private int retryCount;
   private final boolean[] sent;
   private final int[] unanswered;
   private final boolean[] broken;
   private final boolean[] brokenTimedOut;
 
-  PipelinedBatch(WorkerBackends backends, ReplyBuilder reply, int maxBatch, Completion completion) {
+  PipelinedBatch(
+      WorkerBackends backends,
+      ReplyBuilder reply,
+      SingleRead singleRead,
+      int maxBatch,
+      Completion completion) {
     this.backends = backends;
     this.reply = reply;
+    this.singleRead = singleRead;
     this.completion = completion;
+    this.retries = new Request[maxBatch];
     int n = backends.size();
     this.sent = new boolean[maxBatch];
     this.unanswered = new int[n];
@@ -40,7 +52,7 @@ final class PipelinedBatch {
   static boolean accepts(Request request) {
     return request.serverCount() == 1
         && !request.isSplit()
-        && request.command().family() != Command.Family.LOCAL;
+        && request.family() != Command.Family.LOCAL;
   }
 
   /** Sends {@code requests[0, count)}, then reads and completes them in order. */
@@ -62,22 +74,46 @@ final class PipelinedBatch {
         }
       }
     }
+    retryCount = 0;
     for (int i = 0; i < count; i++) {
       Request request = requests[i];
       if (sent[i]) {
         request.sentNanos = sentNanos;
       }
       reply.reset();
-      readReply(request);
+      if (!readReply(request)) {
+        retries[retryCount++] = request;
+        continue;
+      }
       if (request.noreply()) {
         reply.discard();
       }
-      request.repliedNanos = System.nanoTime();
-      if (request.sentNanos == 0) {
-        request.sentNanos = request.repliedNanos;
-      }
-      completion.complete(request);
+      complete(request);
     }
+    for (int i = 0; i < retryCount; i++) {
+      Request request = retries[i];
+      retries[i] = null;
+      reply.reset();
+      reply.reportFailure(request.server(0), false);
+      singleRead.retry(request, request.fallbackServer(), backends.deadline(request.dequeuedNanos));
+      complete(request);
+    }
+  }
+
+  private void complete(Request request) {
+    request.repliedNanos = System.nanoTime();
+    if (request.sentNanos == 0) {
+      request.sentNanos = request.repliedNanos;
+    }
+    completion.complete(request);
+  }
+
+  /** A read whose server failed (not by timing out) and that has a fallback replica. */
+  private boolean retriable(Request request, int server) {
+    return !brokenTimedOut[server]
+        && request.fallbackServer() >= 0
+        && request.fallbackServer() != server
+        && request.family() == Command.Family.RETRIEVAL;
   }
 
   private void compose(Request request, int index) {
@@ -100,33 +136,37 @@ final class PipelinedBatch {
     sent[index] = true;
   }
 
-  private void readReply(Request request) {
+  /** Reads the request's reply into the reply builder; false if it is to be retried. */
+  private boolean readReply(Request request) {
     int server = request.server(0);
     BackendConnection backend = backends.get(server);
     if (broken[server]) {
-      reply.replyFailure(server, brokenTimedOut[server]);
-      return;
-    }
-    boolean retrieval = request.command().family() == Command.Family.RETRIEVAL;
-    try {
-      if (retrieval) {
-        backend.readRetrievalReply();
-      } else {
-        backend.readLineReply();
+      if (retriable(request, server)) {
+        return false;
       }
+      reply.replyFailure(server, brokenTimedOut[server]);
+      return true;
+    }
+    boolean retrieval = request.family() == Command.Family.RETRIEVAL;
+    try {
+      WorkerBackends.readReply(backend, request);
       if (--unanswered[server] == 0) {
         backend.disarm();
       }
     } catch (IOException e) {
       broken[server] = true;
       brokenTimedOut[server] = WorkerBackends.fail(backend);
+      if (retriable(request, server)) {
+        return false;
+      }
       reply.replyFailure(server, brokenTimedOut[server]);
-      return;
+      return true;
     }
     reply.appendReply(backend);
     if (retrieval) {
-      reply.setHits(backend.valueCount());
+      reply.setHits(WorkerBackends.hits(backend, request));
     }
     reply.countReply(server, backend);
+    return true;
   }
 }

@@ -40,7 +40,7 @@ final class ReplicatedWrite {
         int server = request.server(i);
         BackendConnection backend = backends.get(server);
         try {
-          backend.readLineReply();
+          WorkerBackends.readReply(backend, request);
           backend.disarm();
           reply.countReply(server, backend);
         } catch (IOException e) {

@@ -101,12 +101,8 @@ final class ReplyBuilder {
     return timedOut ? errors.backendTimedOut(server) : errors.backendDown(server);
   }
 
-  /** Appends the reply for a request none of whose replicas may be asked now. */
-  void replyNoReplica(int server) {
-    recorder.recordServerRequest(server, true);
-    if (error == null) {
-      error = ErrorKind.BACKEND_DOWN;
-    }
+  /** Appends the reply for a request none of whose replicas could answer (failures counted). */
+  void replyNoReplica() {
     append(errors.noReplicaLeft());
   }
 

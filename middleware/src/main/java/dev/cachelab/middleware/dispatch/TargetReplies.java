@@ -66,7 +66,11 @@ final class TargetReplies {
         return;
       }
       BackendConnection backend = backends.get(request.server(i));
-      if (!Replies.isSuccess(command, backend.buffer(), backend.replyLength())) {
+      boolean success =
+          request.respCommand() != null
+              ? !backend.replyIsError()
+              : Replies.isSuccess(command, backend.buffer(), backend.replyLength());
+      if (!success) {
         reply.appendReply(backend);
         return;
       }

@@ -12,9 +12,10 @@ import java.util.List;
 /**
  * A worker thread: takes requests from the queue, has each served by its fan-out strategy over this
  * worker's own blocking connections ({@link SingleRead}, {@link SplitRead}, {@link
- * ReplicatedWrite}, {@link CasPropagation}, or several at once by {@link PipelinedBatch}), hands
- * the reply built by its {@link ReplyBuilder} to the client connection and records the request's
- * times. One instance per thread; everything here is that thread's.
+ * ReplicatedWrite}, {@link CasPropagation}, {@link RespSplitRead} for redis, or several at once by
+ * {@link PipelinedBatch}), hands the reply built by its {@link ReplyBuilder} to the client
+ * connection and records the request's times. One instance per thread; everything here is that
+ * thread's.
  *
  * <p>Reply rules (see {@code middleware/README.md}): a request sent to several servers (a
  * replicated write, {@code flush_all}, {@code verbosity}) succeeds only if every server succeeds;
@@ -33,6 +34,7 @@ public final class Worker implements Runnable {
   private final ReplyBuilder reply;
   private final SingleRead singleRead;
   private final SplitRead splitRead;
+  private final RespSplitRead respSplitRead;
   private final ReplicatedWrite replicatedWrite;
   private final CasPropagation casPropagation;
   private final PipelinedBatch pipelinedBatch;
@@ -59,11 +61,13 @@ public final class Worker implements Runnable {
     TargetReplies targets = new TargetReplies(backends.size());
     this.singleRead = new SingleRead(this.backends, reply);
     this.splitRead = new SplitRead(this.backends, reply, targets);
+    this.respSplitRead = new RespSplitRead(this.backends, reply, targets);
     this.replicatedWrite = new ReplicatedWrite(this.backends, reply, targets);
     this.casPropagation = new CasPropagation(this.backends, reply, targets);
     this.batch = new Request[Math.max(1, maxBatch)];
     this.pipelined = new Request[batch.length];
-    this.pipelinedBatch = new PipelinedBatch(this.backends, reply, batch.length, this::finish);
+    this.pipelinedBatch =
+        new PipelinedBatch(this.backends, reply, singleRead, batch.length, this::finish);
   }
 
   @Override
@@ -145,9 +149,11 @@ public final class Worker implements Runnable {
   private void serve(Request request) {
     long deadline = backends.deadline(request.dequeuedNanos);
     Command command = request.command();
-    switch (command.family()) {
+    switch (request.family()) {
       case RETRIEVAL -> {
-        if (request.isSplit()) {
+        if (request.isSplit() && request.respCommand() != null) {
+          respSplitRead.run(request, deadline);
+        } else if (request.isSplit()) {
           splitRead.run(request, deadline);
         } else {
           singleRead.run(request, request.server(0), deadline);
@@ -160,7 +166,7 @@ public final class Worker implements Runnable {
           replicatedWrite.run(request, deadline);
         }
       }
-      case LOCAL -> throw new IllegalStateException("local command queued: " + command);
+      case LOCAL -> throw new IllegalStateException("local command queued: " + request);
     }
     if (request.noreply()) {
       reply.discard();
@@ -170,7 +176,7 @@ public final class Worker implements Runnable {
   /** Hands the built reply to the client connection and records the request. */
   private void finish(Request request) {
     OpType op = request.opType();
-    int keys = request.command().family() == Command.Family.RETRIEVAL ? request.keyCount() : 0;
+    int keys = request.family() == Command.Family.RETRIEVAL ? request.keyCount() : 0;
     long received = request.receivedNanos;
     long queueNanos = request.dequeuedNanos - request.enqueuedNanos;
     long serviceNanos = request.repliedNanos - request.sentNanos;

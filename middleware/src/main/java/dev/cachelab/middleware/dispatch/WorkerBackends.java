@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.Request;
 import java.io.IOException;
 import java.util.List;
@@ -86,6 +87,25 @@ final class WorkerBackends {
     if (request.command().hasDataBlock()) {
       backend.append(request.bytes(), request.dataOffset(), request.dataLength() + 2);
     }
+  }
+
+  /**
+   * Reads the server's reply to {@code request} in the request's protocol: a RESP value for a redis
+   * request, else a memcached retrieval reply ({@code VALUE} blocks up to {@code END}) or one line.
+   */
+  static void readReply(BackendConnection backend, Request request) throws IOException {
+    if (request.respCommand() != null) {
+      backend.readRespReply();
+    } else if (request.family() == Command.Family.RETRIEVAL) {
+      backend.readRetrievalReply();
+    } else {
+      backend.readLineReply();
+    }
+  }
+
+  /** Values found by the last reply to the read {@code request} (its hits). */
+  static int hits(BackendConnection backend, Request request) {
+    return request.respCommand() != null ? backend.hitCount() : backend.valueCount();
   }
 
   static void appendCrlf(BackendConnection backend) {

@@ -10,7 +10,9 @@ import java.util.Arrays;
  *
  * <p>Layout of {@link #bytes()}: the command line at {@code [0, lineLength)} followed by {@code
  * \r\n}, then the data block (storage commands) at {@code [dataOffset, dataOffset + dataLength)}
- * followed by {@code \r\n}. Token {@code i} is {@code [tokenStart(i), tokenEnd(i))}.
+ * followed by {@code \r\n}. Token {@code i} is {@code [tokenStart(i), tokenEnd(i))}. A redis
+ * (RESP2) request is held as the multibulk array it is forwarded as, {@code [0, wireLength())}, its
+ * token {@code i} being the payload of bulk string {@code i}.
  */
 public final class Request {
   /** What the parser produced. */
@@ -29,6 +31,9 @@ public final class Request {
 
   private Status status;
   private Command command;
+  private RespCommand respCommand;
+  private int rawLength;
+  private int keyStride = 1;
   private byte[] bytes = new byte[512];
   private int lineLength;
   private int dataOffset;
@@ -46,6 +51,7 @@ public final class Request {
   private int serverCount;
   private int[] keyServers = new int[8];
   private boolean split;
+  private int fallbackServer = -1;
 
   // Timestamps, System.nanoTime(); the written time is what ReplySink.complete returns.
   public long receivedNanos;
@@ -64,6 +70,9 @@ public final class Request {
   public void reset() {
     status = null;
     command = null;
+    respCommand = null;
+    rawLength = 0;
+    keyStride = 1;
     lineLength = 0;
     dataOffset = 0;
     dataLength = 0;
@@ -104,6 +113,30 @@ public final class Request {
     }
   }
 
+  /** RESP: the whole request, a multibulk array as forwarded to the servers. */
+  void copyRaw(byte[] source, int from, int length) {
+    ensureCapacity(length);
+    System.arraycopy(source, from, bytes, 0, length);
+    rawLength = length;
+    lineLength = length;
+  }
+
+  /** RESP: a parsed command whose keys start at token 1, {@code command.keyStride()} apart. */
+  void setParsedResp(Status status, RespCommand command, int keyCount) {
+    this.status = status;
+    this.respCommand = command;
+    this.firstKeyToken = 1;
+    this.keyCount = keyCount;
+    this.keyStride = command.keyStride();
+  }
+
+  /** RESP: a command the front end answers itself ({@code PING}, {@code QUIT}). */
+  void setLocalResp(Status status, RespCommand command, byte[] reply) {
+    this.status = status;
+    this.respCommand = command;
+    this.immediateReply = reply;
+  }
+
   void addToken(int start, int end) {
     if (tokenCount == tokenStart.length) {
       tokenStart = Arrays.copyOf(tokenStart, tokenCount * 2);
@@ -133,8 +166,22 @@ public final class Request {
     return status;
   }
 
+  /** The memcached command, or null for a redis request. */
   public Command command() {
     return command;
+  }
+
+  /** The redis command, or null for a memcached request. */
+  public RespCommand respCommand() {
+    return respCommand;
+  }
+
+  /** How the request is routed, for either protocol; null if it was rejected. */
+  public Command.Family family() {
+    if (command != null) {
+      return command.family();
+    }
+    return respCommand == null ? null : respCommand.family();
   }
 
   public byte[] bytes() {
@@ -150,6 +197,9 @@ public final class Request {
    * {@code \r\n}, and for storage commands the data block and its {@code \r\n}.
    */
   public int wireLength() {
+    if (rawLength > 0) {
+      return rawLength;
+    }
     return dataOffset > 0 ? dataOffset + dataLength + 2 : lineLength + 2;
   }
 
@@ -179,15 +229,20 @@ public final class Request {
 
   /** Token index of key {@code k} (0-based). */
   public int keyToken(int k) {
-    return firstKeyToken + k;
+    return firstKeyToken + k * keyStride;
   }
 
   public int keyStart(int k) {
-    return tokenStart[firstKeyToken + k];
+    return tokenStart[keyToken(k)];
   }
 
   public int keyEnd(int k) {
-    return tokenEnd[firstKeyToken + k];
+    return tokenEnd[keyToken(k)];
+  }
+
+  /** Tokens from one key to the next: 2 for redis' key/value pairs ({@code MSET}), else 1. */
+  public int keyStride() {
+    return keyStride;
   }
 
   public boolean noreply() {
@@ -211,6 +266,9 @@ public final class Request {
 
   /** The operation type this request is counted as. */
   public OpType opType() {
+    if (respCommand != null) {
+      return respCommand.opType(keyCount);
+    }
     if (command == null) {
       return OpType.OTHER;
     }
@@ -234,6 +292,19 @@ public final class Request {
   public void clearServers() {
     serverCount = 0;
     split = false;
+    fallbackServer = -1;
+  }
+
+  /**
+   * The server a single-server read may be retried on once if its own server is down or ejected (a
+   * replica holding the same data), or -1.
+   */
+  public int fallbackServer() {
+    return fallbackServer;
+  }
+
+  public void setFallbackServer(int server) {
+    fallbackServer = server;
   }
 
   public void addServer(int server) {

@@ -13,7 +13,7 @@ import java.nio.charset.StandardCharsets;
  * for {@code <bytes>\r\n} of data block), {@code SWALLOW} (skipping the data block of a rejected
  * storage command so the stream stays in frame).
  */
-public final class RequestParser {
+public final class RequestParser implements RequestDecoder {
   /** Longest key memcached accepts. */
   public static final int MAX_KEY_BYTES = 250;
 
@@ -45,6 +45,7 @@ public final class RequestParser {
    *     with the same start and more bytes). When positive, {@code request.status()} is the result,
    *     or null if the bytes were only skipped (the tail of a rejected data block).
    */
+  @Override
   public int decode(byte[] buf, int from, int to, Request request) {
     return switch (state) {
       case LINE -> decodeLine(buf, from, to, request);
@@ -54,6 +55,14 @@ public final class RequestParser {
   }
 
   /** Bytes the connection must be able to buffer for the largest request this parser accepts. */
+  @Override
+  public byte[] outOfMemoryReply() {
+    return OUT_OF_MEMORY;
+  }
+
+  private static final byte[] OUT_OF_MEMORY = reply("SERVER_ERROR out of memory reading request");
+
+  @Override
   public int maxRequestBytes() {
     return MAX_LINE_BYTES + maxValueBytes + 4;
   }

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The load generator against a real redis-server on a free loopback port (RESP2). */
-class RedisIntegrationTest {
+class RedisIT {
   @TempDir Path dir;
   private ServerProcess redis;
 

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The load generator against a real memcached on a free loopback port. */
-class MemcachedIntegrationTest {
+class MemcachedIT {
   @TempDir Path dir;
   private ServerProcess memcached;
 

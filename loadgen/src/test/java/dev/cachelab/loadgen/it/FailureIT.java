@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Unreachable servers, servers that hang up, servers that answer nonsense: clear failures. */
-class FailureIntegrationTest {
+class FailureIT {
   @TempDir Path dir;
 
   /**

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cachelab.local.procs import ProcessError, ProcessSet, free_port, port_accepts
 from cachelab.local.servers import server_stats, start_servers
+from cachelab.processes import ProcessError, ProcessSet, free_port, port_accepts
 
 pytestmark = pytest.mark.integration
 

@@ -1,8 +1,11 @@
-"""Child processes of a local run: free ports, start, wait for readiness, stop without orphans.
+"""The one process module: child processes of cachelab (servers, middlewares, loadgens of a local
+run; Prometheus and exporters of the monitor; the peers of `make bench`): free ports, start, wait
+for readiness, stop without orphans.
 
 Every child is started in its own session (its own process group), so the terminal's Ctrl-C
-reaches only cachelab, and stopping a child signals its whole group. `ProcessSet` remembers what
-it started and stops all of it on exit, also when the run fails or is interrupted.
+reaches only cachelab, and stopping a child signals its whole group (SIGTERM, then SIGKILL after a
+grace). `ProcessSet` remembers what it started and stops all of it on exit, also when the run fails
+or is interrupted. Standard library only (scripts/bench.py uses it too).
 """
 
 from __future__ import annotations
@@ -114,6 +117,15 @@ class ManagedProcess:
                 return False
 
         self.wait_until(has_line, f"printing {text!r}", timeout_s)
+
+    def wait_with_cpu(self) -> tuple[int, float]:
+        """Wait for the process to exit; returns its exit code and the CPU seconds (user +
+        system) it and its waited-for children used, from the kernel's rusage."""
+        _, status, usage = os.wait4(self.popen.pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        self.popen.returncode = code
+        self._log.close()
+        return code, usage.ru_utime + usage.ru_stime
 
     def wait(self, timeout_s: float) -> int:
         """Wait for the process to exit; ProcessError if it takes longer than timeout_s."""
