@@ -150,7 +150,7 @@ test-python: deps venv build ## Every Python test (all tiers; the k8s ones need 
 	@$(PYTEST)
 
 .PHONY: test-k8s
-test-k8s: deps venv k8s-tools ## Kubernetes tier: chart lint/schema, installs and Jobs on a throwaway kwok cluster.
+test-k8s: deps venv k8s-tools build ## Kubernetes tier: chart lint/schema, installs and Jobs on a throwaway kwok cluster.
 	@$(PYTEST) -m "k8s and not e2e"
 
 ##@ Benchmark

@@ -435,7 +435,7 @@ def run(
     }
     previous: Status | None = None
     if resume is not None:
-        results, previous = open_for_resume(spec, resume)
+        results, previous = open_for_resume(spec, resume, "local")
     else:
         base = Path(args.results) if getattr(args, "results", None) else root / "results"
         results = prepare_results(spec, spec_path, base, tools, settings)

@@ -428,6 +428,31 @@ public final class BackendConnection {
     return negative ? -value : value;
   }
 
+  /**
+   * Reads the reply to {@code stats <group>}: {@code STAT} (or other) lines up to {@code END}, or a
+   * single error line.
+   */
+  public int readStatsReply() throws IOException {
+    startReply();
+    valueCount = 0;
+    int pos = 0;
+    while (true) {
+      int newline = readLine(pos);
+      if (startsWith(pos, END_LINE)) {
+        replyIsError = false;
+        break;
+      }
+      if (pos == 0 && isErrorLine(0)) {
+        replyIsError = true;
+        break;
+      }
+      pos = newline + 1;
+    }
+    replyLength = scanFrom;
+    consumeReply();
+    return replyLength;
+  }
+
   /** The reply buffer; the last reply is at {@code [0, replyLength)}. */
   public byte[] buffer() {
     return buf;

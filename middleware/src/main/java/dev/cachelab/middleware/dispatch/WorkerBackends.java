@@ -98,6 +98,8 @@ final class WorkerBackends {
       backend.readRespReply();
     } else if (request.family() == Command.Family.RETRIEVAL) {
       backend.readRetrievalReply();
+    } else if (request.command() == Command.STATS_GROUP) {
+      backend.readStatsReply();
     } else {
       backend.readLineReply();
     }
