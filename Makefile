@@ -18,7 +18,7 @@ JDK_HOME     = $(shell $(ROOT)/scripts/find-jdk.sh)
 MVN          = JAVA_HOME="$(JDK_HOME)" mvn -B -q -ntp
 SPEC        ?= ops/experiments/quickstart.yaml
 IMG_REGISTRY ?= ghcr.io/cachelab
-IMG_TAG     ?= dev
+IMG_TAG     ?= $(shell awk '/^appVersion:/ {gsub(/"/, "", $$2); print $$2}' $(ROOT)/charts/testbed/Chart.yaml)
 K8S_CLUSTER ?= cachelab
 
 MIDDLEWARE_JAR := middleware/target/middleware.jar
