@@ -15,7 +15,10 @@ CACHELAB    := $(VENV)/bin/cachelab
 TOOLS_DIR   ?= $(ROOT)/.cache/tools
 # JAVA_HOME of a JDK >= 21, found once per make invocation (scripts/find-jdk.sh explains a miss).
 JDK_HOME     = $(shell $(ROOT)/scripts/find-jdk.sh)
-MVN          = JAVA_HOME="$(JDK_HOME)" mvn -B -q -ntp
+# MAVEN_OPTS silences the JDK's sun.misc.Unsafe warnings about Maven itself (scripts/maven-opts.sh).
+MVN_ENV      = JAVA_HOME="$(JDK_HOME)" MAVEN_OPTS="$(shell JAVA_HOME="$(JDK_HOME)" $(ROOT)/scripts/maven-opts.sh)"
+MVN          = $(MVN_ENV) mvn -B -q -ntp -Dstyle.color=never
+PYTEST       = cd ops && CACHELAB_ROOT=$(ROOT) TOOLS_DIR=$(TOOLS_DIR) $(PY) -m pytest -q
 SPEC        ?= ops/experiments/quickstart.yaml
 IMG_REGISTRY ?= ghcr.io/cachelab
 IMG_TAG     ?= $(shell awk '/^appVersion:/ {gsub(/"/, "", $$2); print $$2}' $(ROOT)/charts/testbed/Chart.yaml)
@@ -51,17 +54,19 @@ jdk: ## Find a JDK >= 21 (prints its JAVA_HOME, or says how to get one).
 venv: $(VENV)/.installed ## Create the Python venv (.venv) with the cachelab package and dev tools.
 $(VENV)/.installed: ops/pyproject.toml
 	@scripts/install-debs.sh python3-venv
-	@[[ -x $(PY) ]] || python3 -m venv $(VENV)
-	@$(PY) -m pip install -q --upgrade pip
-	@$(PY) -m pip install -q -e 'ops[dev,locust]'
+	@[[ -x $(PY) ]] || { echo "venv: creating $(VENV)"; python3 -m venv $(VENV); }
+	@echo "venv: installing cachelab (editable) with pandas, matplotlib, locust, pytest, ruff, mypy (1-3 min once)"
+	@$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	@PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install -q --disable-pip-version-check -e 'ops[dev,locust]'
 	@touch $@
+	@echo "venv: ready ($(CACHELAB))"
 
 ##@ Build
 
 .PHONY: build
 build: $(MIDDLEWARE_JAR) $(LOADGEN_JAR) ## Build middleware/target/middleware.jar and loadgen/target/loadgen.jar.
 $(MIDDLEWARE_JAR) $(LOADGEN_JAR) &: $(JAVA_SOURCES)
-	@echo "building jars with $(JDK_HOME)"
+	@echo "build: middleware.jar and loadgen.jar with $(JDK_HOME) (maven, ~1-2 min; quiet unless it fails)"
 	@$(MVN) -DskipTests package
 	@touch $(MIDDLEWARE_JAR) $(LOADGEN_JAR) 2>/dev/null || true
 
@@ -96,7 +101,7 @@ k8s-down: ## Delete the local kwok cluster (K8S_CLUSTER=cachelab).
 ##@ Test
 
 .PHONY: test
-test: deps venv k8s-tools build lint test-java test-python ## Run every test tier (unit, integration, end to end, Kubernetes).
+test: deps venv k8s-tools build lint test-unit test-integration test-e2e test-k8s ## Run every test tier (what CI runs): lint, unit, integration, end to end, Kubernetes.
 
 .PHONY: lint
 lint: venv ## Check formatting and types: spotless (google-java-format), ruff, mypy.
@@ -109,22 +114,40 @@ fmt: venv ## Format Java (spotless) and Python (ruff) sources in place.
 	@$(MVN) spotless:apply
 	@cd ops && $(VENV)/bin/ruff format . && $(VENV)/bin/ruff check --fix .
 
+.PHONY: test-unit
+test-unit: venv ## Fast tier (< 2 min warm): Java unit tests (*Test) and Python tests without processes.
+	@echo "test-unit: Java *Test (surefire)"
+	@$(MVN) test
+	@echo "test-unit: Python (not integration/e2e/k8s/monitor)"
+	@$(PYTEST) -m "not integration and not e2e and not k8s and not monitor"
+
+.PHONY: test-integration
+test-integration: deps venv build ## Real processes on loopback: Java *IT (failsafe) and Python integration tests.
+	@echo "test-integration: Java *IT (failsafe; real memcached/redis on loopback ports)"
+	@$(MVN_ENV) mvn -B -ntp -DskipUnitTests=true verify
+	@echo "test-integration: Python (integration, not k8s)"
+	@$(PYTEST) -m "integration and not e2e and not k8s"
+
+.PHONY: test-e2e
+test-e2e: deps venv build ## Whole local experiments through the runner (cachelab run, resume, shaping, monitor).
+	@$(PYTEST) -m "e2e"
+
 .PHONY: test-java
 test-java: deps ## Java unit and integration tests (real memcached/redis on loopback ports).
-	@JAVA_HOME="$(JDK_HOME)" mvn -B -ntp verify
+	@$(MVN_ENV) mvn -B -ntp verify
 
 .PHONY: test-python
-test-python: deps venv build ## Python tests: unit, integration, end to end (real processes).
-	@cd ops && CACHELAB_ROOT=$(ROOT) TOOLS_DIR=$(TOOLS_DIR) $(PY) -m pytest -q
+test-python: deps venv build ## Every Python test (all tiers; the k8s ones need make k8s-tools).
+	@$(PYTEST)
 
 .PHONY: test-k8s
-test-k8s: deps venv k8s-tools ## Kubernetes tier only: chart lint/schema, installs and Jobs on a throwaway kwok cluster.
-	@cd ops && CACHELAB_ROOT=$(ROOT) TOOLS_DIR=$(TOOLS_DIR) $(PY) -m pytest -q -m k8s tests/k8s
+test-k8s: deps venv k8s-tools build ## Kubernetes tier: chart lint/schema, installs and Jobs on a throwaway kwok cluster.
+	@$(PYTEST) -m "k8s and not e2e"
 
 ##@ Benchmark
 
 .PHONY: bench
-bench: deps build ## Proxies (direct/twemproxy/middleware) and loadgen vs memcaslap: ops/s, latency, CPU/request.
+bench: deps build ## Proxies (direct/twemproxy/middleware) for memcached and, with redis-benchmark, for redis; loadgen vs memcaslap: ops/s, latency, CPU/request.
 	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench.py
 
 ##@ Monitoring

@@ -10,16 +10,25 @@ p50/p99, as ratios to nutcracker and to direct, then the CPU budget a proxy shar
 would have for 0.8x direct's throughput. Every target first gets BENCH_WARMUP_SECONDS (default 5)
 of unmeasured load, so JVM start-up and JIT compilation are not counted against the middleware.
 
+Part 3 (redis) runs redis-benchmark (-t get,set, BENCH_REDIS_CLIENTS (50) connections,
+BENCH_REDIS_REQUESTS (100000) requests per test, 1 KiB values, random keys) against one
+redis-server directly, through twemproxy's redis mode (`redis: true`) and through the middleware's
+RESP front end (`--protocol redis`) in each BENCH_MIDDLEWARE variant, and prints GET and SET ops/s,
+p50 and proxy CPU per request with ratios to direct and to twemproxy (target: GET and SET at
+>= x1.00 twemproxy), median of BENCH_PROXY_ROUNDS rounds in alternating order.
+
 Part 2 compares the loadgen with memcaslap (-T 2 -c 32) against one memcached: ops/s and the
 client's own CPU seconds per request (from wait4 rusage), as ratios.
 
 Each target of part 1 is measured in BENCH_PROXY_ROUNDS (3) rounds, every other round in reversed
 order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS
-(2, part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2"),
+(2, part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2,3"),
 LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's), BENCH_RESULTS (where the
 output is saved: results/bench/<UTC time>/bench.txt and bench.json).
 
-Timing results depend on the machine; this is a benchmark, not a test. Standard library only.
+Timing results depend on the machine; this is a benchmark, not a test. Standard library only,
+plus cachelab.processes (itself standard library only; found through ops/ on sys.path), which
+starts and stops every child as the local runner does.
 """
 
 from __future__ import annotations
@@ -29,7 +38,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +49,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "ops") not in sys.path:
+    sys.path.insert(0, str(ROOT / "ops"))
+from cachelab.processes import ManagedProcess, ProcessError, free_port  # noqa: E402
+
 LOADGEN_JAR = ROOT / "loadgen" / "target" / "loadgen.jar"
 MIDDLEWARE_JAR = ROOT / "middleware" / "target" / "middleware.jar"
 SECONDS = int(os.environ.get("BENCH_SECONDS", "20"))
@@ -66,7 +78,9 @@ MIDDLEWARE_VARIANTS = [
 # Where each run's printed output (bench.txt) and figures (bench.json) are saved.
 OUT_BASE = Path(os.environ.get("BENCH_RESULTS", ROOT / "results" / "bench"))
 PROXY_ROUNDS = int(os.environ.get("BENCH_PROXY_ROUNDS", "3"))
-PARTS = os.environ.get("BENCH_PARTS", "1,2").split(",")
+PARTS = os.environ.get("BENCH_PARTS", "1,2,3").split(",")
+REDIS_CLIENTS = int(os.environ.get("BENCH_REDIS_CLIENTS", "50"))
+REDIS_REQUESTS = int(os.environ.get("BENCH_REDIS_REQUESTS", "100000"))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -81,25 +95,6 @@ def java() -> str:
         ).stdout.strip()
     )
     return str(Path(home) / "bin" / "java")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with status {proc.returncode} before listening")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port} within {timeout_s} s")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -119,11 +114,8 @@ class ClientRun:
 
 def run_client(cmd: list[str], log: Path) -> tuple[int, float]:
     """Runs a client to completion; returns (exit status, its CPU seconds from rusage)."""
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_utime + usage.ru_stime
+    code, cpu_s = ManagedProcess(Path(cmd[0]).name, cmd, log).wait_with_cpu()
+    return int(code), float(cpu_s)
 
 
 def loadgen(port: int, work: Path, name: str, extra: list[str]) -> ClientRun:
@@ -226,12 +218,12 @@ def nutcracker_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
         "nutcracker", "-c", str(conf), "-s", str(free_port()), "-a", "127.0.0.1",
         "-o", str(work / "nutcracker.log"),
     ]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    proc = ManagedProcess("nutcracker", cmd, work / "nutcracker.out")
     try:
-        wait_port(port, proc, "nutcracker")
+        proc.wait_for_port("127.0.0.1", port, timeout_s=30)
         return measured_row("twemproxy", port, work, memcached_pid, proc.pid)
     finally:
-        stop(proc)
+        proc.stop(grace_s=10)
 
 
 def middleware_row(mc_port: int, work: Path, memcached_pid: int, workers: int, batch: int) -> Row:
@@ -251,47 +243,23 @@ def middleware_row(mc_port: int, work: Path, memcached_pid: int, workers: int, b
         "-p", str(port), "-t", str(workers),
         "-s", "false", "-m", f"127.0.0.1:{mc_port}", "--worker-batch", str(batch),
     ]  # fmt: skip
-    log = (work / "middleware.log").open("wb")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    proc = ManagedProcess("middleware", cmd, work / "middleware.log")
     try:
-        wait_port(port, proc, "middleware")
+        proc.wait_for_port("127.0.0.1", port, timeout_s=30)
         return measured_row(name, port, work, memcached_pid, proc.pid)
-    except RuntimeError as e:
+    except (RuntimeError, ProcessError) as e:
         return Row(name, None, None, 0.0, f"skipped: {e}")
     finally:
-        stop(proc)
-        log.close()
+        proc.stop(grace_s=10)
 
 
-def start_memcached(port: int) -> subprocess.Popen[bytes]:
-    cmd = [
-        "memcached",
-        "-l",
-        "127.0.0.1",
-        "-p",
-        str(port),
-        "-U",
-        "0",
-        "-t",
-        "2",
-        "-m",
-        "1024",
-    ]
+def start_memcached(port: int, work: Path) -> ManagedProcess:
+    cmd = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "2", "-m", "1024"]
     if os.geteuid() == 0:
         cmd += ["-u", "root"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    wait_port(port, proc, "memcached")
+    proc = ManagedProcess("memcached", cmd, work / "memcached.log")
+    proc.wait_for_port("127.0.0.1", port, timeout_s=30)
     return proc
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def preload(port: int, work: Path) -> None:
@@ -475,6 +443,200 @@ def client_comparison(mc_port: int, work: Path) -> dict[str, Any]:
     }
 
 
+@dataclass
+class RedisRow:
+    """One target of part 3: redis-benchmark's GET and SET figures and the proxy's CPU."""
+
+    name: str
+    get_ops: float
+    set_ops: float
+    get_p50_ms: float
+    set_p50_ms: float
+    proxy_cpu_us: float | None
+    note: str = ""
+
+
+def parse_redis_benchmark_csv(text: str) -> dict[str, tuple[float, float]]:
+    """redis-benchmark --csv output: test name -> (requests per second, p50 ms)."""
+    rows: dict[str, tuple[float, float]] = {}
+    for line in text.splitlines():
+        cells = [c.strip('"') for c in line.strip().split('","')]
+        if len(cells) >= 5 and cells[0] != "test":
+            try:
+                rows[cells[0]] = (float(cells[1]), float(cells[4]))
+            except ValueError:
+                continue
+    return rows
+
+
+def redis_benchmark(
+    port: int, work: Path, name: str, requests: int
+) -> dict[str, tuple[float, float]]:
+    cmd = [
+        "redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-t", "get,set",
+        "-n", str(requests), "-c", str(REDIS_CLIENTS), "-d", "1024", "-r", str(KEYS), "--csv",
+    ]  # fmt: skip
+    log = work / f"{name}.csv"
+    status, _ = run_client(cmd, log)
+    text = log.read_text(errors="replace")
+    rows = parse_redis_benchmark_csv(text)
+    if status != 0 or not {"GET", "SET"} <= rows.keys():
+        raise RuntimeError(f"redis-benchmark ({name}) failed (status {status}):\n{text[-2000:]}")
+    return rows
+
+
+def redis_row(name: str, port: int, work: Path, proxy_pid: int | None) -> RedisRow:
+    redis_benchmark(port, work, f"{name}-warmup", max(1000, REDIS_REQUESTS // 10))
+    before = cpu_seconds(proxy_pid) if proxy_pid else 0.0
+    rows = redis_benchmark(port, work, name, REDIS_REQUESTS)
+    proxy_us = (cpu_seconds(proxy_pid) - before) / (2 * REDIS_REQUESTS) * 1e6 if proxy_pid else None
+    (get_ops, get_p50), (set_ops, set_p50) = rows["GET"], rows["SET"]
+    return RedisRow(name, get_ops, set_ops, get_p50, set_p50, proxy_us)
+
+
+def nutcracker_redis_row(redis_port: int, work: Path) -> RedisRow:
+    port = free_port()
+    conf = work / "nutcracker-redis.yml"
+    conf.write_text(
+        "bench:\n"
+        f"  listen: 127.0.0.1:{port}\n"
+        "  redis: true\n"
+        "  hash: fnv1a_64\n"
+        "  distribution: ketama\n"
+        "  timeout: 2000\n"
+        "  server_connections: 1\n"
+        "  auto_eject_hosts: false\n"
+        "  servers:\n"
+        f"   - 127.0.0.1:{redis_port}:1\n"
+    )
+    cmd = [
+        "nutcracker", "-c", str(conf), "-s", str(free_port()), "-a", "127.0.0.1",
+        "-o", str(work / "nutcracker-redis.log"),
+    ]  # fmt: skip
+    proc = ManagedProcess("nutcracker (redis)", cmd, work / "nutcracker-redis.out")
+    try:
+        proc.wait_for_port("127.0.0.1", port, timeout_s=30)
+        return redis_row("twemproxy", port, work, proc.pid)
+    finally:
+        proc.stop(grace_s=10)
+
+
+def middleware_redis_row(redis_port: int, work: Path, workers: int, batch: int) -> RedisRow:
+    name = f"cachelab-t{workers}-b{batch}"
+    if not MIDDLEWARE_JAR.exists():
+        return RedisRow(name, 0, 0, 0, 0, None, f"skipped: {MIDDLEWARE_JAR.name} not built")
+    port = free_port()
+    cmd = [
+        java(), *MIDDLEWARE_JAVA_OPTS, "-jar", str(MIDDLEWARE_JAR), "-l", "127.0.0.1",
+        "-p", str(port), "-t", str(workers), "-s", "false", "--protocol", "redis",
+        "-m", f"127.0.0.1:{redis_port}", "--worker-batch", str(batch),
+    ]  # fmt: skip
+    proc = ManagedProcess("middleware (redis)", cmd, work / "middleware-redis.log")
+    try:
+        proc.wait_for_port("127.0.0.1", port, timeout_s=30)
+        return redis_row(name, port, work, proc.pid)
+    except (RuntimeError, ProcessError) as e:
+        return RedisRow(name, 0, 0, 0, 0, None, f"skipped: {e}")
+    finally:
+        proc.stop(grace_s=10)
+
+
+def start_redis(port: int, work: Path) -> ManagedProcess:
+    cmd = [
+        "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+        "--appendonly", "no", "--dir", str(work),
+    ]  # fmt: skip
+    proc = ManagedProcess("redis-server", cmd, work / "redis-server.log")
+    proc.wait_for_port("127.0.0.1", port, timeout_s=30)
+    return proc
+
+
+def median_redis_row(rows: list[RedisRow]) -> RedisRow:
+    """The round with the median GET throughput (its SET and CPU figures from the same round)."""
+    measured = sorted((r for r in rows if not r.note), key=lambda r: r.get_ops)
+    return measured[(len(measured) - 1) // 2] if measured else rows[0]
+
+
+def redis_proxies(work: Path) -> list[RedisRow]:
+    """Part 3: one redis-server; direct, twemproxy (redis: true), the middleware's variants."""
+    print()
+    print(
+        f"3) redis: redis-benchmark -t get,set -c {REDIS_CLIENTS} -n {REDIS_REQUESTS} -d 1024"
+        f" -r {KEYS}, one redis-server; median of {PROXY_ROUNDS} rounds"
+    )
+    redis_port = free_port()
+    redis = start_redis(redis_port, work)
+    try:
+        targets: list[tuple[str, Callable[[], RedisRow]]] = [
+            ("direct", partial(redis_row, "direct", redis_port, work, None)),
+            ("twemproxy", partial(nutcracker_redis_row, redis_port, work)),
+        ]
+        for workers, batch in MIDDLEWARE_VARIANTS:
+            run = partial(middleware_redis_row, redis_port, work, workers, batch)
+            targets.append((f"cachelab-t{workers}-b{batch}", run))
+        runs: dict[str, list[RedisRow]] = {name: [] for name, _ in targets}
+        for n in range(PROXY_ROUNDS):
+            for name, measure_target in targets if n % 2 == 0 else targets[::-1]:
+                row = measure_target()
+                runs[name].append(row)
+                got = row.note or f"GET {row.get_ops:.0f}/s, SET {row.set_ops:.0f}/s"
+                print(f"  round {n + 1}/{PROXY_ROUNDS}: {name}: {got}", flush=True)
+    finally:
+        redis.stop(grace_s=10)
+    rows = [median_redis_row(runs[name]) for name, _ in targets]
+    print_redis_rows(rows)
+    return rows
+
+
+def print_redis_rows(rows: list[RedisRow]) -> None:
+    direct = next(r for r in rows if r.name == "direct")
+    nut = next((r for r in rows if r.name == "twemproxy" and not r.note), None)
+    header = (
+        f"{'target':<17} {'GET ops/s':>10} {'SET ops/s':>10} {'GET p50':>8} {'SET p50':>8}"
+        f" {'proxy CPU us/req':>17} {'GET vs direct':>14} {'SET vs direct':>14}"
+        f" {'GET vs nutcracker':>18} {'SET vs nutcracker':>18} {'CPU vs nutcracker':>18}"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        if r.note:
+            print(f"{r.name:<17} {r.note}")
+            continue
+        proxy = f"{r.proxy_cpu_us:.2f}" if r.proxy_cpu_us is not None else "-"
+        print(
+            f"{r.name:<17} {r.get_ops:>10.0f} {r.set_ops:>10.0f} {r.get_p50_ms:>8.3f}"
+            f" {r.set_p50_ms:>8.3f} {proxy:>17}"
+            f" {ratio(r.get_ops, direct.get_ops):>14} {ratio(r.set_ops, direct.set_ops):>14}"
+            f" {ratio(r.get_ops, nut.get_ops if nut else None):>18}"
+            f" {ratio(r.set_ops, nut.set_ops if nut else None):>18}"
+            f" {ratio(r.proxy_cpu_us, nut.proxy_cpu_us if nut else None):>18}"
+        )
+    print("(target: the middleware's GET and SET ops/s >= x1.00 nutcracker's redis mode)")
+
+
+def memcached_parts(record: dict[str, Any], work: Path) -> None:
+    """Parts 1 and 2 (as BENCH_PARTS selects), on one preloaded memcached; figures into `record`."""
+    mc_port = free_port()
+    mc = start_memcached(mc_port, work)
+    try:
+        preload(mc_port, work)
+        if "1" in PARTS:
+            print()
+            print(
+                "1) proxies: loadgen --pin-threads, 2 threads x 16 clients, 1 KiB values,"
+                f" --ratio=1:9, {SECONDS} s each, {KEYS} preloaded keys, one memcached"
+                f" (-t 2); median of {PROXY_ROUNDS} rounds"
+            )
+            rows = proxy_rounds(mc_port, work, mc.pid)
+            print_rows(rows)
+            print_budget(rows)
+            record["proxies"] = [asdict(r) for r in rows]
+        if "2" in PARTS:
+            record["clients"] = client_comparison(mc_port, work)
+    finally:
+        mc.stop(grace_s=10)
+
+
 class Tee(io.TextIOBase):
     """Writes to the terminal and to a file (the bench's saved output)."""
 
@@ -493,11 +655,11 @@ class Tee(io.TextIOBase):
 
 
 def main() -> int:
-    for tool in ("memcached", "nutcracker", "memcaslap"):
+    for tool in ("memcached", "nutcracker", "memcaslap", "redis-server", "redis-benchmark"):
         if shutil.which(tool) is None:
             print(f"error: {tool} not found (run `make deps`)", file=sys.stderr)
             return 1
-    if not LOADGEN_JAR.exists():
+    if not LOADGEN_JAR.exists() and {"1", "2"} & set(PARTS):
         print(f"error: {LOADGEN_JAR} not built (run `make build`)", file=sys.stderr)
         return 1
     out_dir = OUT_BASE / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -533,25 +695,10 @@ def run_bench() -> dict[str, Any]:
     print(f"loadgen JVM options: {' '.join(LOADGEN_JAVA_OPTS) or '(none)'}")
     with tempfile.TemporaryDirectory(prefix="cachelab-bench-") as tmp:
         work = Path(tmp)
-        mc_port = free_port()
-        mc = start_memcached(mc_port)
-        try:
-            preload(mc_port, work)
-            if "1" in PARTS:
-                print()
-                print(
-                    "1) proxies: loadgen --pin-threads, 2 threads x 16 clients, 1 KiB values,"
-                    f" --ratio=1:9, {SECONDS} s each, {KEYS} preloaded keys, one memcached"
-                    f" (-t 2); median of {PROXY_ROUNDS} rounds"
-                )
-                rows = proxy_rounds(mc_port, work, mc.pid)
-                print_rows(rows)
-                print_budget(rows)
-                record["proxies"] = [asdict(r) for r in rows]
-            if "2" in PARTS:
-                record["clients"] = client_comparison(mc_port, work)
-        finally:
-            stop(mc)
+        if {"1", "2"} & set(PARTS):
+            memcached_parts(record, work)
+        if "3" in PARTS:
+            record["redis_proxies"] = [asdict(r) for r in redis_proxies(work)]
     print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
     record["load_average_at_end"] = os.getloadavg()[0]
     return record

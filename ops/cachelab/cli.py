@@ -3,31 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from cachelab import __version__
 from cachelab.spec import SpecError, json_schema, load_spec
+from cachelab.terminal import make_console
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parents[1] / "experiments"
 
-# summary.csv columns shown in the closing table of a run (means over repetitions)
-TABLE_COLUMNS = [
-    ("throughput_ops_per_s", "ops/s", "{:,.0f}"),
-    ("response_time_ms", "RT ms", "{:.3f}"),
-    ("p99_ms", "p99 ms", "{:.3f}"),
-    ("mw_throughput_ops_per_s", "MW ops/s", "{:,.0f}"),
-    ("mw_response_time_ms", "MW RT ms", "{:.3f}"),
-    ("mw_queue_time_ms", "queue ms", "{:.3f}"),
-    ("mw_service_time_ms", "service ms", "{:.3f}"),
-    ("misses", "misses", "{:.0f}"),
-]
+RUN_OVERHEAD_TEXT = "JVM start/stop"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,15 +34,31 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--report", action="store_true", help="build the report when the run is done")
     run.add_argument(
         "--bandwidth",
-        choices=["off", "asl2017", "azure-v2"],
+        choices=["off", "asl2017", "asl2019", "azure-v2"],
         default=None,
         help="bandwidth profile; local: tc on lo while each run measures, needs root (default"
-        " off); k8s: pod annotations (default $CACHELAB_K8S_BANDWIDTH or asl2017)",
+        " off; asl2019 also adds its 0.9 ms RTT with netem); k8s: pod annotations (default"
+        " $CACHELAB_K8S_BANDWIDTH or asl2017)",
     )
     run.add_argument(
         "--monitor",
         action="store_true",
         help="local target: scrape the run with a Prometheus, data in <results>/prometheus",
+    )
+    run.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="RESULTS_DIR",
+        help="finish an earlier run of this spec in its results folder: only runs that are "
+        "missing, partial or failed run (again)",
+    )
+    run.add_argument(
+        "--only",
+        action="append",
+        metavar="TERM",
+        help="run only some points: indices (3, 0-2, 1,4) or swept values (workers=8, "
+        "topology.workers=8,16); repeat --only to require several terms",
     )
 
     validate = sub.add_parser("validate", help="check specs and print their points")
@@ -97,47 +103,45 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
-    table = Table("spec", "points", "runs", "measured", "seeds", "description")
+    from cachelab.experiment import estimate_wall_s
+    from cachelab.terminal import format_seconds
+
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("spec", no_wrap=True)
+    for name in ("points", "runs", "wall"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("seeds", no_wrap=True)
+    total_s = 0.0
     for path in sorted(args.dir.glob("*.yaml")):
         try:
             spec = load_spec(path)
         except SpecError as error:
-            table.add_row(path.name, "-", "-", "-", "-", f"[red]invalid[/]: {error.problems[0]}")
+            table.add_row(path.stem, "-", "-", "-", f"invalid: {error.problems[0]}")
             continue
         points = len(spec.points())
-        runs = points * spec.run.repetitions
+        wall_s = estimate_wall_s(spec)
+        total_s += wall_s
         table.add_row(
-            path.name,
+            path.stem,
             str(points),
-            str(runs),
-            f"{runs * spec.run.duration_s} s",
-            ", ".join(spec.seeds),
-            spec.description.strip(),
+            str(points * spec.run.repetitions),
+            "~" + format_seconds(wall_s),
+            "\n".join(spec.seeds),
         )
     console.print(table)
+    console.print(
+        f"wall: estimated local time (runs x (duration + {RUN_OVERHEAD_TEXT}) + preloads);\n"
+        f"all specs ~{format_seconds(total_s)}",
+        highlight=False,
+    )
     return 0
-
-
-def _lazy(module: str, attribute: str, what: str) -> Any:
-    """A function from a module another part of cachelab provides, or None if not there yet."""
-    try:
-        loaded = importlib.import_module(module)
-    except ModuleNotFoundError as error:
-        if error.name and module.startswith(error.name):
-            return None
-        raise
-    function = getattr(loaded, attribute, None)
-    if function is None:
-        raise SystemExit(f"error: {module} has no {attribute}() ({what})")
-    return function
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
     if not (args.results_dir / "summary.csv").is_file():
         return _error(console, f"{args.results_dir}: no summary.csv (is it a results folder?)")
-    build_report = _lazy("cachelab.report", "build_report", "the report builder")
-    if build_report is None:
-        return _error(console, "the report builder (cachelab.report) is not installed yet")
+    from cachelab.report import build_report
+
     try:
         index = build_report(args.results_dir)
     except Exception as error:  # the report's own errors name what is wrong
@@ -156,31 +160,20 @@ def cmd_summarize(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def summary_table(summary_csv: Path, axes: list[str]) -> Table:
-    """Means over repetitions, one row per point (the closing note of a run)."""
-    import pandas as pd
-
-    frame = pd.read_csv(summary_csv)
-    keys = ["point", *[a for a in axes if a in frame.columns], "total_clients"]
-    present = [
-        (c, h, f) for c, h, f in TABLE_COLUMNS if c in frame.columns and frame[c].notna().any()
-    ]
-    grouped = frame.groupby(keys, sort=True)
-    table = Table(*[k.split(".")[-1] for k in keys], "reps", *[h for _, h, _ in present])
-    for key, group in grouped:
-        values = key if isinstance(key, tuple) else (key,)
-        cells = [str(v) for v in values] + [str(len(group))]
-        for column, _, fmt in present:
-            mean = group[column].mean()
-            cells.append("" if pd.isna(mean) else fmt.format(mean))
-        table.add_row(*cells)
-    return table
-
-
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.experiment import Selection, SelectionError
+    from cachelab.k8s.kube import K8sError
+    from cachelab.k8s.plan import PlanError
+    from cachelab.local.shaping import ShapingError
+    from cachelab.monitor import MonitorError
+    from cachelab.processes import ProcessError
+    from cachelab.terminal import summary_table
+
     try:
         spec = load_spec(args.spec)
-    except SpecError as error:
+        selection = Selection(tuple(args.only or ()))
+        selection.choose(spec.points())  # a bad --only fails before anything starts
+    except (SpecError, SelectionError) as error:
         return _error(console, str(error))
     if args.target == "k8s" and getattr(args, "monitor", False):
         return _error(
@@ -188,60 +181,42 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
         )
-    if args.target == "k8s":
-        k8s_run = _lazy("cachelab.k8s.runner", "run", "the Kubernetes runner")
-        if k8s_run is None:
-            return _error(
-                console,
-                "the Kubernetes runner (cachelab.k8s.runner) is not installed yet; "
-                "use --target local",
-            )
-        result = k8s_run(spec, args)
-        return int(result) if isinstance(result, int) else 0
-
-    from cachelab.local.procs import ProcessError
-    from cachelab.local.runner import run as local_run
-    from cachelab.local.shaping import ShapingError
-    from cachelab.monitor import MonitorError
-
     try:
-        results, status = local_run(spec, args.spec, args)
-    except (ProcessError, MonitorError, ShapingError) as error:
+        if args.target == "k8s":
+            from cachelab.k8s.runner import run as k8s_run
+
+            results, status = k8s_run(spec, args, console, selection, args.resume)
+        else:
+            from cachelab.local.runner import run as local_run
+
+            results, status = local_run(spec, args.spec, args, console, selection, args.resume)
+    except (ProcessError, MonitorError, ShapingError, PlanError, K8sError, SpecError) as error:
         return _error(console, str(error))
     if results.summary_file.is_file():
-        table = summary_table(results.summary_file, list(spec.sweep))
-        console.print(table)
+        console.print(summary_table(results.summary_file, list(spec.sweep)))
     console.print(
-        f"{status.state}: {status.runs_done}/{status.runs_total} runs; "
-        f"results in [bold]{results.path}[/]",
+        f"{status.state}: {status.runs_done}/{status.runs_total} runs; results in {results.path}",
         highlight=False,
     )
     if status.message:
         console.print(status.message, highlight=False)
     code = {"complete": 0, "interrupted": 130}.get(status.state, 1)
     if args.report and results.summary_file.is_file():
-        build_report = _lazy("cachelab.report", "build_report", "the report builder")
-        if build_report is None:
-            console.print(
-                "no report: the report builder (cachelab.report) is not installed yet; "
-                f"the numbers are in {results.summary_file}",
-                highlight=False,
-            )
-        else:
-            try:
-                index = build_report(results.path)
-            except Exception as error:  # the report's own errors name what is wrong
-                _error(console, f"report failed: {type(error).__name__}: {error}")
-                return code or 1
-            console.print(f"report: [bold]{index}[/]", highlight=False)
+        from cachelab.report import build_report
+
+        try:
+            index = build_report(results.path)
+        except Exception as error:  # the report's own errors name what is wrong
+            _error(console, f"report failed: {type(error).__name__}: {error}")
+            return code or 1
+        console.print(f"report: {index}", highlight=False)
     return code
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    # a wide console when the output is a file or a pipe (make, CI logs), so tables stay readable
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+    console = make_console()
     if args.command is None:
         parser.print_help()
         return 2

@@ -214,37 +214,20 @@ def short_label(label: str) -> str:
     return "/".join(part.split("=", 1)[-1] for part in label.split(", "))
 
 
-def histogram_density(buckets: Sequence[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
-    """memtier's cumulative histogram [(<=msec, cumulative %)] -> (upper bounds, % of requests
-    per ms of bucket width). Dividing by the width keeps uneven buckets comparable."""
-    if not buckets:
-        raise ValueError("buckets: empty histogram")
-    bounds = np.array([b for b, _ in buckets], dtype=float)
-    cumulative = np.array([c for _, c in buckets], dtype=float)
-    if np.any(np.diff(bounds) <= 0) or np.any(np.diff(cumulative) < -1e-9):
-        raise ValueError("buckets: bounds must increase and cumulative percentages not decrease")
-    share = np.diff(np.concatenate([[0.0], cumulative]))
-    widths = np.diff(bounds)
-    widths = np.concatenate([[widths[0] if widths.size else max(bounds[0], 1e-3)], widths])
-    return bounds, share / widths
-
-
-def plot_latency_histogram(
-    ax: Axes, histograms: Mapping[str, Sequence[tuple[float, float]]], cut_ms: float | None = None
+def plot_latency_density(
+    ax: Axes, densities: Mapping[str, tuple[Sequence[float], Sequence[float]]]
 ) -> None:
-    """Density of requests over response time, one step line per labelled histogram."""
-    for label, buckets in histograms.items():
-        bounds, density = histogram_density(buckets)
-        if cut_ms is not None:
-            keep = bounds <= cut_ms
-            bounds, density = bounds[keep], density[keep]
-        ax.step(bounds, density, where="pre", label=label, linewidth=1.2)
+    """Fraction of requests per response-time bin, one step line per label; the bins come from
+    the recorded HDR values (``cachelab.results.hdr.density_ms``), cut at the largest p99."""
+    for label, (edges, fractions) in densities.items():
+        width = edges[1] - edges[0] if len(edges) > 1 else 1.0
+        ax.stairs([100.0 * f / width for f in fractions], edges, label=label, linewidth=1.2)
     ax.set_xlabel("response time [ms]")
     ax.set_ylabel("requests [% per ms]")
-    ax.set_title("Response-time distribution (client)")
+    ax.set_title("Response-time distribution (client, measured interval)")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    if histograms:
+    if densities:
         ax.legend(fontsize="small")
 
 

@@ -10,8 +10,6 @@ and, when the sweep is a 2-level design over two or more factors, the 2^k r fact
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,13 +19,15 @@ from typing import Any
 import jinja2
 import numpy as np
 import pandas as pd
-import yaml
 from matplotlib.figure import Figure
 
 from cachelab import plots
 from cachelab.analysis import factorial, interactive_law, queueing
 from cachelab.analysis.aggregate import aggregate_points, window_std
-from cachelab.analysis.raw import RawDataError, raw_run_dirs, read_hgrm, read_loadgen_json
+from cachelab.results import ResultsError
+from cachelab.results.experiment import Experiment, read_experiment
+from cachelab.results.hdr import density_ms, merge_histograms, percentiles_ms
+from cachelab.spec import Spec
 from cachelab.summary import CONFIG_COLUMNS, METRIC_COLUMNS
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -56,29 +56,6 @@ class Figures:
 
     files: dict[str, str] = field(default_factory=dict)
     captions: dict[str, str] = field(default_factory=dict)
-
-
-def _read_spec(results_dir: Path) -> dict[str, Any]:
-    path = results_dir / "spec.yaml"
-    if not path.is_file():
-        raise ReportError(f"{path}: missing (a results folder holds the spec it ran)")
-    try:
-        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ReportError(f"{path}: not valid YAML ({exc})") from exc
-    if not isinstance(spec, dict):
-        raise ReportError(f"{path}: expected a mapping at the top level")
-    return spec
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"{path}: not valid JSON ({exc.msg})") from exc
-    return data if isinstance(data, dict) else {}
 
 
 def read_summary(results_dir: Path) -> pd.DataFrame:
@@ -237,47 +214,28 @@ def mva_models(
     return models
 
 
-def _histograms(
-    results_dir: Path, points: pd.DataFrame, x: str, series: Sequence[str]
-) -> tuple[dict[str, list[tuple[float, float]]], dict[str, dict[float, float]]]:
-    """Instance 0, repetition 0 of the heaviest point of each series (as ASL 2017 §5.3 plotted
-    one client instance, not pooled): its cumulative histogram and its percentiles."""
-    by_point = {(r.point, r.repetition): r for r in raw_run_dirs(results_dir)}
-    histograms: dict[str, list[tuple[float, float]]] = {}
-    percentiles: dict[str, dict[float, float]] = {}
+HDR_PERCENTILES = (50.0, 75.0, 90.0, 95.0, 99.0, 99.9)
+
+
+def latency_distributions(
+    experiment: Experiment, points: pd.DataFrame, x: str, series: Sequence[str]
+) -> tuple[dict[str, tuple[list[float], list[float]]], dict[str, dict[float, float]]]:
+    """For the heaviest point of each series: the clients' HDR histograms over the measured
+    interval pooled over instances and repetitions, as a density and as percentiles (the same
+    numbers as the summary's p50/p90/p99 of that point's repetitions pooled)."""
+    pooled = {}
     for label, group in plots.iter_series(points, series):
         heaviest = group.sort_values(x).iloc[-1]
-        point = int(heaviest["point"])
-        run_dir = by_point.get((point, 0)) or next(
-            (v for (p, _), v in sorted(by_point.items()) if p == point), None
-        )
-        if run_dir is None:
-            continue
-        files = run_dir.loadgen_files()
-        if not files:
-            continue
-        try:
-            run = read_loadgen_json(files[0])
-        except RawDataError:
+        runs = experiment.runs_of(int(heaviest["point"]))
+        merged = merge_histograms(r.histogram() for r in runs)
+        if merged is None or merged.get_total_count() == 0:
             continue
         at = f"{plots.short_name(x)}={plots.format_value(heaviest[x])}"
-        name = f"{label}, {at}" if label else at
-        for op in ("GET", "SET"):
-            if run.histograms.get(op):
-                histograms[name if op == "GET" else f"{name} (SET)"] = run.histograms[op]
-        hgrm = run_dir.loadgen_hgrm(0)
-        if name not in histograms and hgrm is not None:
-            with contextlib.suppress(RawDataError):
-                histograms[name] = read_hgrm(hgrm)
-        if run.totals.percentiles_ms:
-            percentiles[name] = run.totals.percentiles_ms
-    return histograms, percentiles
-
-
-def _tail_cut_ms(percentiles: dict[str, dict[float, float]]) -> float | None:
-    """Cut the histogram at the largest p99 shown (ASL 2017 cut its densities at ≈ the p99)."""
-    p99s = [values[99.0] for values in percentiles.values() if 99.0 in values]
-    return max(p99s) if p99s else None
+        pooled[f"{label}, {at}" if label else at] = merged
+    percentiles = {k: percentiles_ms(h, HDR_PERCENTILES) for k, h in pooled.items()}
+    cut = max((v[99.0] for v in percentiles.values()), default=None)
+    densities = {k: density_ms(h, cut_ms=cut) for k, h in pooled.items()}
+    return densities, percentiles
 
 
 def _factorial_section(
@@ -379,35 +337,27 @@ def build_report(results_dir: Path) -> Path:
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise ReportError(f"{results_dir}: not a directory")
-    spec = _read_spec(results_dir)
-    metadata = _read_json(results_dir / "metadata.json")
-    status = _read_json(results_dir / "status.json")
+    try:
+        experiment = read_experiment(results_dir)
+    except ResultsError as error:
+        raise ReportError(str(error)) from None
+    spec: Spec = experiment.spec
+    metadata, status = experiment.metadata, experiment.status
     summary_all = read_summary(results_dir)
     summary = summary_all[summary_all["status"] != "failed"].copy()
     if summary.empty:
         raise ReportError(f"{results_dir / 'summary.csv'}: no row with status ok or partial")
 
-    report_cfg = spec.get("report") or {}
-    x = str(report_cfg.get("x") or "total_clients")
+    x = spec.report.x
     if x not in summary.columns:
         raise ReportError(f"report.x: column {x!r} not in summary.csv")
-    axes = [a for a in (spec.get("sweep") or {}) if a in summary.columns]
-    series = choose_series(summary, x, axes, report_cfg.get("series"))
+    axes = [a for a in spec.sweep if a in summary.columns]
+    series = choose_series(summary, x, axes, spec.report.series)
 
     keys = ["point", *dict.fromkeys([*axes, x, *[c for c in POINT_COLUMNS if c in summary]])]
     keys = list(dict.fromkeys(keys))
     points = aggregate_points(summary, METRICS, keys)
-    run_cfg = spec.get("run") or {}
-    try:
-        duration = run_cfg.get("duration_s")
-        windows = window_std(
-            results_dir,
-            int(run_cfg.get("warmup_s", 0)),
-            int(run_cfg.get("cooldown_s", 0)),
-            int(duration) if duration is not None else None,
-        )
-    except RawDataError:
-        windows = pd.DataFrame(columns=["point"])
+    windows = window_std(experiment.runs)
     if not windows.empty:
         points = points.merge(
             windows.drop(columns=["repetitions"]), on="point", how="left", validate="one_to_one"
@@ -417,7 +367,7 @@ def build_report(results_dir: Path) -> Path:
         for _, row in points.iterrows()
     ]
     points = _interactive_law_frame(points)
-    sweep_cfg = spec.get("sweep") or {}
+    sweep_cfg = spec.sweep
     if x in sweep_cfg and not pd.api.types.is_numeric_dtype(points[x]):
         # text axes (e.g. workload.ratio) keep the spec's order, not alphabetical order
         order = [str(v) for v in sweep_cfg[x]]
@@ -456,18 +406,12 @@ def build_report(results_dir: Path) -> Path:
         _save(figure, out / "mva_model.png")
         figures.files["mva_model"] = "mva_model.png"
 
-    histograms, percentiles = _histograms(results_dir, points, x, series)
-    if histograms or percentiles:
+    densities, percentiles = latency_distributions(experiment, points, x, series)
+    if densities:
         figure = Figure(figsize=(11.0, 4.0))
         left, right = figure.subplots(1, 2)
-        if histograms:
-            plots.plot_latency_histogram(left, histograms, cut_ms=_tail_cut_ms(percentiles))
-        else:
-            left.set_axis_off()
-        if percentiles:
-            plots.plot_percentiles(right, percentiles)
-        else:
-            right.set_axis_off()
+        plots.plot_latency_density(left, densities)
+        plots.plot_percentiles(right, percentiles)
         _save(figure, out / "latency_distribution.png")
         figures.files["latency_distribution"] = "latency_distribution.png"
 

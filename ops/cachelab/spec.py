@@ -167,6 +167,48 @@ class Run(_Model):
         return self.duration_s - self.warmup_s - self.cooldown_s
 
 
+class MemcachedSettings(_Model):
+    """How each memcached server is started (local: its flags; Kubernetes: chart values)."""
+
+    threads: int = Field(default=1, ge=1, le=64, description="memcached -t, worker threads")
+    memory_mib: int = Field(
+        default=512, ge=64, le=65536, description="memcached -m, item memory in MiB"
+    )
+
+
+RedisPolicy = Literal[
+    "noeviction",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+]
+
+
+class RedisSettings(_Model):
+    """How each redis server is started (local: its flags; Kubernetes: chart values)."""
+
+    persistence: Literal["stock", "off"] = Field(
+        default="off",
+        description="stock: redis-server's defaults, which are the stock redis.conf's (RDB "
+        "snapshots on, AOF off); off: --save '' --appendonly no",
+    )
+    maxmemory_mib: int = Field(
+        default=0, ge=0, le=1_048_576, description="--maxmemory in MiB (0 = no limit)"
+    )
+    maxmemory_policy: RedisPolicy = Field(default="noeviction", description="--maxmemory-policy")
+
+
+class ServerSettings(_Model):
+    """Settings of the backend servers; only the section of topology.backend is used."""
+
+    memcached: MemcachedSettings = Field(default_factory=MemcachedSettings)
+    redis: RedisSettings = Field(default_factory=RedisSettings)
+
+
 class Report(_Model):
     """Axes of the report's figures."""
 
@@ -188,6 +230,7 @@ class Spec(_Model):
     topology: Topology = Field(default_factory=Topology)
     workload: Workload = Field(default_factory=Workload)
     preload: Preload = Field(default_factory=Preload)
+    server: ServerSettings = Field(default_factory=ServerSettings)
     sweep: dict[str, SweepValue] = Field(
         default_factory=dict, description="dotted field path -> values (cartesian product)"
     )
@@ -287,9 +330,8 @@ def _leaf_paths(model: type[BaseModel], prefix: str = "") -> set[str]:
     return paths
 
 
-SWEEPABLE_PATHS = frozenset(
-    p for p in _leaf_paths(Spec) if p.split(".")[0] in {"topology", "workload", "preload", "run"}
-)
+SWEEPABLE_SECTIONS = frozenset({"topology", "workload", "preload", "server", "run"})
+SWEEPABLE_PATHS = frozenset(p for p in _leaf_paths(Spec) if p.split(".")[0] in SWEEPABLE_SECTIONS)
 
 
 def _describe(value: Any) -> str:
@@ -344,7 +386,7 @@ def _check_sweep(raw: dict[str, Any]) -> list[str]:
         if path not in SWEEPABLE_PATHS:
             problems.append(
                 f"sweep.{path}: not a field that can be swept "
-                f"(one of topology.*, workload.*, preload.*, run.*)"
+                f"(one of topology.*, workload.*, preload.*, server.*, run.*)"
             )
         elif not isinstance(values, list) or not values:
             problems.append(f"sweep.{path}: must be a non-empty list of values, got {values!r}")
@@ -364,6 +406,12 @@ def parse_spec(raw: Any, source: str | None = None) -> Spec:
         spec = Spec.model_validate(raw)
     except ValidationError as error:
         raise SpecError(_problems(error), source) from None
+    series = spec.report.series
+    if series is not None and series not in spec.sweep:  # the report draws one line per value
+        swept = ", ".join(spec.sweep) or "nothing is swept"
+        raise SpecError(
+            [f"report.series: {series!r} is not a swept field (sweep: {swept})"], source
+        )
     try:
         spec.points()
     except SpecError as error:

@@ -54,3 +54,25 @@ def test_cpu_budget_leaves_the_proxy_what_client_and_server_do_not_use(
 def test_default_middleware_variants_are_the_asl_worker_then_batches(bench: ModuleType) -> None:
     if "BENCH_MIDDLEWARE" not in bench.os.environ:
         assert bench.MIDDLEWARE_VARIANTS == [(8, 1), (8, 16), (2, 16)]
+
+
+def test_redis_benchmark_csv_gives_rate_and_median_latency_per_test(bench: ModuleType) -> None:
+    text = (
+        '"test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms",'
+        '"p99_latency_ms","max_latency_ms"\n'
+        '"SET","38022.81","0.310","0.100","0.295","0.500","0.700","2.000"\n'
+        '"GET","47393.37","0.280","0.090","0.271","0.450","0.650","1.900"\n'
+    )
+    assert bench.parse_redis_benchmark_csv(text) == {
+        "SET": (38022.81, 0.295),
+        "GET": (47393.37, 0.271),
+    }
+    assert bench.parse_redis_benchmark_csv("garbage\n") == {}
+
+
+def test_median_redis_row_is_the_middle_get_round_and_skips_failures(bench: ModuleType) -> None:
+    rows = [bench.RedisRow("t", ops, ops / 2, 0.3, 0.3, 9.0) for ops in (30e3, 10e3, 20e3)]
+    assert bench.median_redis_row(rows).get_ops == 20e3
+    failed = bench.RedisRow("t", 0, 0, 0, 0, None, "skipped: not built")
+    assert bench.median_redis_row([failed]) is failed
+    assert bench.median_redis_row([failed, rows[1]]) is rows[1]

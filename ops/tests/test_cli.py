@@ -49,7 +49,11 @@ def test_list_shows_every_shipped_spec(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     for path in EXPERIMENTS.glob("*.yaml"):
-        assert path.name[:10] in out
+        assert f"{path.stem} " in out
+    # the estimated wall time of each spec, and of all of them, in 80 columns, nothing cut
+    assert "wall" in out and "all specs ~" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "…" not in out
 
 
 def test_schema_is_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -86,6 +86,7 @@ def test_units_are_grafana_units(loaded: dict[str, dict[str, Any]]) -> None:
     assert {"s", "ops", "bytes"} <= units <= grafana.ALLOWED_UNITS
 
 
+@pytest.mark.integration  # runs promtool
 def test_every_expression_parses_with_promtool(
     loaded: dict[str, dict[str, Any]], tmp_path: Path
 ) -> None:

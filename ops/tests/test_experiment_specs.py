@@ -43,6 +43,7 @@ SECTION_KEYS: dict[str, set[str]] = {
         "think_time_ms",
     },
     "preload": {"enabled", "expected_miss_ratio"},
+    "server": {"memcached", "redis"},
     "run": {"repetitions", "duration_s", "warmup_s", "cooldown_s", "restart_servers"},
     "report": {"x", "series"},
 }

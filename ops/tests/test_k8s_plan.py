@@ -45,7 +45,13 @@ def spec_with(**changes: Any) -> Any:
 
 def test_release_values_follow_the_topology() -> None:
     values = plan.release_values(spec_with(), plan.Target())
-    assert values["memcached"] == {"enabled": True, "replicas": 3, "pool": "a1"}
+    assert values["memcached"] == {
+        "enabled": True,
+        "replicas": 3,
+        "pool": "a1",
+        "threads": 1,
+        "memoryMiB": 512,
+    }
     mw = values["middleware"]
     assert (mw["enabled"], mw["replicas"], mw["workers"], mw["sharded"]) == (True, 2, 16, True)
     assert mw["workerBatch"] == 1
@@ -65,8 +71,11 @@ def test_job_config_names_the_release_objects_and_the_workload() -> None:
     config = plan.job_config(spec_with(), plan.Target(release="exp1"))
     assert config["MIDDLEWARE_HOST"] == "exp1-testbed-middleware"
     assert config["SERVER_STATEFULSET"] == "exp1-testbed-memcached"
-    assert (config["CLIENT_MACHINES"], config["INSTANCES"], config["CLIENTS"]) == ("3", "2", "8")
-    assert (config["RATIO"], config["MULTI_GET"], config["DURATION_S"]) == ("1:9", "9", "30")
+    assert (config["CLIENT_MACHINES"], config["INSTANCES"]) == ("3", "2")
+    args = config["LOADGEN_ARGS"].split()
+    assert {"--clients=8", "--ratio=1:9", "--multi-key-get=9", "--test-time=30"} <= set(args)
+    assert {"--ratio=1:0", "--requests=allkeys"} <= set(config["PRELOAD_FILL_ARGS"].split())
+    assert "--ratio=0:1" in config["PRELOAD_VERIFY_ARGS"].split()
     assert config["TARGET"] == "middleware"
     direct = plan.job_config(spec_with(topology__middlewares=0), plan.Target())
     assert direct["TARGET"] == "servers" and direct["SERVER_STATEFULSET"] == "testbed-memcached"
@@ -93,6 +102,7 @@ def test_kustomization_uses_relative_paths_and_the_point_components(tmp_path: Pa
     } in job_ops
 
 
+@pytest.mark.integration  # runs kubectl kustomize
 def test_kustomization_selects_the_client_pool_by_the_release_label_key(tmp_path: Path) -> None:
     doc = yaml.safe_load(
         plan.kustomization(
@@ -109,6 +119,7 @@ def test_kustomization_selects_the_client_pool_by_the_release_label_key(tmp_path
     ] * 2
 
 
+@pytest.mark.integration  # runs kubectl kustomize
 def test_cachelab_loadgen_pods_carry_the_release_label(tmp_path: Path) -> None:
     target = plan.Target(release="exp7", loadgen="cachelab")
     doc = yaml.safe_load(plan.kustomization(spec_with(), target, ROOT / "manifests", tmp_path, {}))
@@ -159,6 +170,7 @@ def test_bad_target_options_are_rejected(field: str, value: str, message: str) -
         plan.Target(**{field: value})
 
 
+@pytest.mark.integration  # runs kubectl against a loopback port where nothing listens
 def test_run_target_k8s_without_a_cluster_fails_with_a_clear_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -52,6 +52,20 @@ def test_middleware_gets_asl_flags_and_trimming() -> None:
     assert "--warmup-s 1 --cooldown-s 2" in joined
     assert "--routing round-robin --replication 1" in joined
     assert "--worker-batch 1" in joined
+    assert "--protocol memcached" in joined
+
+
+def test_middleware_speaks_redis_in_front_of_redis() -> None:
+    spec = SPEC.model_copy(
+        update={
+            "topology": SPEC.topology.model_copy(update={"backend": "redis"}),
+            "workload": SPEC.workload.model_copy(update={"protocol": "redis"}),
+        }
+    )
+    argv = flags(middleware_argv("java", JAR, spec, "127.0.0.1", 9100, ["h:1"], Path("/s")))
+    assert argv[argv.index("--protocol") + 1] == "redis"
+    loadgen = flags(loadgen_argv("java", JAR, spec, "127.0.0.1", 9000, Path("o.json"), Path("h")))
+    assert "--protocol=redis" in loadgen
 
 
 def test_middleware_gets_the_spec_worker_batch() -> None:

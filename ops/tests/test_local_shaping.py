@@ -20,9 +20,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cachelab.local.procs import ProcessSet
 from cachelab.local.servers import start_servers
-from cachelab.local.shaping import Link, LoopbackShaper, ShapingError, links_for, role_rates
+from cachelab.local.shaping import (
+    Link,
+    LoopbackShaper,
+    ShapingError,
+    links_for,
+    one_way_delay_us,
+    role_rates,
+)
+from cachelab.processes import ProcessSet
 from cachelab.spec import Hosts
 
 
@@ -37,8 +44,18 @@ def test_profiles_size_every_role() -> None:
 def test_unknown_pools_and_profiles_are_errors_naming_the_field() -> None:
     with pytest.raises(ShapingError, match=r"topology.hosts.server is 'big'"):
         role_rates("azure-v2", Hosts(server="big"))
-    with pytest.raises(ShapingError, match="not one of off, asl2017, azure-v2"):
-        role_rates("asl2019", Hosts())
+    with pytest.raises(ShapingError, match="not one of off, asl2017, asl2019, azure-v2"):
+        role_rates("asl2018", Hosts())
+
+
+def test_asl2019_has_its_iperf_rates_and_half_its_rtt_on_every_link() -> None:
+    assert role_rates("asl2019", Hosts()) == {"client": 180, "middleware": 710, "server": 88}
+    assert one_way_delay_us("asl2019") == 450  # RTT 0.9 ms
+    assert one_way_delay_us("asl2017") == 0
+    rates = role_rates("asl2019", Hosts())
+    links = links_for(rates, [11000], [12000], client_machines=1, delay_us=450)
+    assert {link.delay_us for link in links} == {450}
+    assert [link.mbit for link in links] == [88, 710, 710, 180]
 
 
 def test_links_cover_each_direction_at_the_sender_rate() -> None:
@@ -135,6 +152,45 @@ def test_a_shaped_server_port_sends_at_its_rate_and_lo_is_restored(
     assert "htb" not in _lo_qdisc()
     # A machine under load only makes it slower; faster than the rate means no shaping.
     assert 0 < shaped < 1.5 * 1_000_000, f"{shaped:.0f} B/s through an 8 Mbit/s class"
+
+
+def _round_trip_ms(port: int, count: int = 20) -> float:
+    """Median time of a memcached `version` round trip on one connection."""
+    times = []
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        for _ in range(count):
+            start = time.perf_counter()
+            sock.sendall(b"version\r\n")
+            assert sock.recv(100).startswith(b"VERSION")
+            times.append((time.perf_counter() - start) * 1000)
+    return sorted(times)[len(times) // 2]
+
+
+@pytest.mark.integration
+def test_a_netem_delay_adds_the_profile_rtt_and_lo_is_restored(tc_lo: None, tmp_path: Path) -> None:
+    with ProcessSet() as procs:
+        (server,) = start_servers(procs, "memcached", 1, tmp_path)
+        delay_us = one_way_delay_us("asl2019")
+        shaper = LoopbackShaper()
+        shaper.apply(
+            [
+                Link("server out", "sport", server.port, 88, delay_us),
+                Link("to server", "dport", server.port, 180, delay_us),
+            ]
+        )
+        try:
+            if shaper.delay_skipped is not None:
+                # the rates still hold; the run record says why the RTT is missing
+                assert "htb" in _lo_qdisc() and "netem" not in _lo_qdisc()
+                pytest.skip(f"this kernel cannot add a delay: {shaper.delay_skipped}")
+            assert "netem" in _lo_qdisc()
+            delayed = _round_trip_ms(server.port)
+        finally:
+            shaper.clear()
+            assert "htb" not in _lo_qdisc()
+    assert "netem" not in _lo_qdisc()
+    # both directions wait 0.45 ms: at least the 0.9 ms RTT (a loaded machine only adds to it)
+    assert delayed >= 0.85, f"median round trip {delayed:.3f} ms under a 0.9 ms RTT profile"
 
 
 @pytest.mark.integration

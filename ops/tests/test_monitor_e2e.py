@@ -29,7 +29,6 @@ import pytest
 from cachelab import grafana
 from cachelab.cli import main
 from cachelab.local.commands import loadgen_argv, middleware_argv
-from cachelab.local.procs import ProcessSet, free_port
 from cachelab.local.runner import LISTENING
 from cachelab.local.servers import HOST, start_servers
 from cachelab.local.tools import Toolchain
@@ -42,6 +41,7 @@ from cachelab.monitor import (
     scrape,
     serve_stored,
 )
+from cachelab.processes import ProcessSet, free_port
 from cachelab.spec import load_spec
 
 ROOT = Path(os.environ.get("CACHELAB_ROOT", Path(__file__).resolve().parents[2]))

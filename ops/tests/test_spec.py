@@ -55,6 +55,38 @@ BAD_SPECS = [
         "preload.expected_miss_ratio: must be <= 1, got 1.5",
     ),
     (
+        spec_with(server={"memcached": {"threads": 0}}),
+        "server.memcached.threads: must be >= 1, got 0",
+    ),
+    (
+        spec_with(server={"memcached": {"memory_mib": 8}}),
+        "server.memcached.memory_mib: must be >= 64, got 8",
+    ),
+    (
+        spec_with(server={"redis": {"persistence": "aof"}}),
+        "server.redis.persistence: must be one of 'stock' or 'off', got 'aof'",
+    ),
+    (
+        spec_with(server={"redis": {"maxmemory_policy": "lru"}}),
+        "server.redis.maxmemory_policy: must be one of",
+    ),
+    (
+        spec_with(server={"redis": {"maxmemory_mib": -1}}),
+        "server.redis.maxmemory_mib: must be >= 0, got -1",
+    ),
+    (spec_with(server={"mongo": {}}), "server.mongo: unknown field"),
+    (
+        spec_with(report={"series": "topology.workers"}),
+        "report.series: 'topology.workers' is not a swept field (sweep: nothing is swept)",
+    ),
+    (
+        spec_with(
+            sweep={"topology.clients_per_thread": [1, 2]}, report={"series": "topology.workers"}
+        ),
+        "report.series: 'topology.workers' is not a swept field "
+        "(sweep: topology.clients_per_thread)",
+    ),
+    (
         spec_with(run={"duration_s": 4, "warmup_s": 2, "cooldown_s": 2}),
         "run: warmup_s + cooldown_s must be < duration_s, got 2 + 2 >= 4",
     ),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cachelab.results import MeasuredInterval
 from cachelab.summary import (
     METRIC_COLUMNS,
     SummaryError,
@@ -26,12 +27,12 @@ RUN = DATA / "run-two-instances"
 
 def test_client_numbers_are_trimmed_to_the_measured_seconds() -> None:
     # seconds 1..4 of 0..5: instance 0 did 200/s at 1 ms, instance 1 100/s at 2 ms
-    stats = client_stats(RUN / "loadgen-0.json", warmup_s=1, cooldown_s=1, duration_s=6)
+    stats = client_stats(RUN / "loadgen-0.json", MeasuredInterval.of_run(1, 1, 6))
     assert stats.totals.count == 800
     assert stats.totals.seconds == 4
     assert stats.throughput == 200.0
     assert stats.totals.mean_latency_ms == 1.0
-    untrimmed = client_stats(RUN / "loadgen-0.json", warmup_s=0, cooldown_s=0, duration_s=6)
+    untrimmed = client_stats(RUN / "loadgen-0.json", MeasuredInterval.of_run(0, 0, 6))
     assert untrimmed.totals.count == 950
     assert untrimmed.totals.mean_latency_ms == pytest.approx((100 * 2 + 800 + 150) / 950)
 
@@ -59,8 +60,8 @@ def test_percentiles_come_from_the_merged_trimmed_histograms() -> None:
 
 
 def test_absolute_and_relative_interval_logs_select_the_same_seconds() -> None:
-    absolute = read_hdr_interval_log(RUN / "loadgen-0-hdr_FULL_RUN_1.txt", 1, 5)
-    relative = read_hdr_interval_log(RUN / "loadgen-1-hdr_FULL_RUN_1.txt", 1, 5)
+    absolute = read_hdr_interval_log(RUN / "loadgen-0-hdr_FULL_RUN_1.txt", MeasuredInterval(1, 5))
+    relative = read_hdr_interval_log(RUN / "loadgen-1-hdr_FULL_RUN_1.txt", MeasuredInterval(1, 5))
     assert absolute is not None and relative is not None
     assert absolute.get_total_count() == 800
     assert relative.get_total_count() == 400
@@ -107,7 +108,7 @@ def test_missing_loadgen_output_marks_the_row_partial(tmp_path: Path) -> None:
 def test_memtier_multi_run_section_and_nan_values() -> None:
     data = load_memtier_json(DATA / "memtier-aggregated.json")
     assert "AGGREGATED AVERAGE RESULTS (3 runs)" in data
-    stats = client_stats(DATA / "memtier-aggregated.json", warmup_s=0, cooldown_s=0, duration_s=6)
+    stats = client_stats(DATA / "memtier-aggregated.json", MeasuredInterval.of_run(0, 0, 6))
     assert stats.totals.count == 20
     assert stats.throughput == pytest.approx(20 / 6)
 
@@ -125,7 +126,7 @@ def test_bad_loadgen_json_is_named(tmp_path: Path, content: str, message: str) -
     path = tmp_path / "loadgen-0.json"
     path.write_text(content)
     with pytest.raises(SummaryError, match=message) as caught:
-        client_stats(path, 0, 0, 5)
+        client_stats(path, MeasuredInterval.of_run(0, 0, 5))
     assert str(path) in str(caught.value)
 
 

@@ -101,13 +101,16 @@ imagePullSecrets:
 
 {{/*
 Bandwidth annotations of a role pod. Call with (dict "ctx" $ "role" "server" "pool" "a1").
-asl2017: measured per role in ASL 2017 §2.4 (iperf). azure-v2: Azure's expected bandwidth per size.
+asl2017, asl2019: measured per role in the ASL 2017 §2.4 and ASL 2019 reports (iperf).
+azure-v2: Azure's expected bandwidth per size. (The RTT of asl2019 is the network's own here.)
 */}}
 {{- define "testbed.bandwidthAnnotations" -}}
 {{- $profile := .ctx.Values.bandwidth.profile }}
 {{- $egress := "" }}
 {{- if eq $profile "asl2017" }}
 {{- $egress = get (dict "client" "200M" "middleware" "700M" "server" "100M") .role }}
+{{- else if eq $profile "asl2019" }}
+{{- $egress = get (dict "client" "180M" "middleware" "710M" "server" "88M") .role }}
 {{- else if eq $profile "azure-v2" }}
 {{- $egress = get (dict "a1" "250M" "a2" "500M" "a4" "1000M") .pool }}
 {{- end }}

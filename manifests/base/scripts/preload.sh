@@ -1,7 +1,9 @@
 #!/bin/sh
 # One index of the preload Job: write every key of this index's slice of [0, KEY_MAXIMUM] to
 # every target (the middleware replicates or routes; direct targets are filled one by one), then
-# read the slice back and fail unless the reads had zero misses.
+# read the slice back and fail unless the reads had zero misses. The recipe's flags are
+# PRELOAD_FILL_ARGS and PRELOAD_VERIFY_ARGS (cachelab.loadgen_args, as in a local run); this
+# script adds the target, the slice and the output file.
 . "${SCRIPTS_DIR:-/scripts}/common.sh"
 
 lo=$(( KEY_MAXIMUM * index / CLIENT_MACHINES ))
@@ -25,14 +27,14 @@ while [ "$t" -lt "$targets" ]; do
     set -- $(target_of 0); host="$1"; port="$2"
   fi
   log "preload keys $lo..$hi into $host:$port"
-  common="--server=$host --port=$port --protocol=$PROTOCOL --threads=1 --clients=4 --data-size=$VALUE_BYTES --key-minimum=$lo --key-maximum=$hi"
+  common="--server=$host --port=$port --key-minimum=$lo --key-maximum=$hi"
   # shellcheck disable=SC2086
-  loadgen $common --ratio=1:0 --key-pattern=P:P --requests=allkeys --json-out-file="$work/fill-$t.json" >"$work/fill-$t.log" 2>&1 \
+  loadgen $common $PRELOAD_FILL_ARGS --json-out-file="$work/fill-$t.json" >"$work/fill-$t.log" 2>&1 \
     || { cat "$work/fill-$t.log" >&2; exit 1; }
   emit "$work/fill-$t.json" "fill-$t"
   if [ "$PRELOAD_VERIFY" = true ]; then
     # shellcheck disable=SC2086
-    loadgen $common --ratio=0:1 --key-pattern=P:P --requests=allkeys --json-out-file="$work/verify-$t.json" >"$work/verify-$t.log" 2>&1 \
+    loadgen $common $PRELOAD_VERIFY_ARGS --json-out-file="$work/verify-$t.json" >"$work/verify-$t.log" 2>&1 \
       || { cat "$work/verify-$t.log" >&2; exit 1; }
     emit "$work/verify-$t.json" "verify-$t"
     misses="$(misses_per_s "$work/verify-$t.json")"

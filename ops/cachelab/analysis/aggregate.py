@@ -1,27 +1,27 @@
 """Aggregation over windows, instances and repetitions, the way the seed reports did it.
 
-ASL 2017 (§3.6 of its digest): drop the first and last 2 s of the 1 s windows, average the rest
+ASL 2017 (§3.6 of its digest): drop the warm-up and cool-down 1 s windows, average the rest
 per instance, **sum throughput and average response time over instances**, then over
 repetitions take the mean of the means with standard deviation sqrt(mean per-repetition
 variance). ASL 2019 used mean +/- population SD over repetitions. Both are provided:
 ``aggregate_points`` gives the mean and the SD across repetitions of any summary.csv column;
-``window_std`` gives the seeds' pooled within-repetition SD from the raw 1 s windows.
+``window_std`` gives the seeds' pooled within-repetition SD from the 1 s windows. Trimming is
+the one rule of ``cachelab.results.trim``; this module receives data, never paths.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
-from cachelab.analysis.raw import LoadgenRun, RawDataError, raw_run_dirs, read_loadgen_json
-
-T = TypeVar("T")
+from cachelab.results.memtier import LoadgenRun
+from cachelab.results.run import RunData
+from cachelab.results.run import window_series as results_window_series
+from cachelab.results.trim import MeasuredInterval
 
 
 def pooled_std(variances: Iterable[float]) -> float:
@@ -40,61 +40,20 @@ def pooled_std(variances: Iterable[float]) -> float:
     return math.sqrt(sum(values) / len(values))
 
 
-def trim_seconds(series: Mapping[int, T], warmup_s: int, cooldown_s: int) -> dict[int, T]:
-    """Drop the first ``warmup_s`` and last ``cooldown_s`` one-second windows of a series."""
-    if warmup_s < 0 or cooldown_s < 0:
-        raise ValueError(f"warmup_s/cooldown_s: must be >= 0, got {warmup_s}/{cooldown_s}")
-    if not series:
-        return {}
-    first, last = min(series), max(series)
-    return {s: v for s, v in series.items() if first + warmup_s <= s <= last - cooldown_s}
-
-
-def measured_seconds(
-    series: Mapping[int, T], warmup_s: int, cooldown_s: int, duration_s: int | None = None
-) -> dict[int, T]:
-    """The measured part of a 1 s series: seconds in [warmup, duration - cooldown) when the run
-    length is known (memtier's series ends with a partial second, which this drops), else the
-    series with ``warmup_s`` and ``cooldown_s`` windows dropped at its ends."""
-    if duration_s is None:
-        return trim_seconds(series, warmup_s, cooldown_s)
-    if warmup_s < 0 or cooldown_s < 0:
-        raise ValueError(f"warmup_s/cooldown_s: must be >= 0, got {warmup_s}/{cooldown_s}")
-    return {s: v for s, v in series.items() if warmup_s <= s < duration_s - cooldown_s}
-
-
-def window_series(
-    runs: Sequence[LoadgenRun], warmup_s: int, cooldown_s: int, duration_s: int | None = None
-) -> pd.DataFrame:
+def window_series(runs: Sequence[LoadgenRun], interval: MeasuredInterval) -> pd.DataFrame:
     """Per-second throughput summed over instances and response time averaged over them.
 
     The response time of a second is the mean over instances weighted by their request counts
-    in that second. With ``duration_s`` every second of [warmup, duration - cooldown) is a
-    window, and a second without requests counts as zero throughput (a stalled client lowers
-    the throughput, as in the runner's summary). Columns: ``second``,
-    ``throughput_ops_per_s``, ``response_time_ms``.
+    in that second. Every second of the measured interval is a window, and a second without
+    requests counts as zero throughput (a stalled client lowers the throughput, as in the
+    summary). Columns: ``second``, ``throughput_ops_per_s``, ``response_time_ms``.
     """
-    counts: dict[int, int] = {}
-    latency_sums: dict[int, float] = {}
-    if duration_s is not None:
-        for second in range(warmup_s, duration_s - cooldown_s):
-            counts[second] = 0
-            latency_sums[second] = 0.0
-    for run in runs:
-        series = measured_seconds(run.totals.time_series, warmup_s, cooldown_s, duration_s)
-        for second, bucket in series.items():
-            counts[second] = counts.get(second, 0) + bucket.count
-            latency_sums[second] = (
-                latency_sums.get(second, 0.0) + bucket.count * bucket.average_latency_ms
-            )
-    seconds = sorted(counts)
+    rows = results_window_series(runs, interval)
     return pd.DataFrame(
         {
-            "second": seconds,
-            "throughput_ops_per_s": [float(counts[s]) for s in seconds],
-            "response_time_ms": [
-                latency_sums[s] / counts[s] if counts[s] else math.nan for s in seconds
-            ],
+            "second": [s for s, _, _ in rows],
+            "throughput_ops_per_s": [c for _, c, _ in rows],
+            "response_time_ms": [r for _, _, r in rows],
         }
     )
 
@@ -110,13 +69,11 @@ class WindowStats:
     response_time_var: float
 
 
-def repetition_window_stats(
-    runs: Sequence[LoadgenRun], warmup_s: int, cooldown_s: int, duration_s: int | None = None
-) -> WindowStats:
+def repetition_window_stats(runs: Sequence[LoadgenRun], interval: MeasuredInterval) -> WindowStats:
     """Window statistics of one repetition (all loadgen instances of one point and rep)."""
-    frame = window_series(runs, warmup_s, cooldown_s, duration_s)
+    frame = window_series(runs, interval)
     if frame.empty:
-        raise RawDataError("time series: no windows left after trimming warm-up and cool-down")
+        raise ValueError("time series: no windows left after trimming warm-up and cool-down")
     tp = frame["throughput_ops_per_s"].to_numpy(dtype=float)
     rt = frame["response_time_ms"].dropna().to_numpy(dtype=float)
     return WindowStats(
@@ -128,23 +85,19 @@ def repetition_window_stats(
     )
 
 
-def window_std(
-    results_dir: Path, warmup_s: int, cooldown_s: int, duration_s: int | None = None
-) -> pd.DataFrame:
+def window_std(runs: Sequence[RunData]) -> pd.DataFrame:
     """Per point, the seeds' SD: sqrt(mean per-repetition window variance) of TP and RT.
 
-    Reads every ``raw/p<point>-r<rep>/loadgen-*.json``. Columns: ``point``, ``repetitions``,
-    ``throughput_window_std``, ``response_time_window_std_ms``.
+    Columns: ``point``, ``repetitions``, ``throughput_window_std``,
+    ``response_time_window_std_ms``.
     """
     per_point: dict[int, list[WindowStats]] = {}
-    for run_dir in raw_run_dirs(results_dir):
-        files = run_dir.loadgen_files()
-        if not files:
-            continue
-        runs = [read_loadgen_json(f) for f in files]
-        per_point.setdefault(run_dir.point, []).append(
-            repetition_window_stats(runs, warmup_s, cooldown_s, duration_s)
-        )
+    for run in runs:
+        loadgens = [c.run for c in run.clients]
+        if loadgens:
+            per_point.setdefault(run.point, []).append(
+                repetition_window_stats(loadgens, run.interval)
+            )
     rows = []
     for point, reps in sorted(per_point.items()):
         rt_vars = [r.response_time_var for r in reps if not math.isnan(r.response_time_var)]

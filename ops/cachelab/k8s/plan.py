@@ -10,11 +10,12 @@ from typing import Any
 
 import yaml
 
+from cachelab import loadgen_args
 from cachelab.spec import Spec
 
 POOLS = ("a1", "a2", "a4")
 LOADGENS = ("memtier", "cachelab")
-BANDWIDTH_PROFILES = ("asl2017", "azure-v2", "off")
+BANDWIDTH_PROFILES = ("asl2017", "asl2019", "azure-v2", "off")
 SERVER_PORTS = {"memcached": 11211, "redis": 6379}
 MIDDLEWARE_PORT = 11212
 CHART_NAME = "testbed"
@@ -70,11 +71,16 @@ def release_values(spec: Spec, target: Target) -> dict[str, Any]:
             "enabled": backend == "memcached",
             "replicas": topo.servers,
             "pool": topo.hosts.server,
+            "threads": spec.server.memcached.threads,
+            "memoryMiB": spec.server.memcached.memory_mib,
         },
         "redis": {
             "enabled": backend == "redis",
             "replicas": topo.servers,
             "pool": topo.hosts.server,
+            "persistence": spec.server.redis.persistence == "stock",
+            "maxmemoryMiB": spec.server.redis.maxmemory_mib,
+            "maxmemoryPolicy": spec.server.redis.maxmemory_policy,
         },
         "middleware": {
             "enabled": topo.middlewares > 0,
@@ -94,16 +100,14 @@ def release_values(spec: Spec, target: Target) -> dict[str, Any]:
 
 
 def job_config(spec: Spec, target: Target) -> dict[str, str]:
-    """Literals of the benchmark-config ConfigMap (manifests/base/kustomization.yaml)."""
-    topo, work, run = spec.topology, spec.workload, spec.run
-    extra: list[str] = []
-    if work.think_time_ms > 0:
-        if target.loadgen != "cachelab":
-            raise PlanError(
-                f"workload.think_time_ms: {work.think_time_ms} needs the cachelab loadgen "
-                "(memtier has no think time); set CACHELAB_K8S_LOADGEN=cachelab"
-            )
-        extra.append(f"--think-time={work.think_time_ms:g}")
+    """Literals of the benchmark-config ConfigMap (manifests/base/kustomization.yaml). The loadgen
+    flags are cachelab.loadgen_args' (as in a local run), one literal each for the measuring
+    instances and the two halves of the preload; the scripts pass them on unchanged."""
+    topo = spec.topology
+    try:
+        measure = loadgen_args.measure_args(spec, target.loadgen)
+    except loadgen_args.LoadgenArgsError as error:
+        raise PlanError(f"{error}; set CACHELAB_K8S_LOADGEN=cachelab") from None
     if target.loadgen == "cachelab" and topo.instances_per_machine > LOADGEN_METRICS_PORTS:
         raise PlanError(
             f"topology.instances_per_machine: {topo.instances_per_machine} is more than the "
@@ -118,18 +122,12 @@ def job_config(spec: Spec, target: Target) -> dict[str, str]:
         "SERVERS": str(topo.servers),
         "SERVER_PORT": str(SERVER_PORTS[topo.backend]),
         "LOADGEN": target.loadgen,
-        "PROTOCOL": work.protocol,
         "CLIENT_MACHINES": str(topo.client_machines),
         "INSTANCES": str(topo.instances_per_machine),
-        "THREADS": str(topo.threads),
-        "CLIENTS": str(topo.clients_per_thread),
-        "RATIO": work.ratio,
-        "VALUE_BYTES": str(work.value_bytes),
-        "KEY_MAXIMUM": str(work.key_maximum),
-        "KEY_PATTERN": work.key_pattern,
-        "MULTI_GET": str(work.multi_get),
-        "DURATION_S": str(run.duration_s),
-        "EXTRA_ARGS": " ".join(extra),
+        "KEY_MAXIMUM": str(spec.workload.key_maximum),
+        "LOADGEN_ARGS": loadgen_args.joined(measure),
+        "PRELOAD_FILL_ARGS": loadgen_args.joined(loadgen_args.fill_args(spec)),
+        "PRELOAD_VERIFY_ARGS": loadgen_args.joined(loadgen_args.verify_args(spec)),
     }
 
 

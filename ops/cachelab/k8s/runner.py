@@ -4,8 +4,9 @@ For each run: `helm upgrade --install` the testbed release with the point's valu
 for it), delete the previous Jobs, `kubectl apply -k` a kustomization of manifests/base for the
 point, wait for the preload Job, release the benchmark Job (created suspended) and wait for it,
 then collect the loadgen JSON from the pods' logs and the middleware's statistics from its
-`/metrics`, and write the results layout of the local runner (docs/interfaces.md §4) with one
-summary.csv row per run.
+`/metrics`, and write the results layout of the local runner (docs/interfaces.md §4).
+`K8sRunner` is the Kubernetes executor of cachelab.experiment's loop, which owns the order,
+selection, resume, status.json and the summary.csv rows.
 
 Where the cluster is: KUBECONFIG (kubectl's own rules). Options, from the CLI if it has them or
 from the environment: namespace (CACHELAB_K8S_NAMESPACE, default `default`), release
@@ -21,7 +22,6 @@ import argparse
 import json
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 from rich.console import Console
 
+from cachelab.experiment import ExperimentLoop, Selection, open_for_resume
 from cachelab.k8s import plan
 from cachelab.k8s.collect import CollectError, log_without_blocks, result_blocks
 from cachelab.k8s.kube import K8sError, Kube, find_helm
@@ -44,11 +45,12 @@ from cachelab.results import (
     write_json,
 )
 from cachelab.spec import Point, Spec
-from cachelab.summary import add_summary_row
+from cachelab.terminal import RunLines
 
 BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
 POLL_S = 1.0  # how often the runner looks at pods and Jobs while it waits
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+HDR_FULL_SUFFIX = "_FULL_RUN_1.txt"  # the loadgen's (memtier's) interval log of run 1
 
 
 def repo_root() -> Path:
@@ -87,7 +89,7 @@ class K8sRunner:
         self.timeout_s = timeout_s
         self.console = console
         self.root = repo_root()
-        self.rows: list[dict[str, Any]] = []
+        self.target_name = "k8s"
 
     # --- one run ------------------------------------------------------------------------------
 
@@ -107,10 +109,15 @@ class K8sRunner:
             status, message = self._measure(point, repetition, run_dir, record)
         except (K8sError, plan.PlanError, CollectError, OSError) as error:
             status, message = "failed", str(error)
+        except KeyboardInterrupt:
+            status, message = "partial", "interrupted (the Jobs are left in the namespace)"
+            raise
         finally:
             finish_point_record(run_dir, record, status, message)
-            self._add_row(run_dir)
         return RunRecord(point.index, repetition, status, message)
+
+    def close(self) -> None:
+        """Nothing to stop: the release stays installed for the next experiment."""
 
     def _measure(
         self, point: Point, repetition: int, run_dir: Path, record: dict[str, Any]
@@ -295,12 +302,16 @@ class K8sRunner:
                     continue
                 block.data()  # fails on broken JSON
                 (run_dir / f"loadgen-{index}.json").write_text(block.text + "\n")
+                hdr = blocks.get(f"hdr-{instance}")
+                if hdr is not None:  # the interval log of --hdr-file-prefix, named as locally
+                    hdr_file = run_dir / f"loadgen-{index}-hdr{HDR_FULL_SUFFIX}"
+                    hdr_file.write_text(hdr.text + "\n")
                 entries.append(
                     {
                         "index": index,
                         "target": "middleware" if spec.topology.middlewares else "servers",
                         "json": f"loadgen-{index}.json",
-                        "hdr_prefix": None,
+                        "hdr_prefix": f"loadgen-{index}-hdr" if hdr is not None else None,
                         "launch_epoch_ms": None,
                         "exit_code": _exit_code(pod),
                         "pod": name,
@@ -373,43 +384,6 @@ class K8sRunner:
             entries.append(entry)
         return entries
 
-    # --- the experiment -----------------------------------------------------------------------
-
-    def _add_row(self, run_dir: Path) -> None:
-        sweep = list(self.spec.sweep)
-        error = add_summary_row(self.rows, run_dir, sweep, self.results.summary_file)
-        if error is not None:
-            self.console.print(f"[yellow]{run_dir.name}: no summary row ({error})")
-
-    def run(self) -> Status:
-        points = self.spec.points()
-        runs = [(p, r) for p in points for r in range(self.spec.run.repetitions)]
-        status = Status(experiment=self.spec.name, target="k8s", runs_total=len(runs))
-        status.save(self.results.status_file)
-        try:
-            for n, (point, repetition) in enumerate(runs, start=1):
-                self.console.print(f"[{n}/{len(runs)}] {point.label()} r{repetition} ...")
-                record = self.run_one(point, repetition)
-                status.record(record)
-                status.save(self.results.status_file)
-                self.console.print(
-                    f"[{n}/{len(runs)}] {point.label()} r{repetition}: {record.status}"
-                    + (f" ({record.message})" if record.message else ""),
-                    highlight=False,
-                )
-                if record.status == "failed":
-                    status.finish("failed", f"{point.label()} r{repetition}: {record.message}")
-                    break
-            else:
-                status.finish("complete")
-        except KeyboardInterrupt:
-            status.finish("interrupted", "stopped by Ctrl-C; the Jobs are left in the namespace")
-        finally:
-            if status.state == "running":
-                status.finish("failed", "stopped by an unexpected error")
-            status.save(self.results.status_file)
-        return status
-
 
 def _completion_index(pod: dict[str, Any]) -> int:
     annotations = pod["metadata"].get("annotations", {})
@@ -438,37 +412,62 @@ def _stats(data: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def run(spec: Spec, args: argparse.Namespace) -> int:
-    """Entry point of `cachelab run SPEC --target k8s`; returns the process exit code."""
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+def run(
+    spec: Spec,
+    args: argparse.Namespace,
+    console: Console,
+    selection: Selection,
+    resume: Path | None = None,
+) -> tuple[ResultsDir, Status]:
+    """Entry point of `cachelab run SPEC --target k8s` (a new results folder, or `resume`'s).
+    Raises PlanError or K8sError, naming the problem, before anything is installed."""
+    root = repo_root()
+    target = plan.Target(
+        release=_option(args, "release", "CACHELAB_K8S_RELEASE", "testbed"),
+        loadgen=_option(args, "loadgen", "CACHELAB_K8S_LOADGEN", "memtier"),
+        bandwidth=_option(args, "bandwidth", "CACHELAB_K8S_BANDWIDTH", "asl2017"),
+    )
+    namespace = _option(args, "namespace", "CACHELAB_K8S_NAMESPACE", "default")
+    extra = [
+        Path(p) for p in _option(args, "values", "CACHELAB_K8S_VALUES", "").split(os.pathsep) if p
+    ]
+    for path in extra:
+        if not path.is_file():
+            raise plan.PlanError(f"CACHELAB_K8S_VALUES: {path} is not a file")
     try:
-        root = repo_root()
-        target = plan.Target(
-            release=_option(args, "release", "CACHELAB_K8S_RELEASE", "testbed"),
-            loadgen=_option(args, "loadgen", "CACHELAB_K8S_LOADGEN", "memtier"),
-            bandwidth=_option(args, "bandwidth", "CACHELAB_K8S_BANDWIDTH", "asl2017"),
-        )
-        namespace = _option(args, "namespace", "CACHELAB_K8S_NAMESPACE", "default")
-        extra = [
-            Path(p)
-            for p in _option(args, "values", "CACHELAB_K8S_VALUES", "").split(os.pathsep)
-            if p
-        ]
-        for path in extra:
-            if not path.is_file():
-                raise plan.PlanError(f"CACHELAB_K8S_VALUES: {path} is not a file")
         timeout_s = float(os.environ.get("CACHELAB_K8S_TIMEOUT_S", "600"))
-        points = spec.points()
-        for point in points:
-            plan.check(point.spec)
-            plan.job_config(point.spec, target)
-        kube = Kube(namespace=namespace, helm_binary=find_helm(root))
-        facts = kube.cluster_facts()
-        if "error" in facts:
-            raise K8sError(f"cannot reach the cluster: {facts['error']}")
-    except (plan.PlanError, K8sError, ValueError) as error:
-        console.print(f"[red]error:[/] {error}", highlight=False, soft_wrap=True)
-        return 2
+    except ValueError:
+        raise plan.PlanError("CACHELAB_K8S_TIMEOUT_S: not a number of seconds") from None
+    points = spec.points()
+    for point in points:
+        plan.check(point.spec)
+        plan.job_config(point.spec, target)
+    kube = Kube(namespace=namespace, helm_binary=find_helm(root))
+    facts = kube.cluster_facts()
+    if "error" in facts:
+        raise K8sError(f"cannot reach the cluster: {facts['error']}")
+    previous: Status | None = None
+    if resume is not None:
+        results, previous = open_for_resume(spec, resume)
+    else:
+        results = _prepare_results(spec, args, root, kube, facts, target, extra)
+    console.print(f"results: {results.path}", highlight=False)
+    runner = K8sRunner(spec, results, kube, target, extra, timeout_s, console)
+    loop = ExperimentLoop(
+        spec, results, runner, RunLines(console, spec.run.duration_s), selection, previous
+    )
+    return results, loop.run()
+
+
+def _prepare_results(
+    spec: Spec,
+    args: argparse.Namespace,
+    root: Path,
+    kube: Kube,
+    facts: dict[str, Any],
+    target: plan.Target,
+    extra: list[Path],
+) -> ResultsDir:
     base = Path(args.results) if getattr(args, "results", None) else root / "results"
     results = ResultsDir.create(base, spec.name)
     spec_path = Path(getattr(args, "spec", ""))
@@ -480,7 +479,7 @@ def run(spec: Spec, args: argparse.Namespace) -> int:
     metadata.update(
         target="k8s",
         experiment=spec.name,
-        points=[{"point": p.index, "values": p.values} for p in points],
+        points=[{"point": p.index, "values": p.values} for p in spec.points()],
         cluster=facts,
         release={
             "helm": _helm_version(kube),
@@ -492,13 +491,4 @@ def run(spec: Spec, args: argparse.Namespace) -> int:
         },
     )
     write_json(results.metadata_file, metadata)
-    console.print(f"results: [bold]{results.path}[/]", highlight=False)
-    runner = K8sRunner(spec, results, kube, target, extra, timeout_s, console)
-    status = runner.run()
-    console.print(
-        f"{status.state}: {status.runs_done}/{status.runs_total} runs; results in {results.path}",
-        highlight=False,
-    )
-    if status.message:
-        console.print(status.message, highlight=False)
-    return {"complete": 0, "interrupted": 130}.get(status.state, 1)
+    return results

@@ -1,40 +1,45 @@
-"""`cachelab run SPEC --target local`: every point and repetition with real processes.
+"""`cachelab run SPEC --target local`: the local executor of the experiment loop, real processes.
 
-For each run: make sure the servers are up and preloaded (verified with a short read run), start
-the middleware(s) and wait for their "listening" line, start all loadgen instances together,
-wait for them, SIGTERM the middleware(s) so they write their summary, record servers' counters,
-write `point.json`, and add the run's row to `summary.csv`.
+For each run (`LocalRunner.run_one`): make sure the servers are up and preloaded (every key read
+back), start the middleware(s) and wait for their "listening" line, start all loadgen instances
+together and pass their per-second progress to the live line while they run, SIGTERM the
+middleware(s) so they write their summary, record servers' counters and write `point.json`.
+cachelab.experiment owns the rest (order, selection, resume, status.json, summary.csv).
 
 Servers are reused from one run to the next while their configuration is the same and no run
 wrote to them (`run.restart_servers: true` restarts them for every run); a read-only sweep thus
-preloads once. Ctrl-C (or SIGTERM) stops every child, keeps what was measured, marks the current
-run `partial` and the experiment `interrupted` in status.json.
+preloads once. On Ctrl-C (or SIGTERM) `run_one` stops every child gently, keeps what was measured
+and marks the run `partial` before the loop marks the experiment `interrupted`.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
-import signal
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from rich.console import Console
 
+from cachelab.experiment import ExperimentLoop, Selection, open_for_resume, shielded
 from cachelab.local.commands import loadgen_argv, middleware_argv, preload_argv, verify_argv
-from cachelab.local.procs import ManagedProcess, ProcessError, ProcessSet, free_port
-from cachelab.local.progress import RunProgress
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
-from cachelab.local.shaping import LoopbackShaper, ShapingError, describe, links_for, role_rates
+from cachelab.local.shaping import (
+    LoopbackShaper,
+    ShapingError,
+    describe,
+    links_for,
+    one_way_delay_us,
+    role_rates,
+)
 from cachelab.local.tools import Toolchain, repo_root
 from cachelab.monitor import LocalMonitor, MonitorSettings
+from cachelab.processes import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.results import (
+    MeasuredInterval,
     ResultsDir,
     RunRecord,
     RunStatus,
@@ -44,10 +49,13 @@ from cachelab.results import (
     start_point_record,
     write_json,
 )
+from cachelab.results.run import client_stats
 from cachelab.spec import Point, Spec
-from cachelab.summary import SummaryError, add_summary_row, client_stats
+from cachelab.summary import SummaryError
+from cachelab.terminal import LiveSample, RunLines, combine, last_progress
 
 LISTENING = "cachelab middleware listening on"
+LIVE_POLL_S = 0.5  # how often the runner looks at the loadgens' progress lines
 MISS_RATIO_TOLERANCE = 0.02
 
 
@@ -77,6 +85,7 @@ def _server_key(spec: Spec) -> tuple[Any, ...]:
         w.key_maximum,
         spec.preload.enabled,
         spec.preload.expected_miss_ratio,
+        spec.server,
     )
 
 
@@ -88,11 +97,11 @@ class LocalRunner:
     spec_path: Path
     results: ResultsDir
     tools: Toolchain
-    console: Console = field(default_factory=Console)
     monitor: LocalMonitor | None = None  # `--monitor`: a Prometheus scraping every process
     bandwidth: str = "off"  # `--bandwidth`: a profile shaped on lo while each run measures
+    live: Callable[[LiveSample], None] | None = None  # gets each second of a run's load
     group: ServerGroup | None = None
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    target_name: str = "local"
 
     # --- servers and preload ------------------------------------------------------------------
 
@@ -106,7 +115,11 @@ class LocalRunner:
             procs = ProcessSet()
             try:
                 servers = start_servers(
-                    procs, spec.topology.backend, spec.topology.servers, run_dir
+                    procs,
+                    spec.topology.backend,
+                    spec.topology.servers,
+                    run_dir,
+                    settings=spec.server,
                 )
                 preload = self._preload(spec, servers, run_dir / "preload")
             except BaseException:
@@ -153,7 +166,7 @@ class LocalRunner:
             self._run_batch(checkers, "preload check", 120.0)
         checks = []
         for i, server in enumerate(servers):
-            stats = client_stats(folder / f"check-{i}.json", 0, 0, 1)
+            stats = client_stats(folder / f"check-{i}.json", MeasuredInterval(0, 1))
             looked_up = stats.hits + stats.misses
             ratio = stats.misses / looked_up if looked_up else 1.0
             checks.append(
@@ -212,7 +225,6 @@ class LocalRunner:
                 stats = {s.address: server_stats(s) for s in group.servers}
                 write_json(run_dir / "servers.json", stats)
             finish_point_record(run_dir, record, status, message)
-            self._add_row(run_dir)
         return RunRecord(point.index, repetition, status, message)
 
     def _measure(
@@ -258,10 +270,11 @@ class LocalRunner:
             [s.port for s in group.servers],
             [port for _, port in middlewares],
             spec.topology.client_machines,
+            one_way_delay_us(self.bandwidth),
         )
-        record["bandwidth"] = describe(self.bandwidth, rates, links)
         shaper = LoopbackShaper()
         shaper.apply(links)
+        record["bandwidth"] = describe(self.bandwidth, rates, links, shaper.delay_skipped)
         try:
             failures = self._drive_loadgens(spec, procs, run_dir, record, targets)
         finally:
@@ -287,7 +300,7 @@ class LocalRunner:
         entries = []
         for i in range(spec.topology.instances):
             host, port = targets[i % len(targets)]
-            argv = loadgen_argv_for(t, spec, host, port, run_dir, i)
+            argv = loadgen_argv_for(t, spec, host, port, run_dir, i, quiet=self.live is None)
             if self.monitor is not None:
                 argv += self.monitor.scrape_loadgen(f"loadgen-{i}")
             proc = procs.start(f"loadgen-{i}", argv, run_dir / f"loadgen-{i}.log")
@@ -304,6 +317,7 @@ class LocalRunner:
             )
         record["loadgens"] = entries
         deadline = time.monotonic() + spec.run.duration_s + 60.0
+        self._watch(loadgens, run_dir, deadline)
         failures = []
         for proc, entry in zip(loadgens, entries, strict=True):
             code = proc.wait(max(1.0, deadline - time.monotonic()))
@@ -311,6 +325,20 @@ class LocalRunner:
             if code != 0:
                 failures.append(f"{proc.name} exited with code {code}\n{proc.log_tail()}")
         return failures
+
+    def _watch(self, loadgens: list[ManagedProcess], run_dir: Path, deadline: float) -> None:
+        """Until the loadgens exit (or the deadline): once a second, their latest progress lines
+        together to `self.live`."""
+        if self.live is None:
+            return
+        last = -1
+        while any(p.running() for p in loadgens) and time.monotonic() < deadline:
+            time.sleep(LIVE_POLL_S)
+            logs = [run_dir / f"loadgen-{i}.log" for i in range(len(loadgens))]
+            sample = combine([s for s in map(last_progress, logs) if s is not None])
+            if sample is not None and sample.second != last:
+                last = sample.second
+                self.live(sample)
 
     def _stop_gently(self, procs: ProcessSet) -> None:
         """On Ctrl-C: SIGTERM the clients and then the middlewares, so both write what they have."""
@@ -320,64 +348,21 @@ class LocalRunner:
         for proc in procs:
             proc.stop(grace_s=10.0)
 
-    def _add_row(self, run_dir: Path) -> None:
-        sweep = list(self.spec.sweep)
-        error = add_summary_row(self.rows, run_dir, sweep, self.results.summary_file)
-        if error is not None:
-            self.console.log(f"[yellow]{run_dir.name}: no summary row ({error})")
-
-    # --- the experiment -----------------------------------------------------------------------
-
-    def run(self) -> Status:
-        points = self.spec.points()
-        runs = [(p, r) for p in points for r in range(self.spec.run.repetitions)]
-        status = Status(experiment=self.spec.name, target="local", runs_total=len(runs))
-        status.save(self.results.status_file)
-        progress = RunProgress(self.console, runs_total=len(runs), run_s=self.spec.run.duration_s)
-        try:
-            with progress, _sigterm_as_interrupt():
-                for point, repetition in runs:
-                    progress.start_run(point, repetition, self.spec.run.repetitions)
-                    record = self.run_one(point, repetition)
-                    status.record(record)
-                    status.save(self.results.status_file)
-                    progress.finish_run(record, self._row_of(point.index, repetition))
-                    if record.status == "failed":
-                        status.finish("failed", f"{point.label()} r{repetition}: {record.message}")
-                        break
-                else:
-                    status.finish("complete")
-        except KeyboardInterrupt:
-            status.finish("interrupted", "stopped by Ctrl-C or SIGTERM; partial results kept")
-            self._record_interrupted(status)
-        finally:
-            with shielded():
-                if self.group is not None:
-                    self.group.procs.stop_all()
-                    self.group = None
-            if status.state == "running":
-                status.finish("failed", "stopped by an unexpected error")
-            status.save(self.results.status_file)
-        return status
-
-    def _record_interrupted(self, status: Status) -> None:
-        for run_dir in self.results.run_dirs():
-            point_file = run_dir / "point.json"
-            if not point_file.is_file():
-                continue
-            point, repetition = (int(x[1:]) for x in run_dir.name.split("-"))
-            if all((r.point, r.repetition) != (point, repetition) for r in status.runs):
-                status.record(RunRecord(point, repetition, "partial", "interrupted"))
-
-    def _row_of(self, point: int, repetition: int) -> dict[str, Any] | None:
-        for row in self.rows:
-            if (row["point"], row["repetition"]) == (point, repetition):
-                return row
-        return None
+    def close(self) -> None:
+        """Stop the servers kept across runs."""
+        if self.group is not None:
+            self.group.procs.stop_all()
+            self.group = None
 
 
 def loadgen_argv_for(
-    tools: Toolchain, spec: Spec, host: str, port: int, run_dir: Path, index: int
+    tools: Toolchain,
+    spec: Spec,
+    host: str,
+    port: int,
+    run_dir: Path,
+    index: int,
+    quiet: bool = True,
 ) -> list[str]:
     return loadgen_argv(
         tools.java,
@@ -387,34 +372,8 @@ def loadgen_argv_for(
         port,
         run_dir / f"loadgen-{index}.json",
         run_dir / f"loadgen-{index}-hdr",
+        quiet=quiet,
     )
-
-
-@contextmanager
-def shielded() -> Iterator[None]:
-    """Ignore Ctrl-C and SIGTERM while children are being stopped (so none is left behind)."""
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Ctrl-C and SIGTERM raise KeyboardInterrupt while the experiment runs (also when the
-    parent shell started us with SIGINT ignored), so the children are stopped on the way out."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 def prepare_results(spec: Spec, spec_path: Path, base: Path, tools: Toolchain) -> ResultsDir:
@@ -428,24 +387,39 @@ def prepare_results(spec: Spec, spec_path: Path, base: Path, tools: Toolchain) -
     return results
 
 
-def run(spec: Spec, spec_path: Path, args: argparse.Namespace) -> tuple[ResultsDir, Status]:
-    """Entry point of `cachelab run --target local`."""
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+def run(
+    spec: Spec,
+    spec_path: Path,
+    args: argparse.Namespace,
+    console: Console,
+    selection: Selection,
+    resume: Path | None = None,
+) -> tuple[ResultsDir, Status]:
+    """Entry point of `cachelab run --target local` (a new results folder, or `resume`'s)."""
     root = repo_root()
     tools = Toolchain.discover(root, need_middleware=spec.topology.middlewares > 0)
-    base = Path(args.results) if getattr(args, "results", None) else root / "results"
-    results = prepare_results(spec, spec_path, base, tools)
-    console.print(f"results: [bold]{results.path}[/]")
-    runner = LocalRunner(spec, spec_path, results, tools, console)
+    previous: Status | None = None
+    if resume is not None:
+        results, previous = open_for_resume(spec, resume)
+    else:
+        base = Path(args.results) if getattr(args, "results", None) else root / "results"
+        results = prepare_results(spec, spec_path, base, tools)
+    console.print(f"results: {results.path}", highlight=False)
+    runner = LocalRunner(spec, spec_path, results, tools)
     runner.bandwidth = getattr(args, "bandwidth", None) or "off"
     if runner.bandwidth != "off":
         role_rates(runner.bandwidth, spec.topology.hosts)  # the profile sizes every role
         LoopbackShaper().check()
-        console.print(f"bandwidth: {runner.bandwidth} shaped on lo while each run measures")
+        console.print(
+            f"bandwidth: {runner.bandwidth} shaped on lo while each run measures", highlight=False
+        )
+    reporter = RunLines(console, spec.run.duration_s)
+    runner.live = reporter.live
     if getattr(args, "monitor", False):
         runner.monitor = start_monitor(spec, results.path / "prometheus", console)
     try:
-        status = runner.run()
+        loop = ExperimentLoop(spec, results, runner, reporter, selection, previous)
+        status = loop.run()
     finally:
         if runner.monitor is not None:
             runner.monitor.stop()
@@ -458,7 +432,9 @@ def start_monitor(spec: Spec, workdir: Path, console: Console) -> LocalMonitor:
     settings = MonitorSettings(pools=(hosts.client, hosts.middleware, hosts.server))
     monitor = LocalMonitor(workdir, settings, port_allocator=lambda: free_port(HOST))
     monitor.start()
-    console.print(f"monitor: Prometheus at [bold]{monitor.client().base_url}[/], data in {workdir}")
+    console.print(
+        f"monitor: Prometheus at {monitor.client().base_url}, data in {workdir}", highlight=False
+    )
     for note in monitor.skipped:
         console.print(f"monitor: no {note}", highlight=False)
     return monitor

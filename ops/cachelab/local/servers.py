@@ -8,7 +8,8 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from cachelab.local.procs import ManagedProcess, ProcessError, ProcessSet, free_port
+from cachelab.processes import ManagedProcess, ProcessError, ProcessSet, free_port
+from cachelab.spec import ServerSettings
 
 HOST = "127.0.0.1"
 
@@ -27,12 +28,16 @@ class Server:
         return f"{self.host}:{self.port}"
 
 
-def server_argv(backend: str, port: int) -> list[str]:
+def server_argv(backend: str, port: int, settings: ServerSettings, data_dir: Path) -> list[str]:
+    """The command line of one server with the spec's `server` settings; redis keeps whatever it
+    writes (RDB snapshots with `persistence: stock`) in `data_dir`."""
     if backend == "memcached":
         binary = shutil.which("memcached")
         if binary is None:
             raise ProcessError("memcached not found on PATH (make deps installs it)")
-        argv = [binary, "-l", HOST, "-p", str(port), "-U", "0", "-t", "1", "-m", "64"]
+        mc = settings.memcached
+        argv = [binary, "-l", HOST, "-p", str(port), "-U", "0"]
+        argv += ["-t", str(mc.threads), "-m", str(mc.memory_mib)]
         if os.geteuid() == 0:  # memcached refuses to run as root without naming the user
             argv += ["-u", "root"]
         return argv
@@ -40,7 +45,12 @@ def server_argv(backend: str, port: int) -> list[str]:
         binary = shutil.which("redis-server")
         if binary is None:
             raise ProcessError("redis-server not found on PATH (make deps installs it)")
-        return [binary, "--bind", HOST, "--port", str(port), "--save", "", "--appendonly", "no"]
+        rd = settings.redis
+        argv = [binary, "--bind", HOST, "--port", str(port), "--dir", str(data_dir)]
+        if rd.persistence == "off":
+            argv += ["--save", "", "--appendonly", "no"]
+        argv += ["--maxmemory", f"{rd.maxmemory_mib}mb", "--maxmemory-policy", rd.maxmemory_policy]
+        return argv
     raise ProcessError(f"unknown backend {backend!r}")
 
 
@@ -58,14 +68,24 @@ def _answers(backend: str, port: int) -> bool:
 
 
 def start_servers(
-    procs: ProcessSet, backend: str, count: int, log_dir: Path, timeout_s: float = 10.0
+    procs: ProcessSet,
+    backend: str,
+    count: int,
+    log_dir: Path,
+    timeout_s: float = 10.0,
+    settings: ServerSettings | None = None,
 ) -> list[Server]:
     """Start `count` servers, each on a free port, and wait until every one answers."""
+    settings = settings or ServerSettings()
     servers = []
     for index in range(count):
         port = free_port(HOST)
+        data_dir = log_dir / f"{backend}-{index}-data"
+        data_dir.mkdir(parents=True, exist_ok=True)
         proc = procs.start(
-            f"{backend}-{index}", server_argv(backend, port), log_dir / f"{backend}-{index}.log"
+            f"{backend}-{index}",
+            server_argv(backend, port, settings, data_dir),
+            log_dir / f"{backend}-{index}.log",
         )
         servers.append(Server(backend, HOST, port, proc))
     for server in servers:

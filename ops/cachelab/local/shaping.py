@@ -14,7 +14,11 @@ link direction, each matched by TCP port and limited to the sending role's egres
 What a port cannot tell apart is not modelled: a middleware's two directions (to clients, to
 servers) are limited separately rather than sharing one NIC, and with several middlewares their
 requests to one server share one class. The default class (all other loopback traffic) is not
-limited. Shaping needs root (`tc`), holds only while a run measures (preload and checks run
+limited. A profile with a round-trip time (asl2019: 0.9 ms between all machines) also puts a
+netem delay of half the RTT under every class, so each hop's request and reply add one RTT, where
+the kernel has netem (sch_netem); where it has not, the rates still hold and the run record says
+that the RTT was not added (`delay_skipped`).
+Shaping needs root (`tc`), holds only while a run measures (preload and checks run
 unshaped) and is removed afterwards, also on errors and Ctrl-C. Called by the runner's main thread.
 """
 
@@ -23,15 +27,21 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
 from cachelab.spec import Hosts
 
 DEVICE = "lo"
-# Egress Mbit/s per role (asl2017, as measured in the seeds) or per node pool (azure-v2);
-# ARCHITECTURE.md section 6 and charts/testbed/values.yaml `bandwidth.profile`.
-ROLE_MBIT = {"asl2017": {"client": 200, "middleware": 700, "server": 100}}
+# Egress Mbit/s per role (asl2017, asl2019: iperf in the seeds) or per node pool (azure-v2);
+# ARCHITECTURE.md section 6, EXPERIMENTS.md (ASL 2019, December) and charts/testbed/values.yaml
+# `bandwidth.profile`.
+ROLE_MBIT = {
+    "asl2017": {"client": 200, "middleware": 700, "server": 100},
+    "asl2019": {"client": 180, "middleware": 710, "server": 88},
+}
+# Round-trip time between any two machines, added with netem (ASL 2019: 0.9 +- 0.2 ms).
+RTT_MS = {"asl2019": 0.9}
 POOL_MBIT = {"azure-v2": {"a1": 250, "a2": 500, "a4": 1000}}
 PROFILES = ("off", *ROLE_MBIT, *POOL_MBIT)
 UNLIMITED = "100gbit"
@@ -49,6 +59,7 @@ class Link:
     field: Literal["sport", "dport"]
     port: int
     mbit: int
+    delay_us: int = 0  # netem delay of this direction (half the profile's RTT)
 
 
 def role_rates(profile: str, hosts: Hosts) -> dict[str, int]:
@@ -75,13 +86,29 @@ def role_rates(profile: str, hosts: Hosts) -> dict[str, int]:
     raise ShapingError(f"bandwidth: {profile!r} is not one of {', '.join(PROFILES)}")
 
 
+def one_way_delay_us(profile: str) -> int:
+    """Half the profile's round-trip time in microseconds (0 when it has none)."""
+    return round(RTT_MS.get(profile, 0.0) * 1000 / 2)
+
+
 def links_for(
     rates: dict[str, int],
     server_ports: list[int],
     middleware_ports: list[int],
     client_machines: int,
+    delay_us: int = 0,
 ) -> list[Link]:
-    """The link directions of one run (see the module docstring)."""
+    """The link directions of one run (see the module docstring), each delayed by `delay_us`."""
+    links = _rate_links(rates, server_ports, middleware_ports, client_machines)
+    return [replace(link, delay_us=delay_us) for link in links] if delay_us else links
+
+
+def _rate_links(
+    rates: dict[str, int],
+    server_ports: list[int],
+    middleware_ports: list[int],
+    client_machines: int,
+) -> list[Link]:
     if not rates:
         return []
     links = [
@@ -106,6 +133,7 @@ class LoopbackShaper:
     def __init__(self, device: str = DEVICE) -> None:
         self.device = device
         self.installed = False
+        self.delay_skipped: str | None = None  # why the links' netem delay is not applied
 
     def _tc(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(["tc", *args], capture_output=True, text=True, check=False)
@@ -146,6 +174,13 @@ class LoopbackShaper:
                     "class", "add", *dev, "parent", "1:", "classid", classid,
                     "htb", "rate", rate, "ceil", rate,
                 )  # fmt: skip
+                if link.delay_us and self.delay_skipped is None:
+                    done = self._tc(
+                        "qdisc", "add", *dev, "parent", classid, "handle", f"{k + 16:x}:",
+                        "netem", "delay", f"{link.delay_us}us", check=False,
+                    )  # fmt: skip
+                    if done.returncode != 0:
+                        self.delay_skipped = f"netem: {done.stderr.strip()}"
                 self._tc(
                     "filter", "add", *dev, "parent", "1:", "protocol", "ip", "prio", "1",
                     "u32", "match", "ip", link.field, str(link.port), "0xffff", "flowid", classid,
@@ -161,6 +196,14 @@ class LoopbackShaper:
             self.installed = False
 
 
-def describe(profile: str, rates: dict[str, int], links: list[Link]) -> dict[str, object]:
+def describe(
+    profile: str, rates: dict[str, int], links: list[Link], delay_skipped: str | None = None
+) -> dict[str, object]:
     """What a run record stores about its shaping."""
-    return {"profile": profile, "mbit": rates, "links": [asdict(link) for link in links]}
+    return {
+        "profile": profile,
+        "mbit": rates,
+        "rtt_ms": RTT_MS.get(profile, 0.0) if delay_skipped is None else 0.0,
+        "delay_skipped": delay_skipped,
+        "links": [asdict(link) for link in links],
+    }

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import cachelab
-from cachelab.local.procs import ProcessError
+from cachelab.processes import ProcessError
 
 MIN_JAVA = 21
 

@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 from cachelab.analysis import aggregate as agg
+from cachelab.results import MeasuredInterval
+from cachelab.results.memtier import LoadgenRun, OpStats, SecondBucket
 
 
 def test_pooled_std_is_root_of_mean_variance() -> None:
@@ -18,15 +20,6 @@ def test_pooled_std_is_root_of_mean_variance() -> None:
         agg.pooled_std([])
     with pytest.raises(ValueError, match="must be >= 0"):
         agg.pooled_std([-1.0])
-
-
-def test_trim_seconds_drops_both_ends() -> None:
-    series = {s: s * 10 for s in range(10)}
-    assert sorted(agg.trim_seconds(series, 2, 2)) == [2, 3, 4, 5, 6, 7]
-    assert agg.trim_seconds({}, 2, 2) == {}
-    assert agg.trim_seconds(series, 6, 6) == {}
-    with pytest.raises(ValueError, match="warmup_s/cooldown_s"):
-        agg.trim_seconds(series, -1, 0)
 
 
 def test_aggregate_points_mean_and_population_sd() -> None:
@@ -54,25 +47,28 @@ def test_aggregate_points_mean_and_population_sd() -> None:
         agg.aggregate_points(summary, ["throughput_ops_per_s"], ["nope"])
 
 
-def test_measured_seconds_use_the_run_length_when_known() -> None:
-    series = {s: s for s in range(8)}  # a 7 s run: memtier adds a partial 8th second
-    assert sorted(agg.measured_seconds(series, 1, 1, duration_s=7)) == [1, 2, 3, 4, 5]
-    assert sorted(agg.measured_seconds(series, 1, 1)) == [1, 2, 3, 4, 5, 6]
+def test_the_one_trimming_rule() -> None:
+    interval = MeasuredInterval.of_run(1, 1, 7)  # a 7 s run: memtier adds a partial 8th second
+    assert [s for s in range(8) if interval.contains_second(s)] == [1, 2, 3, 4, 5]
+    assert interval.seconds == 5
+    assert interval.contains_offset(0.6) and not interval.contains_offset(5.5)
+    assert interval.contains_window(1000.0, 1500.0, 1000.0)  # midpoint 2000 = second 1
+    assert not interval.contains_window(1000.0, 6500.0, 1000.0)  # midpoint 7000 = second 6
+    with pytest.raises(ValueError, match="must be >= 0"):
+        MeasuredInterval.of_run(-1, 0, 5)
 
 
 def test_window_series_counts_idle_seconds_as_zero_throughput() -> None:
-    from cachelab.analysis.raw import LoadgenRun, OpStats, TimeSeriesSecond
-
     def run(counts: dict[int, int]) -> LoadgenRun:
-        series = {s: TimeSeriesSecond(c, 2.0 if c else 0.0) for s, c in counts.items()}
+        series = {s: SecondBucket(c, 2.0 if c else 0.0) for s, c in counts.items()}
         totals = OpStats(sum(counts.values()), 0.0, 2.0, {}, series)
         return LoadgenRun(path=Path("x.json"), stats={"Totals": totals})
 
     a = run({0: 10, 1: 100, 2: 0, 4: 100, 5: 5})  # second 3 missing: the client stalled
     b = run({0: 10, 1: 50, 2: 50, 3: 50, 4: 50, 5: 5})
-    frame = agg.window_series([a, b], warmup_s=1, cooldown_s=1, duration_s=5)
+    frame = agg.window_series([a, b], MeasuredInterval.of_run(1, 1, 5))
     assert list(frame["second"]) == [1, 2, 3]
     assert list(frame["throughput_ops_per_s"]) == [150.0, 50.0, 50.0]
-    stats = agg.repetition_window_stats([a, b], 1, 1, 5)
+    stats = agg.repetition_window_stats([a, b], MeasuredInterval.of_run(1, 1, 5))
     assert stats.windows == 3
     assert stats.throughput_mean == pytest.approx(250 / 3)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import yaml
+from hdrh.histogram import HdrHistogram
 
 from cachelab.analysis.queueing import mva
 from cachelab.summary import summary_columns
@@ -132,20 +133,23 @@ def _cumulative_histogram(samples: np.ndarray) -> list[dict[str, float]]:
     return rows
 
 
-def _hgrm(samples: np.ndarray) -> str:
-    """HdrHistogram percentile-distribution text, as ``--hdr-file-prefix`` writes it (ms)."""
-    rows = ["       Value     Percentile TotalCount 1/(1-Percentile)", ""]
-    ticks = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.975, 0.99]
-    ticks += [0.995, 0.999, 1.0]
-    ordered = np.sort(samples)
-    for tick in ticks:
-        value = float(np.quantile(ordered, tick))
-        count = int(np.searchsorted(ordered, value, side="right"))
-        inverse = f"{1 / (1 - tick):14.2f}" if tick < 1 else ""
-        rows.append(f"{value:12.3f} {tick:14.12f} {count:10d} {inverse}".rstrip())
-    rows.append(f"#[Mean    = {ordered.mean():12.3f}, StdDeviation   = {ordered.std():12.3f}]")
-    rows.append(f"#[Max     = {ordered.max():12.3f}, Total count    = {ordered.size:12d}]")
-    return "\n".join(rows) + "\n"
+def _hdr_interval_log(samples: np.ndarray, seconds: int, start_epoch_s: float) -> str:
+    """An HdrHistogram interval log, one interval per second (µs values, relative timestamps,
+    `#[StartTime]`), as the loadgen's ``--hdr-file-prefix`` writes it; the samples are spread
+    evenly over the seconds."""
+    lines = [
+        "#[synthetic: make_results_sample.py]",
+        f"#[StartTime: {start_epoch_s:.3f} (seconds since epoch)]",
+        '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"',
+    ]
+    for second, chunk in enumerate(np.array_split(samples, seconds)):
+        histogram = HdrHistogram(1, 60_000_000, 3)
+        for value_ms in chunk:
+            histogram.record_value(max(1, round(float(value_ms) * 1000.0)))
+        payload = histogram.encode().decode("ascii")
+        top = float(chunk.max()) if chunk.size else 0.0
+        lines.append(f"{second:.3f},1.000,{top:.3f},{payload}")
+    return "\n".join(lines) + "\n"
 
 
 def _op_block(
@@ -371,10 +375,15 @@ def write_results(root: Path, spec: dict[str, Any], seed: int = 2017) -> Path:
             rt = model["client_rt_ms"] / rep_factor
             raw = root / "raw" / f"p{point_index}-r{rep}"
             raw.mkdir(parents=True, exist_ok=True)
-            (raw / "point.json").write_text(
-                json.dumps({"point": point_index, "repetition": rep, "values": point}, indent=2)
-                + "\n"
-            )
+            record = {
+                "point": point_index,
+                "repetition": rep,
+                "values": point,
+                "spec": resolved,
+                "status": "ok",
+                "message": "",
+            }
+            (raw / "point.json").write_text(json.dumps(record, indent=2) + "\n")
             trimmed_counts = np.zeros(seconds - run["warmup_s"] - run["cooldown_s"])
             weighted_latency = np.zeros_like(trimmed_counts)
             all_samples = []
@@ -383,7 +392,9 @@ def write_results(root: Path, spec: dict[str, Any], seed: int = 2017) -> Path:
                     rng, resolved, x / instances, rt, seconds
                 )
                 (raw / f"loadgen-{instance}.json").write_text(json.dumps(document, indent=1))
-                (raw / f"loadgen-{instance}-hdr_FULL_RUN_1.hgrm").write_text(_hgrm(samples))
+                (raw / f"loadgen-{instance}-hdr_FULL_RUN_1.txt").write_text(
+                    _hdr_interval_log(samples, seconds, 1_763_700_000.0)
+                )
                 (raw / f"loadgen-{instance}.log").write_text(
                     f"[RUN #1] synthetic loadgen instance {instance}: {sum(counts)} ops\n"
                 )

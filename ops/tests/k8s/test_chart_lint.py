@@ -58,7 +58,7 @@ BAD_VALUES = [
     ("unknown-routing", "middleware:\n  routing: random\n", "schema", "middleware.routing"),
     (
         "unknown-bandwidth-profile",
-        "bandwidth:\n  profile: asl2019\n",
+        "bandwidth:\n  profile: asl2018\n",
         "schema",
         "bandwidth.profile",
     ),
@@ -216,3 +216,39 @@ def test_service_monitors_follow_the_api_or_the_value() -> None:
         assert release[0]["sourceLabels"] == [
             "__meta_kubernetes_service_label_app_kubernetes_io_instance"
         ]
+
+
+def _rendered(*args: str) -> list[dict[str, object]]:
+    out = run([tool("helm"), "template", "testbed", CHART, *args]).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def test_asl2019_profile_annotates_each_role_with_its_iperf_rate() -> None:
+    docs = _rendered("--set", "bandwidth.profile=asl2019", "--set", "middleware.enabled=true")
+    egress = {}
+    for doc in docs:
+        if doc["kind"] in ("StatefulSet", "Deployment"):
+            template = doc["spec"]["template"]["metadata"]  # type: ignore[index]
+            component = doc["metadata"]["labels"]["app.kubernetes.io/component"]  # type: ignore[index]
+            egress[component] = template["annotations"]["kubernetes.io/egress-bandwidth"]
+    assert egress == {"memcached": "88M", "middleware": "710M"}
+
+
+def _redis_args(*sets: str) -> list[str]:
+    args = [a for s in sets for a in ("--set", s)]
+    docs = _rendered(
+        "--set", "redis.enabled=true", "--set", "memcached.enabled=false",
+        "--set", "middleware.backend=redis", *args,
+    )  # fmt: skip
+    (redis,) = [d for d in docs if d["kind"] == "StatefulSet"]
+    container = redis["spec"]["template"]["spec"]["containers"][0]  # type: ignore[index]
+    return [str(a) for a in container["args"]]
+
+
+def test_redis_settings_of_a_spec_reach_the_server_flags() -> None:
+    stock = _redis_args("redis.persistence=true", "redis.maxmemoryMiB=6144")
+    assert "--save" not in stock and "--appendonly" not in stock
+    assert stock[stock.index("--maxmemory") + 1] == "6144mb"
+    unlimited = _redis_args("redis.maxmemoryMiB=0")
+    assert "--maxmemory" not in unlimited  # 0 = no limit, redis's own default
+    assert unlimited[unlimited.index("--save") + 1] == ""

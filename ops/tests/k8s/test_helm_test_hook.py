@@ -1,6 +1,7 @@
 """The chart's `helm test` hook (templates/tests/test-roundtrip.yaml) run for real: its rendered
 shell script, with the Service name swapped for a loopback port, against the middleware jar in
-front of a real memcached, and against a real redis-server for a redis-only release. kwok only
+front of a real memcached or (`middleware.backend: redis`) a real redis-server, and against a real
+redis-server for a redis-only release. kwok only
 marks the hook pod Succeeded, so this is where the round trip itself is checked."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ from cachelab.local.tools import find_java
 from .test_job_scripts import free_port, memcached_port  # noqa: F401  (fixture)
 from .tools import CHART, ROOT, run, tool
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.k8s]  # needs helm (make k8s-tools)
 
 
 def hook_script(*values: Path) -> tuple[str, str, int]:
@@ -49,13 +51,14 @@ def wait_listening(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
         time.sleep(0.2)
 
 
-@pytest.fixture
-def middleware_port(memcached_port: int) -> Iterator[int]:  # noqa: F811
+@contextmanager
+def running_middleware(server_port: int, protocol: str) -> Iterator[int]:
+    """The middleware jar on a free port in front of one server; yields its port."""
     jar = ROOT / "middleware" / "target" / "middleware.jar"
     assert jar.is_file(), f"{jar} is missing: run `make build`"
     port = free_port()
     argv = [find_java(ROOT), "-jar", str(jar), "-l", "127.0.0.1", "-p", str(port), "-t", "2"]
-    argv += ["-s", "false", "-m", f"127.0.0.1:{memcached_port}"]
+    argv += ["-s", "false", "--protocol", protocol, "-m", f"127.0.0.1:{server_port}"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_listening(port, proc, "middleware")
@@ -63,6 +66,12 @@ def middleware_port(memcached_port: int) -> Iterator[int]:  # noqa: F811
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.fixture
+def middleware_port(memcached_port: int) -> Iterator[int]:  # noqa: F811
+    with running_middleware(memcached_port, "memcached") as port:
+        yield port
 
 
 @pytest.fixture
@@ -83,6 +92,23 @@ def test_hook_round_trips_through_the_middleware(middleware_port: int) -> None:
     script, host, port = hook_script()
     assert (host, port) == ("testbed-middleware", 11212)
     done = run_hook(script, host, port, middleware_port)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "OK: set/get round trip" in done.stdout
+
+
+@pytest.fixture
+def redis_middleware_port(redis_port: int) -> Iterator[int]:
+    """The middleware jar speaking RESP2 (`--protocol redis`) in front of a real redis-server."""
+    with running_middleware(redis_port, "redis") as port:
+        yield port
+
+
+def test_hook_round_trips_through_the_middleware_in_front_of_redis(
+    redis_middleware_port: int,
+) -> None:
+    script, host, port = hook_script(CHART / "ci" / "06-redis-middleware-values.yaml")
+    assert (host, port) == ("testbed-middleware", 11212)
+    done = run_hook(script, host, port, redis_middleware_port)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "OK: set/get round trip" in done.stdout
 

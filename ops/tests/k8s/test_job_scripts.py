@@ -17,14 +17,24 @@ from pathlib import Path
 
 import pytest
 
+from cachelab.k8s import plan
 from cachelab.k8s.collect import result_blocks
 from cachelab.local.tools import find_java
+from cachelab.spec import parse_spec
 
 from .tools import MANIFESTS, ROOT
 
 pytestmark = pytest.mark.integration
 
 SCRIPTS = MANIFESTS / "base" / "scripts"
+PLANNED = (
+    "CLIENT_MACHINES",
+    "INSTANCES",
+    "KEY_MAXIMUM",
+    "LOADGEN_ARGS",
+    "PRELOAD_FILL_ARGS",
+    "PRELOAD_VERIFY_ARGS",
+)
 
 
 def free_port() -> int:
@@ -57,9 +67,23 @@ def memcached_port(request: pytest.FixtureRequest) -> Iterator[int]:
         proc.wait(timeout=10)
 
 
-def job_env(port: int, job: str, **overrides: str) -> dict[str, str]:
+def job_env(
+    port: int, job: str, value_bytes: int = 64, key_maximum: int = 300, **overrides: str
+) -> dict[str, str]:
+    """The benchmark-config literals the Kubernetes plan writes for a small point (its loadgen
+    flags from cachelab.k8s.plan.job_config), aimed at one memcached on loopback."""
     jar = ROOT / "loadgen" / "target" / "loadgen.jar"
     assert jar.is_file(), f"{jar} is missing: run `make build`"
+    spec = parse_spec(
+        {
+            "name": "scripts",
+            "topology": {"client_machines": 1, "instances_per_machine": 2, "threads": 1,
+                         "clients_per_thread": 2},
+            "workload": {"value_bytes": value_bytes, "key_maximum": key_maximum},
+            "run": {"duration_s": 2},
+        }
+    )  # fmt: skip
+    planned = plan.job_config(spec, plan.Target(loadgen="cachelab"))
     config = {
         "SCRIPTS_DIR": str(SCRIPTS),
         "JOB_NAME": job,
@@ -72,19 +96,7 @@ def job_env(port: int, job: str, **overrides: str) -> dict[str, str]:
         "SERVER_PORT": str(port),
         "LOADGEN": "cachelab",
         "CACHELAB_LOADGEN_CMD": f"{find_java(ROOT)} -jar {jar}",
-        "PROTOCOL": "memcache_text",
-        "CLIENT_MACHINES": "1",
-        "INSTANCES": "2",
-        "THREADS": "1",
-        "CLIENTS": "2",
-        "RATIO": "0:1",
-        "VALUE_BYTES": "64",
-        "KEY_MAXIMUM": "300",
-        "KEY_PATTERN": "R:R",
-        "MULTI_GET": "0",
-        "DURATION_S": "2",
-        "PRINT_PERCENTILES": "50,90,99",
-        "EXTRA_ARGS": "",
+        **{k: planned[k] for k in PLANNED},
         "BARRIER_TIMEOUT_S": "30",
         "PRELOAD_VERIFY": "true",
     }
@@ -120,9 +132,14 @@ def test_preload_fills_and_verifies_then_the_benchmark_prints_json_per_instance(
     blocks = result_blocks(bench.stdout)
     assert [(b.job, b.machine, b.instance) for b in blocks] == [
         ("benchmark", "0", "0"),
+        ("benchmark", "0", "hdr-0"),
         ("benchmark", "0", "1"),
+        ("benchmark", "0", "hdr-1"),
     ]
-    for block in blocks:
+    # the HDR interval log of each instance (--hdr-file-prefix, as in a local run)
+    for block in blocks[1::2]:
+        assert "#[StartTime:" in block.text, block.text[:200]
+    for block in blocks[0::2]:
         gets = block.data()["ALL STATS"]["Gets"]
         assert gets["Count"] > 0 and float(gets["Misses/sec"]) == 0  # the keys were preloaded
 
@@ -131,7 +148,7 @@ def test_preload_fills_and_verifies_then_the_benchmark_prints_json_per_instance(
 def test_preload_fails_when_the_verify_reads_miss(memcached_port: int, tmp_path: Path) -> None:
     # 1000 values of 64 KiB do not fit in 8 MiB: memcached evicts most of them while the fill
     # runs, so the read-back misses; the preload must say so and exit 1.
-    env = job_env(memcached_port, "preload", VALUE_BYTES="65536", KEY_MAXIMUM="1000")
+    env = job_env(memcached_port, "preload", value_bytes=65536, key_maximum=1000)
     preload = run_script("preload.sh", env, tmp_path)
     assert preload.returncode == 1, preload.stderr
     assert "preload verification failed: 127.0.0.1:" in preload.stderr
@@ -174,4 +191,4 @@ def test_benchmark_passes_each_instance_its_metrics_port(
         bench = run_script("run-benchmark.sh", env, tmp_path)
     assert bench.returncode == 1, bench.stderr
     assert "instance 1 failed" in bench.stderr and "instance 0 failed" not in bench.stderr
-    assert [b.instance for b in result_blocks(bench.stdout)] == ["0"]
+    assert [b.instance for b in result_blocks(bench.stdout)] == ["0", "hdr-0"]

@@ -18,7 +18,8 @@ import pytest
 import yaml
 
 from cachelab.cli import main
-from cachelab.summary import client_stats
+from cachelab.results import MeasuredInterval
+from cachelab.results.run import client_stats
 
 from .conftest import RECORDED_JSON, RECORDED_LOGS_NAMESPACE, Cluster
 
@@ -104,7 +105,7 @@ def test_run_target_k8s_collects_recorded_memtier_json_into_the_results_layout(
             ("1", "32", "ok"),
         ]
         # Two client machines, each "reporting" the same recorded run.
-        one = client_stats(RECORDED_JSON, 1, 1, 6, [])
+        one = client_stats(RECORDED_JSON, MeasuredInterval.of_run(1, 1, 6))
         for row in rows:
             assert float(row["throughput_ops_per_s"]) == pytest.approx(2 * one.throughput, 1e-3)
             assert float(row["get_ops_per_s"]) > 0 and float(row["misses"]) == 0, row

@@ -73,18 +73,13 @@ def test_breakdown_needs_middleware_columns(points: pd.DataFrame) -> None:
         plots.plot_mw_breakdown(_ax(), points.drop(columns=["mw_queue_time_ms_mean"]))
 
 
-def test_histogram_density_and_plot() -> None:
-    buckets = [(0.1, 10.0), (0.2, 60.0), (0.4, 100.0)]
-    bounds, density = plots.histogram_density(buckets)
-    assert list(bounds) == [0.1, 0.2, 0.4]
-    assert density == pytest.approx([100.0, 500.0, 200.0])  # % per ms
+def test_latency_density_plot_draws_one_step_line_per_label() -> None:
+    edges, fractions = [0.0, 0.5, 1.0, 1.5], [0.25, 0.5, 0.25]
     ax = _ax()
-    plots.plot_latency_histogram(ax, {"a": buckets, "b": buckets[:2]})
-    assert len(ax.get_lines()) == 2
-    with pytest.raises(ValueError, match="empty histogram"):
-        plots.histogram_density([])
-    with pytest.raises(ValueError, match="must increase"):
-        plots.histogram_density([(0.2, 10.0), (0.1, 20.0)])
+    plots.plot_latency_density(ax, {"a": (edges, fractions), "b": (edges, fractions)})
+    assert len(ax.patches) == 2
+    heights = ax.patches[0].get_data().values
+    assert list(heights) == pytest.approx([50.0, 100.0, 50.0])  # % per ms
 
 
 def test_percentiles_plot() -> None:

@@ -11,8 +11,10 @@ import pandas as pd
 import pytest
 
 from cachelab.analysis.aggregate import window_series, window_std
-from cachelab.analysis.raw import RawDataError, raw_run_dirs, read_hgrm, read_loadgen_json
 from cachelab.report import ReportError, build_report
+from cachelab.results import MeasuredInterval, ResultsDir, ResultsError
+from cachelab.results.experiment import read_experiment
+from cachelab.results.memtier import read_loadgen_json
 from cachelab.summary import summary_columns
 
 from .sample import SAMPLE_DIR, copy_sample, generator, sample_spec
@@ -35,11 +37,11 @@ def test_fixture_matches_the_results_contract() -> None:
     summary = pd.read_csv(SAMPLE_DIR / "summary.csv")
     axes = ["topology.clients_per_thread", "topology.workers"]
     assert list(summary.columns) == summary_columns(axes)
-    runs = raw_run_dirs(SAMPLE_DIR)
+    runs = ResultsDir(SAMPLE_DIR).runs()
     assert len(runs) == len(summary) == 12
     for run in runs:
-        assert (run.path / "point.json").is_file()
-        assert run.loadgen_files() and run.middleware_summaries()
+        assert run.point_file.is_file()
+        assert run.loadgen_files() and run.middleware_dirs()
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +151,7 @@ def test_missing_files_and_columns_are_named(tmp_path: Path) -> None:
 
 
 def test_window_std_is_the_root_of_mean_window_variance() -> None:
-    frame = window_std(SAMPLE_DIR, warmup_s=2, cooldown_s=2)
+    frame = window_std(read_experiment(SAMPLE_DIR).runs)
     assert list(frame["point"]) == list(range(6))
     assert (frame["repetitions"] == 2).all()
     # recompute point 0 by hand from the two loadgen files
@@ -172,23 +174,11 @@ def test_loadgen_reader_accepts_memtier_quirks_and_rejects_garbage(tmp_path: Pat
     run = read_loadgen_json(path)
     assert run.totals.count > 0 and 99.0 in run.totals.percentiles_ms
     path.write_text("{not json")
-    with pytest.raises(RawDataError, match="not valid JSON"):
+    with pytest.raises(ResultsError, match="not valid JSON"):
         read_loadgen_json(path)
     path.write_text('{"configuration": {}}')
-    with pytest.raises(RawDataError, match="no 'ALL STATS' section"):
+    with pytest.raises(ResultsError, match="no 'ALL STATS' section"):
         read_loadgen_json(path)
-
-
-def test_hgrm_reader_gives_a_cumulative_histogram(tmp_path: Path) -> None:
-    buckets = read_hgrm(SAMPLE_DIR / "raw" / "p0-r0" / "loadgen-0-hdr_FULL_RUN_1.hgrm")
-    values = [v for v, _ in buckets]
-    percents = [p for _, p in buckets]
-    assert values == sorted(values) and len(set(values)) == len(values)
-    assert percents[0] == 0.0 and percents[-1] == 100.0
-    empty = tmp_path / "empty.hgrm"
-    empty.write_text("       Value     Percentile TotalCount 1/(1-Percentile)\n")
-    with pytest.raises(RawDataError, match="no 'Value Percentile TotalCount' rows"):
-        read_hgrm(empty)
 
 
 def test_histogram_falls_back_to_hgrm_without_json_arrays(tmp_path: Path) -> None:
@@ -210,9 +200,9 @@ def test_window_aggregation_reproduces_the_runners_summary_on_a_recorded_run() -
     # The runner's summary.csv and this package's window reader must agree on what a run
     # measured: TP summed over instances, RT averaged weighted by counts, [warmup, end - cooldown)
     summary = pd.read_csv(RECORDED / "summary.csv")
-    for run_dir in raw_run_dirs(RECORDED):
+    for run_dir in ResultsDir(RECORDED).runs():
         runs = [read_loadgen_json(f) for f in run_dir.loadgen_files()]
-        windows = window_series(runs, warmup_s=1, cooldown_s=1, duration_s=6)
+        windows = window_series(runs, MeasuredInterval.of_run(1, 1, 6))
         row = summary[
             (summary["point"] == run_dir.point) & (summary["repetition"] == run_dir.repetition)
         ]

@@ -11,12 +11,14 @@ import sun.misc.Signal;
 /**
  * Entry point: parses the flags, starts the {@link Middleware}, prints {@code cachelab middleware
  * listening on <ip>:<port>} and waits. SIGTERM or SIGINT: stop accepting, drain, write the final
- * statistics, exit 0. A bad flag exits 2 with a message naming it and its accepted range.
+ * statistics, exit 0. A bad flag exits 2 with a message naming it and its accepted range. A thread
+ * dying of an unhandled error ends the process with status 70 ({@link FatalErrors}).
  */
 public final class Main {
   private Main() {}
 
   public static void main(String[] args) {
+    Thread.setDefaultUncaughtExceptionHandler(new FatalErrors());
     MiddlewareConfig config;
     try {
       config = ConfigParser.parse(args);

@@ -1,15 +1,25 @@
 package dev.cachelab.middleware;
 
 import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.config.MiddlewareConfig;
+import dev.cachelab.middleware.config.Protocol;
 import dev.cachelab.middleware.config.Routing;
+import dev.cachelab.middleware.dispatch.ErrorReplies;
 import dev.cachelab.middleware.dispatch.HashRouter;
+import dev.cachelab.middleware.dispatch.MemcachedErrorReplies;
 import dev.cachelab.middleware.dispatch.RequestQueue;
+import dev.cachelab.middleware.dispatch.RespErrorReplies;
 import dev.cachelab.middleware.dispatch.RoundRobinRouter;
 import dev.cachelab.middleware.dispatch.Router;
 import dev.cachelab.middleware.dispatch.Worker;
+import dev.cachelab.middleware.net.BufferBudget;
 import dev.cachelab.middleware.net.NetThread;
+import dev.cachelab.middleware.protocol.RequestDecoder;
+import dev.cachelab.middleware.protocol.RequestParser;
+import dev.cachelab.middleware.protocol.RespParser;
+import dev.cachelab.middleware.protocol.RespReplies;
 import dev.cachelab.middleware.stats.IntervalReporter;
 import dev.cachelab.middleware.stats.MetricsEndpoint;
 import dev.cachelab.middleware.stats.StatsRegistry;
@@ -18,6 +28,7 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * Wires the parts together: net thread, queue, workers, watchdog, statistics reporter and metrics
@@ -38,37 +49,64 @@ public final class Middleware {
 
   public Middleware(MiddlewareConfig config) throws IOException {
     this.config = config;
+    boolean redis = config.protocol() == Protocol.REDIS;
     this.queue = new RequestQueue(config.queueCapacity(), config.workerBatch());
     this.stats = new StatsRegistry(config.servers(), config.workers());
     Router router =
         config.routing() == Routing.HASH
             ? new HashRouter(config.servers(), config.replication())
             : new RoundRobinRouter(config.servers().size(), config.sharded());
+    BufferBudget budget = new BufferBudget(config.effectiveBufferBudgetBytes());
     this.net =
         new NetThread(
             new InetSocketAddress(config.listenAddress(), config.port()),
             queue,
             router,
             stats.newRecorder(),
-            stats::statsReply,
-            config.maxValueBytes());
+            redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply,
+            decoders(config),
+            budget,
+            TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()));
     stats.gauges(queue::size, net::connections, net::totalConnections);
+    stats.value(
+        "buffer_budget_bytes", "Budget for bytes buffered for clients.", budget::limitBytes);
+    stats.value("buffered_bytes", "Bytes buffered for clients now.", budget::usedBytes);
+    stats.value(
+        "budget_closed_connections",
+        "Connections closed because their buffers did not fit in the budget.",
+        budget::refusals);
+    stats.value(
+        "idle_closed_connections", "Connections closed by the idle timeout.", net::idleClosed);
     List<InetSocketAddress> addresses = config.serverAddresses();
     long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.backendTimeoutMs());
     long watchdogPeriodNanos = Watchdog.periodNanos(config.backendTimeoutMs());
+    List<BackendHealth> health = new ArrayList<>();
+    for (String server : config.servers()) {
+      health.add(
+          new BackendHealth(
+              server,
+              config.ejectAfterFailures(),
+              TimeUnit.MILLISECONDS.toNanos(config.ejectRetryMs()),
+              config.effectiveBackendMaxWaiters()));
+    }
+    stats.backendHealth(health);
     List<BackendConnection> allBackends = new ArrayList<>();
     List<Worker> workers = new ArrayList<>();
+    ErrorReplies errors =
+        redis
+            ? new RespErrorReplies(config.servers())
+            : new MemcachedErrorReplies(config.servers());
     for (int w = 0; w < config.workers(); w++) {
       List<BackendConnection> backends = new ArrayList<>();
       for (int s = 0; s < addresses.size(); s++) {
-        backends.add(new BackendConnection(s, addresses.get(s)));
+        backends.add(new BackendConnection(s, addresses.get(s), health.get(s), config.protocol()));
       }
       allBackends.addAll(backends);
       workers.add(
           new Worker(
               queue,
               backends,
-              config.servers(),
+              errors,
               stats.newRecorder(),
               timeoutNanos,
               watchdogPeriodNanos,
@@ -82,6 +120,16 @@ public final class Middleware {
     }
     this.reporter = new IntervalReporter(config, stats);
     this.metrics = new MetricsEndpoint(config, stats);
+  }
+
+  /** One request decoder per client connection, for the configured protocol. */
+  private static Supplier<RequestDecoder> decoders(MiddlewareConfig config) {
+    int maxValueBytes = config.maxValueBytes();
+    if (config.protocol() == Protocol.REDIS) {
+      boolean multiKeyWrites = config.routing() != Routing.HASH;
+      return () -> new RespParser(maxValueBytes, multiKeyWrites);
+    }
+    return () -> new RequestParser(maxValueBytes);
   }
 
   /** Starts every thread; the middleware accepts clients when this returns. */

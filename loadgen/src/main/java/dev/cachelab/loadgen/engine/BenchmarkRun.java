@@ -83,6 +83,7 @@ public final class BenchmarkRun {
         break; // nothing was measured (e.g. connection refused)
       }
       sample(result, second, stats, intervals, total, lastBytes);
+      setCounters(result, stats); // errors so far, for the progress line (once a second)
       long elapsed = Math.min(System.nanoTime(), tick) - startNanos;
       for (IntervalListener l : listeners) {
         try {

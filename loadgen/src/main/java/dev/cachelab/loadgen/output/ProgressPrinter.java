@@ -12,7 +12,8 @@ import org.HdrHistogram.Histogram;
 /**
  * One progress line per second on stderr (memtier's {@code [RUN #1 45%, 9 secs]} line, newline
  * terminated so logs stay readable): ops so far, this second's and the average ops/s, this second's
- * and the average latency. Called on the sampler thread.
+ * and the average latency, then (an extension memtier lacks) this second's p99 latency and the
+ * error replies so far, which cachelab's runner shows live. Called on the sampler thread.
  */
 public final class ProgressPrinter implements IntervalListener {
   private final LoadgenConfig config;
@@ -42,7 +43,7 @@ public final class ProgressPrinter implements IntervalListener {
         String.format(
             Locale.ROOT,
             "[RUN #%d %s, %3d secs]  %d threads: %11d ops, %8.0f (avg: %8.0f) ops/sec,"
-                + " %.3f (avg: %.3f) msec latency",
+                + " %.3f (avg: %.3f) msec latency, %.3f p99 msec, %d errors",
             run.runNumber(),
             progress,
             second + 1,
@@ -51,6 +52,8 @@ public final class ProgressPrinter implements IntervalListener {
             seconds > 0 ? total.getTotalCount() / seconds : 0.0,
             ops / elapsed,
             total.getTotalCount() > 0 ? total.getMean() / 1000.0 : 0.0,
-            ops > 0 ? run.totals().latencyMicros().getMean() / 1000.0 : 0.0));
+            ops > 0 ? run.totals().latencyMicros().getMean() / 1000.0 : 0.0,
+            total.getTotalCount() > 0 ? total.getValueAtPercentile(99.0) / 1000.0 : 0.0,
+            run.totals().errors()));
   }
 }

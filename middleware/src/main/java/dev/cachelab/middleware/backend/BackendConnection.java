@@ -1,5 +1,6 @@
 package dev.cachelab.middleware.backend;
 
+import dev.cachelab.middleware.config.Protocol;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,14 +11,23 @@ import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One worker's blocking connection to one memcached server, with a reusable reply buffer and a
- * reply reader (a blocking CRLF reader in the spirit of Jedis' {@code RedisInputStream}). Owned and
- * used by one worker thread; the {@link Watchdog} thread may only {@link #abortIfExpired} it.
+ * One worker's blocking connection to one memcached (or redis) server, with a reusable reply buffer
+ * and a reply reader (a blocking CRLF reader in the spirit of Jedis' {@code RedisInputStream}).
+ * Owned and used by one worker thread; the {@link Watchdog} thread may only {@link #abortIfExpired}
+ * it.
  *
  * <p>Timeouts: the worker arms a deadline before it writes a request and disarms it after the
  * reply; a blocking read past the deadline is ended by the watchdog closing the socket, which keeps
  * the fast path at one blocking read per reply (no timed poll). After a failure the connection is
- * closed and reconnected on a later request, with exponential backoff between attempts.
+ * closed and reconnected on the next request; only failed connection attempts back off
+ * (exponentially), so a server that drops one connection now and then costs one request, not every
+ * request of a backoff period.
+ *
+ * <p>Health: every failure and every complete reply is reported to the server's shared {@link
+ * BackendHealth}; while the server is ejected the connection refuses requests (one worker probes it
+ * with {@code version}, or redis with {@code PING}, when its retry interval has passed), and a
+ * request takes one of the server's waiter slots from {@link #ensureConnected} until its reply or
+ * failure.
  */
 public final class BackendConnection {
   private static final long INITIAL_BACKOFF_NANOS = 10_000_000L;
@@ -25,9 +35,19 @@ public final class BackendConnection {
   private static final long DISARMED = 0;
   private static final long EXPIRED = -1;
 
+  private static final byte[] VERSION_REQUEST = {'v', 'e', 'r', 's', 'i', 'o', 'n', '\r', '\n'};
+  private static final byte[] VERSION_PREFIX = {'V', 'E', 'R', 'S', 'I', 'O', 'N', ' '};
+  private static final byte[] PING_REQUEST = {
+    '*', '1', '\r', '\n', '$', '4', '\r', '\n', 'P', 'I', 'N', 'G', '\r', '\n'
+  };
+  private static final byte[] PONG_REPLY = {'+', 'P', 'O', 'N', 'G', '\r', '\n'};
+
   private final int serverIndex;
   private final String host;
   private final int port;
+  private final BackendHealth health;
+  private final Protocol protocol;
+  private boolean holdsWaiterSlot;
   private final AtomicLong deadlineNanos = new AtomicLong(DISARMED);
   private volatile boolean timedOut;
 
@@ -52,16 +72,24 @@ public final class BackendConnection {
   private int[] keyEnd = new int[8];
   private int replyLength;
   private boolean replyIsError;
+  private int hitCount;
 
   /** Send buffer for requests the worker rewrites (noreply stripped, split multi-gets). */
   private byte[] sendBuf = new byte[1024];
 
   private int sendLength;
 
-  public BackendConnection(int serverIndex, InetSocketAddress address) {
+  /**
+   * @param protocol the server's protocol: memcached is probed with {@code version}, redis with
+   *     {@code PING}
+   */
+  public BackendConnection(
+      int serverIndex, InetSocketAddress address, BackendHealth health, Protocol protocol) {
     this.serverIndex = serverIndex;
+    this.protocol = protocol;
     this.host = address.getHostString();
     this.port = address.getPort();
+    this.health = health;
   }
 
   public int serverIndex() {
@@ -75,12 +103,57 @@ public final class BackendConnection {
    * that finds no data into read, poll, read) and the watchdog ends it by closing the socket.
    */
   public boolean ensureConnected(long nowNanos) {
+    if (!health.inRotation() && !(health.claimProbe(nowNanos) && probe(nowNanos))) {
+      return false;
+    }
+    if (!holdsWaiterSlot) {
+      if (!health.tryEnter()) {
+        return false;
+      }
+      holdsWaiterSlot = true;
+    }
     if (in != null) {
       return true;
     }
     if (nowNanos - reconnectAtNanos < 0) {
       return false;
     }
+    if (!connect()) {
+      health.failed(System.nanoTime());
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Asks the ejected server for its {@code version} (redis: {@code PING}); reports the outcome to
+   * its health. Runs under the caller's armed deadline (the watchdog ends a hung probe).
+   */
+  private boolean probe(long nowNanos) {
+    boolean answered = false;
+    try {
+      if ((in != null || connect()) && protocol == Protocol.REDIS) {
+        send(PING_REQUEST, 0, PING_REQUEST.length);
+        readRespReply();
+        answered = startsWith(0, PONG_REPLY);
+      } else if (in != null) {
+        send(VERSION_REQUEST, 0, VERSION_REQUEST.length);
+        readLineReply();
+        answered = startsWith(0, VERSION_PREFIX);
+      }
+    } catch (IOException e) {
+      answered = false;
+    }
+    if (answered) {
+      health.probeSucceeded();
+      return true;
+    }
+    closeSocket();
+    health.probeFailed(nowNanos);
+    return false;
+  }
+
+  private boolean connect() {
     Socket s = new Socket();
     socket = s; // visible to the watchdog while connecting
     try {
@@ -96,8 +169,16 @@ public final class BackendConnection {
     } catch (IOException e) {
       socket = null;
       closeQuietly(s);
-      scheduleReconnect(System.nanoTime());
+      reconnectAtNanos = System.nanoTime() + backoffNanos;
+      backoffNanos = Math.min(MAX_BACKOFF_NANOS, backoffNanos * 2);
       return false;
+    }
+  }
+
+  private void leaveWaiters() {
+    if (holdsWaiterSlot) {
+      holdsWaiterSlot = false;
+      health.exit();
     }
   }
 
@@ -105,10 +186,12 @@ public final class BackendConnection {
   public void disarmQuietly() {
     deadlineNanos.set(DISARMED);
     timedOut = false;
+    leaveWaiters();
   }
 
   /** Arms the timeout; call before sending a request. */
   public void arm(long deadline) {
+    leaveWaiters();
     timedOut = false;
     deadlineNanos.set(deadline == DISARMED || deadline == EXPIRED ? 1 : deadline);
   }
@@ -121,7 +204,10 @@ public final class BackendConnection {
     long deadline = deadlineNanos.get();
     if (deadline == EXPIRED || !deadlineNanos.compareAndSet(deadline, DISARMED) || timedOut) {
       markDown();
+      return;
     }
+    leaveWaiters();
+    health.succeeded();
   }
 
   /** Watchdog thread: closes the socket if the armed deadline has passed. */
@@ -143,31 +229,30 @@ public final class BackendConnection {
     return timedOut;
   }
 
-  /** Closes the connection after a failure and schedules a reconnect with backoff. */
+  /**
+   * Closes the connection after a failure and reports it to the server's health; the next request
+   * reconnects at once (a failed reconnect backs off).
+   */
   public void markDown() {
     deadlineNanos.set(DISARMED);
+    leaveWaiters();
+    closeSocket();
+    health.failed(System.nanoTime());
+  }
+
+  private void closeSocket() {
     if (socket != null) {
       closeQuietly(socket);
       socket = null;
       in = null;
       out = null;
     }
-    scheduleReconnect(System.nanoTime());
-  }
-
-  private void scheduleReconnect(long nowNanos) {
-    reconnectAtNanos = nowNanos + backoffNanos;
-    backoffNanos = Math.min(MAX_BACKOFF_NANOS, backoffNanos * 2);
   }
 
   /** Closes the socket for good (shutdown). */
   public void close() {
-    if (socket != null) {
-      closeQuietly(socket);
-      socket = null;
-      in = null;
-      out = null;
-    }
+    leaveWaiters();
+    closeSocket();
   }
 
   // ---- sending ----------------------------------------------------------------------------------
@@ -258,6 +343,112 @@ public final class BackendConnection {
       pos = blockEndOffset;
       scanFrom = pos;
     }
+    consumeReply();
+    return replyLength;
+  }
+
+  /**
+   * Reads one RESP2 reply from a redis server (simple string, error, integer, bulk string or array,
+   * nested to any depth) into {@link #buffer()}. For an array, each top-level element is indexed
+   * for {@link #blockStart}/{@link #blockEnd} and {@link #valueCount()} is the element count (1 for
+   * any other reply); {@link #hitCount()} is the number of non-nil top-level bulk strings.
+   */
+  public int readRespReply() throws IOException {
+    startReply();
+    valueCount = 0;
+    hitCount = 0;
+    int newline = readLine(0);
+    if (buf[0] == '*') {
+      long elements = parseRespNumber(1, newline);
+      int pos = newline + 1;
+      for (long e = 0; e < elements; e++) {
+        int next = readRespValue(pos);
+        addBlock(pos, next, pos, pos);
+        countHit(pos);
+        pos = next;
+      }
+      replyLength = pos;
+    } else {
+      scanFrom = 0;
+      replyLength = readRespValue(0);
+      addBlock(0, replyLength, 0, 0);
+      countHit(0);
+    }
+    replyIsError = buf[0] == '-';
+    scanFrom = replyLength;
+    consumeReply();
+    return replyLength;
+  }
+
+  /** Non-nil top-level bulk strings of the last RESP reply (hits of a GET or MGET). */
+  public int hitCount() {
+    return hitCount;
+  }
+
+  private void countHit(int pos) {
+    if (buf[pos] == '$' && buf[pos + 1] != '-') {
+      hitCount++;
+    }
+  }
+
+  /** Reads the RESP value starting at {@code pos}; returns the offset just after it. */
+  private int readRespValue(int pos) throws IOException {
+    int newline = readLine(pos);
+    switch (buf[pos]) {
+      case '+', '-', ':' -> {
+        return newline + 1;
+      }
+      case '$' -> {
+        long length = parseRespNumber(pos + 1, newline);
+        if (length < 0) {
+          return newline + 1;
+        }
+        int valueEnd = newline + 1 + (int) length + 2;
+        fill(valueEnd);
+        scanFrom = valueEnd;
+        return valueEnd;
+      }
+      case '*' -> {
+        long elements = parseRespNumber(pos + 1, newline);
+        int next = newline + 1;
+        for (long e = 0; e < elements; e++) {
+          next = readRespValue(next);
+        }
+        return next;
+      }
+      default -> throw new IOException("bad RESP reply from server");
+    }
+  }
+
+  /** The signed decimal in {@code buf[from, newline)} without its {@code \r}. */
+  private long parseRespNumber(int from, int newline) throws IOException {
+    int to = newline > from && buf[newline - 1] == '\r' ? newline - 1 : newline;
+    boolean negative = from < to && buf[from] == '-';
+    int value = parseDecimal(negative ? from + 1 : from, to);
+    return negative ? -value : value;
+  }
+
+  /**
+   * Reads the reply to {@code stats <group>}: {@code STAT} (or other) lines up to {@code END}, or a
+   * single error line.
+   */
+  public int readStatsReply() throws IOException {
+    startReply();
+    valueCount = 0;
+    int pos = 0;
+    while (true) {
+      int newline = readLine(pos);
+      if (startsWith(pos, END_LINE)) {
+        replyIsError = false;
+        break;
+      }
+      if (pos == 0 && isErrorLine(0)) {
+        replyIsError = true;
+        break;
+      }
+      pos = newline + 1;
+    }
+    replyLength = scanFrom;
     consumeReply();
     return replyLength;
   }

@@ -16,7 +16,8 @@ public final class ConfigParser {
   @Command(
       name = "middleware",
       description =
-          "cachelab middleware: a memcached text-protocol proxy (net thread, queue, workers).",
+          "cachelab middleware: a memcached text-protocol or redis RESP2 proxy (net thread,"
+              + " queue, workers).",
       mixinStandardHelpOptions = true,
       sortOptions = false)
   static final class Flags {
@@ -25,6 +26,13 @@ public final class ConfigParser {
 
     @Option(names = "-p", required = true, description = "Listen port (0 = any free port).")
     int port;
+
+    @Option(
+        names = "--protocol",
+        defaultValue = "memcached",
+        description =
+            "Protocol to clients and servers: memcached (text protocol) or redis (RESP2).")
+    String protocol;
 
     @Option(names = "-t", required = true, description = "Worker threads (1..1024).")
     int workers;
@@ -82,6 +90,37 @@ public final class ConfigParser {
 
     @Option(names = "--metrics-address", defaultValue = "0.0.0.0")
     String metricsAddress;
+
+    @Option(
+        names = "--eject-after-failures",
+        defaultValue = "3",
+        description = "Consecutive failures that eject a server (0 = never; mcrouter TKO: 3).")
+    int ejectAfterFailures;
+
+    @Option(
+        names = "--eject-retry-ms",
+        defaultValue = "2000",
+        description = "Time an ejected server stays out before a version probe.")
+    int ejectRetryMs;
+
+    @Option(
+        names = "--backend-max-waiters",
+        defaultValue = "0",
+        description = "Workers that may wait on a failing server at once (0 = half the workers).")
+    int backendMaxWaiters;
+
+    @Option(
+        names = "--buffer-budget-bytes",
+        defaultValue = "0",
+        description =
+            "Bytes buffered for all clients' requests and replies (0 = a third of the heap).")
+    long bufferBudgetBytes;
+
+    @Option(
+        names = "--idle-timeout-s",
+        defaultValue = "0",
+        description = "Close a client connection idle this long (0 = never).")
+    int idleTimeoutSeconds;
   }
 
   /**
@@ -116,6 +155,7 @@ public final class ConfigParser {
     return new MiddlewareConfig(
         flags.listenAddress,
         flags.port,
+        Protocol.parse(flags.protocol),
         flags.workers,
         sharded,
         flags.servers,
@@ -130,6 +170,11 @@ public final class ConfigParser {
         flags.warmupSeconds,
         flags.cooldownSeconds,
         flags.metricsPort,
-        flags.metricsAddress);
+        flags.metricsAddress,
+        flags.ejectAfterFailures,
+        flags.ejectRetryMs,
+        flags.backendMaxWaiters,
+        flags.bufferBudgetBytes,
+        flags.idleTimeoutSeconds);
   }
 }

@@ -10,6 +10,8 @@ import java.util.List;
  *
  * @param listenAddress {@code -l}: address the net thread binds
  * @param port {@code -p}: listen port (0 = any free port, reported on stdout)
+ * @param protocol {@code --protocol}: memcached text protocol or redis RESP2, to clients and
+ *     servers
  * @param workers {@code -t}: worker threads
  * @param sharded {@code -s}: split multi-key gets over the servers
  * @param servers {@code -m}: backend memcached servers, {@code host:port}
@@ -27,10 +29,20 @@ import java.util.List;
  * @param cooldownSeconds {@code --cooldown-s}
  * @param metricsPort {@code --metrics-port}: 0 = off
  * @param metricsAddress {@code --metrics-address}
+ * @param ejectAfterFailures {@code --eject-after-failures}: consecutive failures (timeouts, refused
+ *     or broken connections) that take a server out of rotation; 0 = never
+ * @param ejectRetryMs {@code --eject-retry-ms}: how long an ejected server stays out before it is
+ *     probed with {@code version}
+ * @param backendMaxWaiters {@code --backend-max-waiters}: workers that may wait at once on a server
+ *     that has failed recently; 0 = half the workers (at least 1)
+ * @param bufferBudgetBytes {@code --buffer-budget-bytes}: request and reply bytes buffered over all
+ *     client connections; 0 = a third of the maximum heap
+ * @param idleTimeoutSeconds {@code --idle-timeout-s}: close a client idle this long; 0 = never
  */
 public record MiddlewareConfig(
     String listenAddress,
     int port,
+    Protocol protocol,
     int workers,
     boolean sharded,
     List<String> servers,
@@ -45,14 +57,33 @@ public record MiddlewareConfig(
     int warmupSeconds,
     int cooldownSeconds,
     int metricsPort,
-    String metricsAddress) {
+    String metricsAddress,
+    int ejectAfterFailures,
+    int ejectRetryMs,
+    int backendMaxWaiters,
+    long bufferBudgetBytes,
+    int idleTimeoutSeconds) {
 
   public static final int MAX_WORKERS = 1024;
   public static final int MAX_SERVERS = 64;
   public static final int MAX_WORKER_BATCH = 1024;
+  public static final long MIN_BUFFER_BUDGET_BYTES = 1 << 20;
+
+  /** The buffer budget in effect: the flag, or a third of the maximum heap. */
+  public long effectiveBufferBudgetBytes() {
+    return bufferBudgetBytes != 0 ? bufferBudgetBytes : Runtime.getRuntime().maxMemory() / 3;
+  }
+
+  /** The waiter bound in effect: the flag, or half the workers (at least 1). */
+  public int effectiveBackendMaxWaiters() {
+    return backendMaxWaiters != 0 ? backendMaxWaiters : Math.max(1, workers / 2);
+  }
 
   public MiddlewareConfig {
     servers = List.copyOf(servers);
+    if (protocol == null) {
+      throw new ConfigException("--protocol: missing (expected: memcached or redis)");
+    }
     check("-p", port, 0, 65535);
     check("-t", workers, 1, MAX_WORKERS);
     check("-m", servers.size(), 1, MAX_SERVERS, "servers");
@@ -68,6 +99,18 @@ public record MiddlewareConfig(
     check("--warmup-s", warmupSeconds, 0, 86_400);
     check("--cooldown-s", cooldownSeconds, 0, 86_400);
     check("--metrics-port", metricsPort, 0, 65535);
+    check("--eject-after-failures", ejectAfterFailures, 0, 1_000_000);
+    check("--eject-retry-ms", ejectRetryMs, 1, 3_600_000);
+    check("--backend-max-waiters", backendMaxWaiters, 0, MAX_WORKERS);
+    if (bufferBudgetBytes != 0 && (bufferBudgetBytes < MIN_BUFFER_BUDGET_BYTES)) {
+      throw new ConfigException(
+          "--buffer-budget-bytes: "
+              + bufferBudgetBytes
+              + " (expected: 0 for a third of the heap, or >= "
+              + MIN_BUFFER_BUDGET_BYTES
+              + ")");
+    }
+    check("--idle-timeout-s", idleTimeoutSeconds, 0, 86_400 * 30);
     if (listenAddress == null || listenAddress.isBlank()) {
       throw new ConfigException("-l: missing (expected: an IP address or host name)");
     }

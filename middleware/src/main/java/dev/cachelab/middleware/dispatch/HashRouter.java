@@ -1,12 +1,14 @@
 package dev.cachelab.middleware.dispatch;
 
+import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.Request;
 import java.util.List;
 
 /**
  * Consistent-hash routing (ASL 2016 generalised): a key's reads go to its primary on the {@link
  * KetamaRing}, its writes to its {@code replication} replicas (primary first); a multi-key read is
- * split by primary. {@code flush_all}/{@code verbosity} go to every server. Net thread only.
+ * split by primary. With replication, a single-key read's fallback is its second replica. {@code
+ * flush_all}/{@code verbosity} go to every server. Net thread only.
  */
 public final class HashRouter implements Router {
   private final KetamaRing ring;
@@ -27,10 +29,18 @@ public final class HashRouter implements Router {
   public void route(Request request) {
     request.clearServers();
     byte[] bytes = request.bytes();
-    switch (request.command().family()) {
+    switch (request.family()) {
       case RETRIEVAL -> {
         if (request.keyCount() == 1) {
-          request.addServer(ring.primary(bytes, request.keyStart(0), request.keyEnd(0), replicas));
+          Command command = request.command();
+          if (replication > 1 && command != Command.GETS && command != Command.GATS) {
+            ring.replicas(bytes, request.keyStart(0), request.keyEnd(0), 2, replicas);
+            request.addServer(replicas[0]);
+            request.setFallbackServer(replicas[1]);
+          } else {
+            request.addServer(
+                ring.primary(bytes, request.keyStart(0), request.keyEnd(0), replicas));
+          }
           return;
         }
         java.util.Arrays.fill(used, false);

@@ -62,7 +62,6 @@ public final class RequestQueue {
   public int stage(Request request) {
     int lengthBefore = length.getAndIncrement();
     request.enqueuedNanos = System.nanoTime();
-    request.queueLengthAtEnqueue = lengthBefore;
     staged.addLast(request);
     return lengthBefore;
   }
@@ -94,7 +93,6 @@ public final class RequestQueue {
   public int enqueue(Request request) {
     int lengthBefore = length.getAndIncrement();
     request.enqueuedNanos = System.nanoTime();
-    request.queueLengthAtEnqueue = lengthBefore;
     lock.lock();
     try {
       queue.addLast(request);

@@ -8,8 +8,9 @@ import dev.cachelab.middleware.protocol.Request;
  * next server in round-robin order. With sharding, a multi-key read is split into contiguous key
  * ranges, the remainder going to the first servers (5 keys over 3 servers: 2, 2, 1). Writes go to
  * every server, server 0 first. {@code gets}/{@code gats} always read server 0, the primary that
- * checks {@code cas}, so the cas unique a client sees is the one {@code cas} is checked against.
- * Net thread only.
+ * checks {@code cas}, so the cas unique a client sees is the one {@code cas} is checked against. A
+ * whole read's fallback (see {@link Request#fallbackServer()}) is the next server in the order. Net
+ * thread only.
  */
 public final class RoundRobinRouter implements Router {
   private final int serverCount;
@@ -25,7 +26,7 @@ public final class RoundRobinRouter implements Router {
   public void route(Request request) {
     request.clearServers();
     Command command = request.command();
-    switch (command.family()) {
+    switch (request.family()) {
       case RETRIEVAL -> routeRead(request, command);
       case STORAGE, KEYED, BROADCAST -> addAll(request);
       case FIRST_SERVER, LOCAL -> request.addServer(0);
@@ -41,6 +42,9 @@ public final class RoundRobinRouter implements Router {
     if (keys == 1 || !sharded || serverCount == 1) {
       request.addServer(next);
       next = next + 1 == serverCount ? 0 : next + 1;
+      if (serverCount > 1) {
+        request.setFallbackServer(next); // every server holds every key (writes go to all)
+      }
       return;
     }
     int perServer = keys / serverCount;

@@ -2,13 +2,14 @@ package dev.cachelab.middleware.net;
 
 import dev.cachelab.middleware.protocol.ReplySink;
 import dev.cachelab.middleware.protocol.Request;
-import dev.cachelab.middleware.protocol.RequestParser;
+import dev.cachelab.middleware.protocol.RequestDecoder;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One client socket: its read buffer and parser (net thread only), and the in-flight requests whose
@@ -25,23 +26,54 @@ import java.util.Arrays;
  * out of order keeps a copy of its reply until the requests before it are written. What the
  * non-blocking socket does not take goes to {@code pendingOut}, flushed when the selector reports
  * the socket writable.
+ *
+ * <p>Memory: the read buffer starts at {@link #BASE_READ_BYTES}; growth past that (a large or
+ * incomplete request) and every byte of {@code pendingOut} are reserved from the global {@link
+ * BufferBudget}; a connection that cannot reserve is closed with {@code SERVER_ERROR out of
+ * memory}. Buffers grown for one large request or reply are given back once it is done.
+ * Backpressure: when the connection's backlog (reply bytes the client has not taken, plus the
+ * requests decoded and not yet answered) reaches {@link #HIGH_WATER_BYTES}, the net thread stops
+ * reading it; when unsent reply bytes alone reach that mark, its next request is not queued either.
+ * Both resume below {@link #LOW_WATER_BYTES}.
  */
 public final class ClientConnection implements ReplySink {
   private static final int POOL_LIMIT = 64;
 
+  /** Read buffer of a connection between requests (grown for larger ones, then shrunk back). */
+  static final int BASE_READ_BYTES = 4 * 1024;
+
+  /** Backlog at which the connection stops being read (and its next request waits). */
+  static final long HIGH_WATER_BYTES = 2L << 20;
+
+  /** Backlog below which reading (and queueing) resumes. */
+  static final long LOW_WATER_BYTES = 512L << 10;
+
+  /** What a decoded request is counted as in the backlog, beyond its bytes (its objects). */
+  static final int REQUEST_OVERHEAD_BYTES = 1024;
+
+  /** Unsent reply capacity kept after a drain; more is given back. */
+  private static final int KEEP_PENDING_BYTES = 64 * 1024;
+
+  /** Returned by {@link #read()} when the buffer could not grow within the budget. */
+  static final int OVER_BUDGET = -2;
+
   private final SocketChannel channel;
   private final NetThread net;
+  private final BufferBudget budget;
+  private final AtomicLong readReservedBytes = new AtomicLong();
   private SelectionKey key;
+  private volatile long backlogBytes;
 
   // Net thread only.
-  final RequestParser parser;
-  byte[] readBuf = new byte[16 * 1024];
+  final RequestDecoder parser;
+  byte[] readBuf = new byte[BASE_READ_BYTES];
   ByteBuffer readView = ByteBuffer.wrap(readBuf);
   int parseStart;
   int readEnd;
   Request current;
   boolean inputClosed;
   boolean paused;
+  long lastActivityNanos = System.nanoTime();
 
   // Guarded by this.
   private final ArrayDeque<Request> inFlight = new ArrayDeque<>();
@@ -51,11 +83,17 @@ public final class ClientConnection implements ReplySink {
   private ByteBuffer pendingOut = ByteBuffer.allocate(0);
   private boolean closeWhenDrained;
   private boolean closed;
+  private long pendingReservedBytes;
+  private long admittedBytes;
+  private boolean readingPausedForBacklog;
+  private boolean nextStalled;
 
-  ClientConnection(SocketChannel channel, NetThread net, int maxValueBytes) {
+  ClientConnection(
+      SocketChannel channel, NetThread net, BufferBudget budget, RequestDecoder parser) {
     this.channel = channel;
     this.net = net;
-    this.parser = new RequestParser(maxValueBytes);
+    this.budget = budget;
+    this.parser = parser;
   }
 
   void attach(SelectionKey key) {
@@ -68,14 +106,25 @@ public final class ClientConnection implements ReplySink {
 
   // ---- net thread -------------------------------------------------------------------------------
 
-  /** Reads once from the socket; grows the buffer for a request larger than it. */
+  /**
+   * Reads once from the socket; grows the buffer for a request larger than it.
+   *
+   * @return bytes read, -1 at end of stream, or {@link #OVER_BUDGET}
+   */
   int read() throws IOException {
     if (readEnd == readBuf.length) {
       if (parseStart > 0) {
         compact();
       } else {
-        readBuf = Arrays.copyOf(readBuf, Math.min(readBuf.length * 2, parser.maxRequestBytes()));
-        readView = ByteBuffer.wrap(readBuf);
+        int length = Math.min(readBuf.length * 2, parser.maxRequestBytes());
+        if (length > readBuf.length) {
+          if (!budget.reserve(length - readBuf.length)) {
+            return OVER_BUDGET;
+          }
+          readReservedBytes.addAndGet(length - readBuf.length);
+          readBuf = Arrays.copyOf(readBuf, length);
+          readView = ByteBuffer.wrap(readBuf);
+        }
       }
     }
     readView.limit(readBuf.length).position(readEnd);
@@ -91,6 +140,12 @@ public final class ClientConnection implements ReplySink {
     if (parseStart == readEnd) {
       parseStart = 0;
       readEnd = 0;
+      if (readBuf.length > BASE_READ_BYTES) {
+        // Done with a large request: give the buffer back.
+        readBuf = new byte[BASE_READ_BYTES];
+        readView = ByteBuffer.wrap(readBuf);
+        budget.release(readReservedBytes.getAndSet(0));
+      }
     } else if (parseStart > 0) {
       System.arraycopy(readBuf, parseStart, readBuf, 0, readEnd - parseStart);
       readEnd -= parseStart;
@@ -124,6 +179,8 @@ public final class ClientConnection implements ReplySink {
    */
   synchronized boolean admitForwarded(Request request) {
     inFlight.addLast(request);
+    admittedBytes += request.wireLength() + REQUEST_OVERHEAD_BYTES;
+    updateBacklog();
     if (forwardedBusy) {
       waiting.addLast(request);
       return false;
@@ -147,7 +204,76 @@ public final class ClientConnection implements ReplySink {
   /** Selector reported the socket writable. */
   synchronized void onWritable() {
     flushPending();
+    afterBacklogChange();
     closeIfDrained();
+  }
+
+  /** Net thread: whether the backlog has reached the high-water mark (no lock; a hint). */
+  boolean backlogged() {
+    return backlogBytes >= HIGH_WATER_BYTES;
+  }
+
+  /**
+   * Net thread: stops reading while the backlog is above the low-water mark; false if it has
+   * already fallen below (keep reading). A worker or the writable socket resumes it ({@link
+   * NetThread#resumeReading}).
+   */
+  synchronized boolean pauseForBacklog() {
+    if (closed) {
+      return true;
+    }
+    if (backlogBytes < LOW_WATER_BYTES) {
+      return false;
+    }
+    readingPausedForBacklog = true;
+    key.interestOpsAnd(~SelectionKey.OP_READ);
+    return true;
+  }
+
+  /** Whether nothing is in flight or unsent (for the idle timeout). */
+  synchronized boolean isIdle() {
+    return inFlight.isEmpty() && !pendingOut.hasRemaining();
+  }
+
+  /** Net thread: answers {@code reply} if the socket takes it at once, then closes. */
+  synchronized void closeWithError(byte[] reply) {
+    if (!closed && !pendingOut.hasRemaining()) {
+      try {
+        channel.write(ByteBuffer.wrap(reply));
+      } catch (IOException ignored) {
+        // closing anyway
+      }
+    }
+    close();
+  }
+
+  // Guarded by this: the backlog after a change; resumes reading or the stalled next request.
+  private void updateBacklog() {
+    backlogBytes = pendingOut.remaining() + admittedBytes;
+  }
+
+  private void afterBacklogChange() {
+    updateBacklog();
+    if (closed) {
+      return;
+    }
+    if (nextStalled && pendingOut.remaining() < LOW_WATER_BYTES) {
+      nextStalled = false;
+      queueNextWaiting();
+    }
+    if (readingPausedForBacklog && backlogBytes < LOW_WATER_BYTES) {
+      readingPausedForBacklog = false;
+      net.resumeReading(this);
+    }
+  }
+
+  private void queueNextWaiting() {
+    Request next = waiting.pollFirst();
+    if (next == null) {
+      forwardedBusy = false;
+    } else {
+      net.enqueueWaiting(next);
+    }
   }
 
   void setReading(boolean reading) {
@@ -170,6 +296,9 @@ public final class ClientConnection implements ReplySink {
     closed = true;
     inputClosed = true;
     pendingOut = ByteBuffer.allocate(0);
+    budget.release(pendingReservedBytes);
+    pendingReservedBytes = 0;
+    budget.release(readReservedBytes.getAndSet(0));
     for (Request r : waiting) {
       inFlight.remove(r);
     }
@@ -202,12 +331,7 @@ public final class ClientConnection implements ReplySink {
         return System.nanoTime();
       }
       if (forwarded) {
-        Request next = waiting.pollFirst();
-        if (next == null) {
-          forwardedBusy = false;
-        } else {
-          net.enqueueWaiting(next);
-        }
+        admittedBytes -= request.wireLength() + REQUEST_OVERHEAD_BYTES;
       }
       if (inFlight.peekFirst() == request && !pendingOut.hasRemaining()) {
         inFlight.pollFirst();
@@ -217,6 +341,14 @@ public final class ClientConnection implements ReplySink {
         keepReply(request, reply);
       }
       writeCompletedHeads();
+      if (forwarded && !closed) {
+        if (pendingOut.remaining() >= HIGH_WATER_BYTES) {
+          nextStalled = true; // the client is not reading: queue its next request once it has
+        } else {
+          queueNextWaiting();
+        }
+      }
+      afterBacklogChange();
       closeIfDrained();
       return System.nanoTime();
     }
@@ -272,9 +404,18 @@ public final class ClientConnection implements ReplySink {
     if (length == 0) {
       return;
     }
+    if (closed) {
+      return;
+    }
     if (pendingOut.capacity() - pendingOut.limit() < length) {
-      ByteBuffer bigger =
-          ByteBuffer.allocate(Math.max(pendingOut.remaining() + length, pendingOut.capacity() * 2));
+      int capacity = Math.max(pendingOut.remaining() + length, pendingOut.capacity() * 2);
+      if (!budget.reserve(capacity - pendingOut.capacity())) {
+        // Past the budget with replies the client does not take: this connection goes.
+        close();
+        return;
+      }
+      pendingReservedBytes += capacity - pendingOut.capacity();
+      ByteBuffer bigger = ByteBuffer.allocate(capacity);
       bigger.put(pendingOut);
       bigger.flip();
       pendingOut = bigger;
@@ -302,6 +443,11 @@ public final class ClientConnection implements ReplySink {
       key.interestOpsOr(SelectionKey.OP_WRITE);
       net.wakeup();
     } else {
+      if (pendingOut.capacity() > KEEP_PENDING_BYTES) {
+        budget.release(pendingReservedBytes);
+        pendingReservedBytes = 0;
+        pendingOut = ByteBuffer.allocate(0);
+      }
       pendingOut.clear().limit(0);
       if ((key.interestOps() & SelectionKey.OP_WRITE) != 0) {
         key.interestOpsAnd(~SelectionKey.OP_WRITE);

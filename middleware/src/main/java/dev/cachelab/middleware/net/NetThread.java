@@ -4,6 +4,7 @@ import dev.cachelab.middleware.dispatch.RequestQueue;
 import dev.cachelab.middleware.dispatch.Router;
 import dev.cachelab.middleware.protocol.OpType;
 import dev.cachelab.middleware.protocol.Request;
+import dev.cachelab.middleware.protocol.RequestDecoder;
 import dev.cachelab.middleware.stats.ErrorKind;
 import dev.cachelab.middleware.stats.ThreadRecorder;
 import java.io.IOException;
@@ -17,7 +18,9 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.Iterator;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -27,7 +30,12 @@ import java.util.function.Supplier;
  * closed alone; the loop never dies from one client.
  *
  * <p>Backpressure: with a bounded queue, a connection that finds the queue full stops being read
- * (its unparsed bytes stay buffered) until a worker makes room and wakes the selector.
+ * (its unparsed bytes stay buffered) until a worker makes room and wakes the selector. A connection
+ * whose backlog passes its high-water mark (see {@link ClientConnection}) stops being read until
+ * the thread that drains it below the low-water mark asks for it to be resumed ({@link
+ * #resumeReading}). A connection that cannot grow its read buffer within the {@link BufferBudget}
+ * is closed with {@code SERVER_ERROR out of memory}; with an idle timeout, a connection with
+ * nothing in flight and no input for that long is closed.
  */
 public final class NetThread implements Runnable {
   private final Selector selector;
@@ -36,8 +44,13 @@ public final class NetThread implements Runnable {
   private final Router router;
   private final ThreadRecorder recorder;
   private final Supplier<byte[]> statsReply;
-  private final int maxValueBytes;
+  private final Supplier<RequestDecoder> decoders;
   private final ArrayDeque<ClientConnection> paused = new ArrayDeque<>();
+  private final ConcurrentLinkedQueue<ClientConnection> toResume = new ConcurrentLinkedQueue<>();
+  private final BufferBudget budget;
+  private final long idleTimeoutNanos;
+  private long nextIdleScanNanos;
+  private final AtomicLong idleClosed = new AtomicLong();
   private final AtomicInteger connections = new AtomicInteger();
   private long totalConnections;
   private volatile boolean running = true;
@@ -50,7 +63,9 @@ public final class NetThread implements Runnable {
       Router router,
       ThreadRecorder recorder,
       Supplier<byte[]> statsReply,
-      int maxValueBytes)
+      Supplier<RequestDecoder> decoders,
+      BufferBudget budget,
+      long idleTimeoutNanos)
       throws IOException {
     this.selector = Selector.open();
     this.server = ServerSocketChannel.open();
@@ -62,7 +77,9 @@ public final class NetThread implements Runnable {
     this.router = router;
     this.recorder = recorder;
     this.statsReply = statsReply;
-    this.maxValueBytes = maxValueBytes;
+    this.decoders = decoders;
+    this.budget = budget;
+    this.idleTimeoutNanos = idleTimeoutNanos;
     queue.onRoom(selector::wakeup);
   }
 
@@ -108,6 +125,17 @@ public final class NetThread implements Runnable {
     connections.decrementAndGet();
   }
 
+  /** Any thread: a connection paused for its backlog may be read again. */
+  void resumeReading(ClientConnection connection) {
+    toResume.add(connection);
+    selector.wakeup();
+  }
+
+  /** Connections closed by the idle timeout. Any thread. */
+  public long idleClosed() {
+    return idleClosed.get();
+  }
+
   @Override
   public void run() {
     try {
@@ -115,7 +143,7 @@ public final class NetThread implements Runnable {
         if (stopAccepting && server.isOpen()) {
           closeServer();
         }
-        selector.select(paused.isEmpty() ? 0 : 10);
+        selector.select(paused.isEmpty() ? (idleTimeoutNanos > 0 ? 1000 : 0) : 10);
         Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
         while (keys.hasNext()) {
           SelectionKey key = keys.next();
@@ -123,10 +151,13 @@ public final class NetThread implements Runnable {
           processKey(key);
         }
         resumePaused();
+        resumeDrained();
+        closeIdle();
         queue.publish(); // the round's requests, with one wake-up per worker batch
       }
-    } catch (IOException | RuntimeException e) {
-      System.err.println("cachelab middleware: net thread failed: " + e);
+    } catch (IOException e) {
+      // The selector itself failed: no client can be served any more. Fatal (see FatalErrors).
+      throw new java.io.UncheckedIOException("net thread: selector failed", e);
     } finally {
       closeAll();
     }
@@ -173,7 +204,7 @@ public final class NetThread implements Runnable {
         }
         channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        ClientConnection connection = new ClientConnection(channel, this, maxValueBytes);
+        ClientConnection connection = new ClientConnection(channel, this, budget, decoders.get());
         connection.attach(channel.register(selector, SelectionKey.OP_READ, connection));
         connections.incrementAndGet();
         totalConnections++;
@@ -186,11 +217,48 @@ public final class NetThread implements Runnable {
 
   private void onReadable(ClientConnection connection) throws IOException {
     int n = connection.read();
+    if (n == ClientConnection.OVER_BUDGET) {
+      connection.closeWithError(connection.parser.outOfMemoryReply());
+      return;
+    }
     if (n < 0) {
       connection.close();
       return;
     }
-    decodeAvailable(connection, System.nanoTime());
+    long now = System.nanoTime();
+    connection.lastActivityNanos = now;
+    decodeAvailable(connection, now);
+  }
+
+  private void resumeDrained() {
+    ClientConnection c;
+    while ((c = toResume.poll()) != null) {
+      if (c.isClosed() || c.paused) {
+        continue; // closed, or waiting for queue room (resumePaused reads it)
+      }
+      c.setReading(true);
+      decodeAvailable(c, System.nanoTime());
+    }
+  }
+
+  /** Once a second with an idle timeout: closes connections idle longer than it. */
+  private void closeIdle() {
+    if (idleTimeoutNanos <= 0) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (now - nextIdleScanNanos < 0) {
+      return;
+    }
+    nextIdleScanNanos = now + 1_000_000_000L;
+    for (SelectionKey key : selector.keys()) {
+      if (key.attachment() instanceof ClientConnection c
+          && now - c.lastActivityNanos > idleTimeoutNanos
+          && c.isIdle()) {
+        idleClosed.incrementAndGet();
+        c.close();
+      }
+    }
   }
 
   /** Decodes and dispatches every complete request in the connection's buffer. */
@@ -198,6 +266,9 @@ public final class NetThread implements Runnable {
     while (!c.inputClosed && c.parseStart < c.readEnd) {
       if (!queue.hasRoom()) {
         pause(c);
+        break;
+      }
+      if (c.backlogged() && c.pauseForBacklog()) {
         break;
       }
       if (c.current == null) {
@@ -227,13 +298,22 @@ public final class NetThread implements Runnable {
           recorder.recordQueueLength(queue.stage(request));
         }
       }
-      case LOCAL -> completeHere(c, request, statsReply.get(), null);
+      case LOCAL -> {
+        // Answered here: a reply the parser made (redis PING, ECHO), else the statistics.
+        byte[] reply = request.immediateReply();
+        completeHere(c, request, reply != null ? reply : statsReply.get(), null);
+      }
       case REJECT -> completeHere(c, request, request.immediateReply(), ErrorKind.CLIENT_ERROR);
       case REJECT_AND_CLOSE -> {
         completeHere(c, request, request.immediateReply(), ErrorKind.CLIENT_ERROR);
         c.closeAfterReplies();
       }
-      case QUIT -> c.closeAfterReplies();
+      case QUIT -> {
+        if (request.immediateReply() != null) {
+          completeHere(c, request, request.immediateReply(), null); // redis: +OK
+        }
+        c.closeAfterReplies();
+      }
     }
   }
 

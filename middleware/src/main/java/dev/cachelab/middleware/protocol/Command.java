@@ -25,7 +25,9 @@ public enum Command {
   VERBOSITY("verbosity", Family.BROADCAST),
   VERSION("version", Family.FIRST_SERVER),
   STATS("stats", Family.LOCAL),
-  QUIT("quit", Family.LOCAL);
+  QUIT("quit", Family.LOCAL),
+  /** {@code stats items|slabs|settings|sizes|conns}: forwarded to server 0 (never looked up). */
+  STATS_GROUP("stats", Family.FIRST_SERVER);
 
   /** How a command is routed, independent of the routing mode. */
   public enum Family {

@@ -14,6 +14,12 @@ import dev.cachelab.middleware.protocol.Request.Status;
  */
 final class CommandValidator {
   static final byte[] ERROR = reply("ERROR");
+  static final byte[] END = reply("END");
+  private static final byte[] NO_REPLY = {};
+  private static final java.util.List<String> UNSUPPORTED_STATS_GROUPS =
+      java.util.List.of("reset", "detail", "cachedump", "extstore", "proxy");
+  private static final java.util.List<String> FORWARDED_STATS_GROUPS =
+      java.util.List.of("items", "slabs", "settings", "sizes", "conns");
   static final byte[] TOO_LARGE = reply("SERVER_ERROR object too large for cache");
   static final byte[] BAD_DELTA = reply("CLIENT_ERROR invalid numeric delta argument");
   static final byte[] DELETE_USAGE =
@@ -41,9 +47,11 @@ final class CommandValidator {
       case INCR, DECR, TOUCH -> validateKeyedWithArgument(r, command);
       case FLUSH_ALL -> validateFlushAll(r);
       case VERBOSITY -> validateVerbosity(r);
-      case VERSION -> validateBare(r, command, Status.FORWARD);
+      // memcached 1.6 ignores arguments of version and quit (memccapable relies on it).
+      case VERSION -> r.setParsed(Status.FORWARD, command, 1, 0, false);
       case STATS -> validateStats(r);
-      case QUIT -> validateBare(r, command, Status.QUIT);
+      case QUIT -> r.setParsed(Status.QUIT, command, 1, 0, false);
+      case STATS_GROUP -> throw new IllegalStateException("never looked up");
     }
   }
 
@@ -51,12 +59,17 @@ final class CommandValidator {
   private static void validateRetrieval(Request r, Command command, int firstKey) {
     int n = r.tokenCount();
     r.setParsed(Status.FORWARD, command, firstKey, n - firstKey, false);
-    if (n <= firstKey) {
+    if (n < firstKey || n == 1) {
       r.setRejected(Status.REJECT, ERROR);
       return;
     }
     if (firstKey == 2 && !isInt32(r, 1)) {
       reject(r, "invalid exptime argument", 1, "an integer");
+      return;
+    }
+    if (n == firstKey) {
+      // gat <exptime> without a key: memcached answers END.
+      r.setRejected(Status.LOCAL, END);
       return;
     }
     for (int t = firstKey; t < n; t++) {
@@ -95,14 +108,14 @@ final class CommandValidator {
     if (!checkKey(r, 1)) {
       return;
     }
-    if (parseUnsigned(r, 2, UINT32_MAX) < 0) {
-      reject(r, "bad flags", 2, "0..4294967295");
+    // Flags as memcached 1.6.18 takes them: any unsigned 64-bit number (it keeps the low 32 bits).
+    // A last token other than "noreply" is ignored, as memcached does (the reply is sent).
+    if (!isUint64(r, 2)) {
+      reject(r, "bad flags", 2, "0..18446744073709551615");
     } else if (!isInt32(r, 3)) {
       reject(r, "bad exptime", 3, "an integer");
     } else if (command == Command.CAS && !isUint64(r, 5)) {
       reject(r, "bad cas unique", 5, "0..18446744073709551615");
-    } else if (n == base + 1 && !noreply) {
-      reject(r, "bad command line format", n - 1, "noreply");
     }
   }
 
@@ -138,52 +151,60 @@ final class CommandValidator {
       }
     } else if (!isUint64(r, 2)) {
       r.setRejected(Status.REJECT, BAD_DELTA);
-      return;
     }
-    if (n == 4 && !noreply) {
-      reject(r, "bad command line format", 3, "noreply");
-    }
+    // A last token other than "noreply" is ignored, as memcached does.
   }
 
-  // flush_all [delay] [noreply]
+  // flush_all [delay] [noreply]: as memcached 1.6, any 32-bit delay (a negative one flushes now)
+  // and extra tokens ignored.
   private static void validateFlushAll(Request r) {
     int n = r.tokenCount();
     boolean noreply = n >= 2 && isNoreply(r, n - 1);
     r.setParsed(Status.FORWARD, Command.FLUSH_ALL, 1, 0, noreply);
     int plain = n - (noreply ? 1 : 0);
-    if (plain > 2) {
-      r.setRejected(Status.REJECT, ERROR);
-    } else if (plain == 2 && parseUnsigned(r, 1, Integer.MAX_VALUE) < 0) {
-      reject(r, "bad command line format", 1, "a delay in seconds, 0..2147483647");
+    if (plain >= 2 && !isInt32(r, 1)) {
+      reject(r, "invalid exptime argument", 1, "a delay in seconds, an integer");
     }
   }
 
   // verbosity <level> [noreply]
   private static void validateVerbosity(Request r) {
     int n = r.tokenCount();
-    boolean noreply = n == 3 && isNoreply(r, 2);
+    boolean noreply = n >= 2 && isNoreply(r, n - 1);
     r.setParsed(Status.FORWARD, Command.VERBOSITY, 1, 0, noreply);
     if (n != 2 && n != 3) {
       r.setRejected(Status.REJECT, ERROR);
+    } else if (n == 2 && noreply) {
+      r.setRejected(Status.LOCAL, NO_REPLY); // memcached: no level, no reply
     } else if (parseUnsigned(r, 1, UINT32_MAX) < 0) {
       reject(r, "bad verbosity level", 1, "0..4294967295");
-    } else if (n == 3 && !noreply) {
-      reject(r, "bad command line format", 2, "noreply");
     }
+    // As memcached, a third token other than "noreply" is ignored.
   }
 
-  private static void validateBare(Request r, Command command, Status status) {
-    r.setParsed(status, command, 1, 0, false);
-    if (r.tokenCount() != 1) {
-      r.setRejected(Status.REJECT, ERROR);
-    }
-  }
-
+  // stats: the middleware's own; stats <group>: server 0's, for the groups below.
   private static void validateStats(Request r) {
     r.setParsed(Status.LOCAL, Command.STATS, 1, 0, false);
-    if (r.tokenCount() != 1) {
-      reject(r, "unsupported stats group", 1, "no argument");
+    if (r.tokenCount() == 1) {
+      return;
     }
+    if (r.tokenCount() == 2) {
+      String group =
+          new String(
+              r.bytes(),
+              r.tokenStart(1),
+              r.tokenEnd(1) - r.tokenStart(1),
+              java.nio.charset.StandardCharsets.ISO_8859_1);
+      if (FORWARDED_STATS_GROUPS.contains(group)) {
+        r.setParsed(Status.FORWARD, Command.STATS_GROUP, 1, 0, false);
+        return;
+      }
+      if (!UNSUPPORTED_STATS_GROUPS.contains(group)) {
+        r.setRejected(Status.REJECT, ERROR); // an unknown group: memcached's reply
+        return;
+      }
+    }
+    reject(r, "unsupported stats group", 1, "none, " + String.join(", ", FORWARDED_STATS_GROUPS));
   }
 
   private static boolean checkKey(Request r, int token) {

@@ -4,13 +4,15 @@ import java.util.Arrays;
 
 /**
  * One client request: the command line and data block as received, the parsed token positions, the
- * routing decision and the six timestamps. Instances are pooled per client connection and reused; a
+ * routing decision and the timestamps. Instances are pooled per client connection and reused; a
  * request is filled by the net thread, handed to exactly one worker through the queue (the queue's
  * happens-before edge publishes it) and given back to its connection's pool.
  *
  * <p>Layout of {@link #bytes()}: the command line at {@code [0, lineLength)} followed by {@code
  * \r\n}, then the data block (storage commands) at {@code [dataOffset, dataOffset + dataLength)}
- * followed by {@code \r\n}. Token {@code i} is {@code [tokenStart(i), tokenEnd(i))}.
+ * followed by {@code \r\n}. Token {@code i} is {@code [tokenStart(i), tokenEnd(i))}. A redis
+ * (RESP2) request is held as the multibulk array it is forwarded as, {@code [0, wireLength())}, its
+ * token {@code i} being the payload of bulk string {@code i}.
  */
 public final class Request {
   /** What the parser produced. */
@@ -29,6 +31,9 @@ public final class Request {
 
   private Status status;
   private Command command;
+  private RespCommand respCommand;
+  private int rawLength;
+  private int keyStride = 1;
   private byte[] bytes = new byte[512];
   private int lineLength;
   private int dataOffset;
@@ -46,21 +51,17 @@ public final class Request {
   private int serverCount;
   private int[] keyServers = new int[8];
   private boolean split;
+  private int fallbackServer = -1;
 
-  // Six timestamps, System.nanoTime().
+  // Timestamps, System.nanoTime(); the written time is what ReplySink.complete returns.
   public long receivedNanos;
   public long enqueuedNanos;
   public long dequeuedNanos;
   public long sentNanos;
   public long repliedNanos;
-  public long writtenNanos;
-
-  /** Queue length seen by this request when it was enqueued. */
-  public int queueLengthAtEnqueue;
 
   // Ordered completion, owned by the client connection (guarded by its lock).
   public ReplySink connection;
-  public long sequence;
   public boolean completed;
   public byte[] pendingReply = new byte[0];
   public int pendingReplyLength;
@@ -69,6 +70,9 @@ public final class Request {
   public void reset() {
     status = null;
     command = null;
+    respCommand = null;
+    rawLength = 0;
+    keyStride = 1;
     lineLength = 0;
     dataOffset = 0;
     dataLength = 0;
@@ -81,7 +85,6 @@ public final class Request {
     split = false;
     completed = false;
     pendingReplyLength = 0;
-    queueLengthAtEnqueue = 0;
   }
 
   // ---- parser side -------------------------------------------------------------------------
@@ -108,6 +111,30 @@ public final class Request {
     if (bytes.length < capacity) {
       bytes = Arrays.copyOf(bytes, Math.max(capacity, bytes.length * 2));
     }
+  }
+
+  /** RESP: the whole request, a multibulk array as forwarded to the servers. */
+  void copyRaw(byte[] source, int from, int length) {
+    ensureCapacity(length);
+    System.arraycopy(source, from, bytes, 0, length);
+    rawLength = length;
+    lineLength = length;
+  }
+
+  /** RESP: a parsed command whose keys start at token 1, {@code command.keyStride()} apart. */
+  void setParsedResp(Status status, RespCommand command, int keyCount) {
+    this.status = status;
+    this.respCommand = command;
+    this.firstKeyToken = 1;
+    this.keyCount = keyCount;
+    this.keyStride = command.keyStride();
+  }
+
+  /** RESP: a command the front end answers itself ({@code PING}, {@code QUIT}). */
+  void setLocalResp(Status status, RespCommand command, byte[] reply) {
+    this.status = status;
+    this.respCommand = command;
+    this.immediateReply = reply;
   }
 
   void addToken(int start, int end) {
@@ -139,8 +166,22 @@ public final class Request {
     return status;
   }
 
+  /** The memcached command, or null for a redis request. */
   public Command command() {
     return command;
+  }
+
+  /** The redis command, or null for a memcached request. */
+  public RespCommand respCommand() {
+    return respCommand;
+  }
+
+  /** How the request is routed, for either protocol; null if it was rejected. */
+  public Command.Family family() {
+    if (command != null) {
+      return command.family();
+    }
+    return respCommand == null ? null : respCommand.family();
   }
 
   public byte[] bytes() {
@@ -156,6 +197,9 @@ public final class Request {
    * {@code \r\n}, and for storage commands the data block and its {@code \r\n}.
    */
   public int wireLength() {
+    if (rawLength > 0) {
+      return rawLength;
+    }
     return dataOffset > 0 ? dataOffset + dataLength + 2 : lineLength + 2;
   }
 
@@ -185,15 +229,20 @@ public final class Request {
 
   /** Token index of key {@code k} (0-based). */
   public int keyToken(int k) {
-    return firstKeyToken + k;
+    return firstKeyToken + k * keyStride;
   }
 
   public int keyStart(int k) {
-    return tokenStart[firstKeyToken + k];
+    return tokenStart[keyToken(k)];
   }
 
   public int keyEnd(int k) {
-    return tokenEnd[firstKeyToken + k];
+    return tokenEnd[keyToken(k)];
+  }
+
+  /** Tokens from one key to the next: 2 for redis' key/value pairs ({@code MSET}), else 1. */
+  public int keyStride() {
+    return keyStride;
   }
 
   public boolean noreply() {
@@ -217,6 +266,9 @@ public final class Request {
 
   /** The operation type this request is counted as. */
   public OpType opType() {
+    if (respCommand != null) {
+      return respCommand.opType(keyCount);
+    }
     if (command == null) {
       return OpType.OTHER;
     }
@@ -240,6 +292,19 @@ public final class Request {
   public void clearServers() {
     serverCount = 0;
     split = false;
+    fallbackServer = -1;
+  }
+
+  /**
+   * The server a single-server read may be retried on once if its own server is down or ejected (a
+   * replica holding the same data), or -1.
+   */
+  public int fallbackServer() {
+    return fallbackServer;
+  }
+
+  public void setFallbackServer(int server) {
+    fallbackServer = server;
   }
 
   public void addServer(int server) {

@@ -13,12 +13,20 @@ import java.nio.charset.StandardCharsets;
  * for {@code <bytes>\r\n} of data block), {@code SWALLOW} (skipping the data block of a rejected
  * storage command so the stream stays in frame).
  */
-public final class RequestParser {
+public final class RequestParser implements RequestDecoder {
   /** Longest key memcached accepts. */
   public static final int MAX_KEY_BYTES = 250;
 
-  /** Longest command line accepted (a multi-get of ~250 keys of 250 bytes). */
+  /**
+   * Longest command line accepted, except retrieval lines: those (multi-gets) may be as long as
+   * {@link #maxRequestBytes()}, i.e. about 4,000 keys of 250 bytes with the default 1 MiB values
+   * (memcached 1.6 streams multi-get lines of any length; the buffer budget bounds what they cost).
+   */
   public static final int MAX_LINE_BYTES = 64 * 1024;
+
+  private static final byte[][] RETRIEVAL_PREFIXES = {
+    {'g', 'e', 't', ' '}, {'g', 'e', 't', 's', ' '}, {'g', 'a', 't', ' '}, {'g', 'a', 't', 's', ' '}
+  };
 
   private enum State {
     LINE,
@@ -45,6 +53,7 @@ public final class RequestParser {
    *     with the same start and more bytes). When positive, {@code request.status()} is the result,
    *     or null if the bytes were only skipped (the tail of a rejected data block).
    */
+  @Override
   public int decode(byte[] buf, int from, int to, Request request) {
     return switch (state) {
       case LINE -> decodeLine(buf, from, to, request);
@@ -54,6 +63,14 @@ public final class RequestParser {
   }
 
   /** Bytes the connection must be able to buffer for the largest request this parser accepts. */
+  @Override
+  public byte[] outOfMemoryReply() {
+    return OUT_OF_MEMORY;
+  }
+
+  private static final byte[] OUT_OF_MEMORY = reply("SERVER_ERROR out of memory reading request");
+
+  @Override
   public int maxRequestBytes() {
     return MAX_LINE_BYTES + maxValueBytes + 4;
   }
@@ -69,12 +86,13 @@ public final class RequestParser {
     }
     if (newline < 0) {
       scannedBytes = to - from;
-      if (scannedBytes > MAX_LINE_BYTES) {
+      if (scannedBytes > maxLineBytes(buf, from)) {
         scannedBytes = 0;
         request.reset();
         request.setRejected(
             Status.REJECT_AND_CLOSE,
-            reply("CLIENT_ERROR line too long (expected: <= " + MAX_LINE_BYTES + " bytes)"));
+            reply(
+                "CLIENT_ERROR line too long (expected: <= " + maxLineBytes(buf, from) + " bytes)"));
         return to - from;
       }
       return 0;
@@ -82,11 +100,11 @@ public final class RequestParser {
     scannedBytes = 0;
     int lineEnd = newline > from && buf[newline - 1] == '\r' ? newline - 1 : newline;
     int consumed = newline + 1 - from;
-    if (lineEnd - from > MAX_LINE_BYTES) {
+    if (lineEnd - from > MAX_LINE_BYTES && lineEnd - from > maxLineBytes(buf, from)) {
       request.reset();
       request.setRejected(
           Status.REJECT_AND_CLOSE,
-          reply("CLIENT_ERROR line too long (expected: <= " + MAX_LINE_BYTES + " bytes)"));
+          reply("CLIENT_ERROR line too long (expected: <= " + maxLineBytes(buf, from) + " bytes)"));
       return consumed;
     }
     request.reset();
@@ -108,6 +126,17 @@ public final class RequestParser {
       }
     }
     return consumed;
+  }
+
+  /** The line limit for the line starting at {@code from}: longer for retrieval commands. */
+  private int maxLineBytes(byte[] buf, int from) {
+    for (byte[] prefix : RETRIEVAL_PREFIXES) {
+      if (from + prefix.length <= buf.length
+          && java.util.Arrays.equals(buf, from, from + prefix.length, prefix, 0, prefix.length)) {
+        return maxRequestBytes() - 4;
+      }
+    }
+    return MAX_LINE_BYTES;
   }
 
   // <command line>\r\n <here> <data block>\r\n

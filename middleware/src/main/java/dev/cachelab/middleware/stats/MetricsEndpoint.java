@@ -1,5 +1,6 @@
 package dev.cachelab.middleware.stats;
 
+import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.OpType;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
@@ -106,7 +107,18 @@ public final class MetricsEndpoint implements MultiCollector {
             stats.busyNanos() / 1e9));
     all.add(perServer("server_requests", "Requests sent to each server.", true));
     all.add(perServer("server_errors", "Failed requests per server.", false));
+    all.add(perServerHealth("server_ejections", "Times a server was taken out of rotation.", 0));
+    all.add(perServerHealth("server_returns", "Times a server came back after a probe.", 1));
+    all.add(
+        perServerHealth(
+            "server_busy_refusals",
+            "Requests refused because too many workers waited on a failing server.",
+            2));
+    all.add(perServerEjected());
     all.add(gauge("client_connections", "Connected clients.", stats.connections()));
+    for (StatsRegistry.NamedValue v : stats.values()) {
+      all.add(gauge(v.name(), v.help(), v.value().getAsLong()));
+    }
     return new MetricSnapshots(all);
   }
 
@@ -171,6 +183,43 @@ public final class MetricsEndpoint implements MultiCollector {
       b.dataPoint(
           CounterDataPointSnapshot.builder()
               .value(requests ? stats.serverRequests(s) : stats.serverErrors(s))
+              .labels(Labels.of("server", servers.get(s)))
+              .build());
+    }
+    return b.build();
+  }
+
+  private CounterSnapshot perServerHealth(String name, String help, int which) {
+    CounterSnapshot.Builder b = CounterSnapshot.builder().name(P + name).help(help);
+    List<String> servers = stats.servers();
+    for (int s = 0; s < servers.size(); s++) {
+      BackendHealth h = stats.health(s);
+      long value =
+          h == null
+              ? 0
+              : switch (which) {
+                case 0 -> h.ejections();
+                case 1 -> h.returns();
+                default -> h.busyRefusals();
+              };
+      b.dataPoint(
+          CounterDataPointSnapshot.builder()
+              .value(value)
+              .labels(Labels.of("server", servers.get(s)))
+              .build());
+    }
+    return b.build();
+  }
+
+  private GaugeSnapshot perServerEjected() {
+    GaugeSnapshot.Builder b =
+        GaugeSnapshot.builder().name(P + "server_ejected").help("1 while a server is ejected.");
+    List<String> servers = stats.servers();
+    for (int s = 0; s < servers.size(); s++) {
+      BackendHealth h = stats.health(s);
+      b.dataPoint(
+          GaugeDataPointSnapshot.builder()
+              .value(h != null && h.ejected() ? 1 : 0)
               .labels(Labels.of("server", servers.get(s)))
               .build());
     }

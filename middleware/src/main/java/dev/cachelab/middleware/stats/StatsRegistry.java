@@ -1,5 +1,6 @@
 package dev.cachelab.middleware.stats;
 
+import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.protocol.OpType;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -20,6 +21,11 @@ public final class StatsRegistry {
   private IntSupplier queueLength = () -> 0;
   private IntSupplier connections = () -> 0;
   private LongSupplier totalConnections = () -> 0;
+  private List<BackendHealth> health = List.of();
+  private final List<NamedValue> values = new ArrayList<>();
+
+  /** A live value shown in {@code stats} and {@code /metrics} (a gauge). */
+  public record NamedValue(String name, String help, LongSupplier value) {}
 
   public StatsRegistry(List<String> servers, int workers) {
     this.servers = List.copyOf(servers);
@@ -37,6 +43,25 @@ public final class StatsRegistry {
     this.queueLength = queueLength;
     this.connections = connections;
     this.totalConnections = total;
+  }
+
+  /** Adds a live value; call before the threads start. */
+  public void value(String name, String help, LongSupplier value) {
+    values.add(new NamedValue(name, help, value));
+  }
+
+  public List<NamedValue> values() {
+    return values;
+  }
+
+  /** The servers' shared health, in server order (for ejection counts). */
+  public void backendHealth(List<BackendHealth> health) {
+    this.health = List.copyOf(health);
+  }
+
+  /** Server {@code i}'s health, or null if none was registered. */
+  public BackendHealth health(int server) {
+    return server < health.size() ? health.get(server) : null;
   }
 
   List<ThreadRecorder> recorders() {
@@ -120,6 +145,9 @@ public final class StatsRegistry {
     stat(s, "curr_connections", connections());
     stat(s, "total_connections", totalConnections.getAsLong());
     stat(s, "queue_length", queueLength());
+    for (NamedValue v : values) {
+      stat(s, v.name(), v.value().getAsLong());
+    }
     long getKeys = keysRequested(OpType.GET) + keysRequested(OpType.MULTIGET);
     long getHits = hits(OpType.GET) + hits(OpType.MULTIGET);
     stat(s, "cmd_get", getKeys);
@@ -136,6 +164,13 @@ public final class StatsRegistry {
       stat(s, "server_" + i + "_address", servers.get(i));
       stat(s, "server_" + i + "_requests", serverRequests(i));
       stat(s, "server_" + i + "_errors", serverErrors(i));
+      BackendHealth h = health(i);
+      if (h != null) {
+        stat(s, "server_" + i + "_ejected", h.ejected() ? 1 : 0);
+        stat(s, "server_" + i + "_ejections", h.ejections());
+        stat(s, "server_" + i + "_returns", h.returns());
+        stat(s, "server_" + i + "_busy_refusals", h.busyRefusals());
+      }
     }
     s.append("END\r\n");
     return s.toString().getBytes(StandardCharsets.US_ASCII);

@@ -4,12 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.cachelab.middleware.testing.FreePorts;
 import dev.cachelab.middleware.testing.MemcachedProcess;
+import dev.cachelab.middleware.testing.MetricsScrape;
 import dev.cachelab.middleware.testing.RunningMiddleware;
 import dev.cachelab.middleware.testing.TextClient;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -38,19 +35,10 @@ class MetricsIT {
       client.call("get a\r\n");
       client.call("get a b\r\n");
       client.call("bogus\r\n");
-      // Histograms are folded in at window ends (50 ms here); on a loaded machine that can take
-      // longer, so scrape until the last recorded request shows up (bounded), then check all.
-      HttpClient http = HttpClient.newHttpClient();
-      HttpRequest scrape =
-          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
-              .build();
-      String body = http.send(scrape, HttpResponse.BodyHandlers.ofString()).body();
-      long deadlineNanos = System.nanoTime() + 10_000_000_000L;
-      while (!body.contains("cachelab_middleware_response_time_seconds_count{op=\"multiget\"} 1")
-          && System.nanoTime() < deadlineNanos) {
-        Thread.sleep(50);
-        body = http.send(scrape, HttpResponse.BodyHandlers.ofString()).body();
-      }
+      // Scrape until the last recorded request shows up (bounded), then check all.
+      String body =
+          MetricsScrape.until(
+              metricsPort, "cachelab_middleware_response_time_seconds_count{op=\"multiget\"} 1");
       assertThat(body)
           .contains(
               "cachelab_middleware_requests_total{op=\"get\"} 1",

@@ -30,7 +30,7 @@ class MalformedInputTest {
         row("GET foo\r\n", "REJECT ERROR"),
         row("get\r\n", "REJECT ERROR"),
         row("gets\r\n", "REJECT ERROR"),
-        row("gat 10\r\n", "REJECT ERROR"),
+        row("gat\r\n", "REJECT ERROR"),
         row("gats\r\n", "REJECT ERROR"),
         row("set k 0 0\r\n", "REJECT ERROR"),
         row("set\r\n", "REJECT ERROR"),
@@ -41,11 +41,8 @@ class MalformedInputTest {
         row("touch k\r\n", "REJECT ERROR"),
         row("incr k 1 noreply extra\r\n", "REJECT ERROR"),
         row("delete\r\n", "REJECT ERROR"),
-        row("version now\r\n", "REJECT ERROR"),
-        row("quit now\r\n", "REJECT ERROR"),
         row("verbosity\r\n", "REJECT ERROR"),
         row("verbosity 1 2 3\r\n", "REJECT ERROR"),
-        row("flush_all 1 2 3\r\n", "REJECT ERROR"),
         row("\0\1\2\r\n", "REJECT ERROR"),
         // bad keys
         row(
@@ -61,11 +58,16 @@ class MalformedInputTest {
             "set " + LONG_KEY + " 0 0 1\r\nx\r\n",
             "REJECT CLIENT_ERROR key too long: 251 bytes (expected: <= 250)"),
         // bad numbers in recoverable positions: the data block is skipped
-        row("set k x 0 1\r\nx\r\n", "REJECT CLIENT_ERROR bad flags: x (expected: 0..4294967295)"),
-        row("set k -1 0 1\r\nx\r\n", "REJECT CLIENT_ERROR bad flags: -1 (expected: 0..4294967295)"),
         row(
-            "set k 4294967296 0 1\r\nx\r\n",
-            "REJECT CLIENT_ERROR bad flags: 4294967296 (expected: 0..4294967295)"),
+            "set k x 0 1\r\nx\r\n",
+            "REJECT CLIENT_ERROR bad flags: x (expected: 0..18446744073709551615)"),
+        row(
+            "set k -1 0 1\r\nx\r\n",
+            "REJECT CLIENT_ERROR bad flags: -1 (expected: 0..18446744073709551615)"),
+        row(
+            "set k 18446744073709551616 0 1\r\nx\r\n",
+            "REJECT CLIENT_ERROR bad flags: 18446744073709551616"
+                + " (expected: 0..18446744073709551615)"),
         row("set k 0 x 1\r\nx\r\n", "REJECT CLIENT_ERROR bad exptime: x (expected: an integer)"),
         row(
             "set k 0 99999999999 1\r\nx\r\n",
@@ -79,9 +81,6 @@ class MalformedInputTest {
             "REJECT CLIENT_ERROR bad cas unique: 18446744073709551616"
                 + " (expected: 0..18446744073709551615)"),
         row(
-            "set k 0 0 1 yesreply\r\nx\r\n",
-            "REJECT CLIENT_ERROR bad command line format: yesreply (expected: noreply)"),
-        row(
             "set k 0 0 1025\r\n" + "x".repeat(1025) + "\r\n",
             "REJECT SERVER_ERROR object too large for cache"),
         row(
@@ -93,9 +92,6 @@ class MalformedInputTest {
             "decr k 18446744073709551616\r\n",
             "REJECT CLIENT_ERROR invalid numeric delta argument"),
         row(
-            "incr k 1 yesreply\r\n",
-            "REJECT CLIENT_ERROR bad command line format: yesreply (expected: noreply)"),
-        row(
             "touch k soon\r\n",
             "REJECT CLIENT_ERROR invalid exptime argument: soon (expected: an integer)"),
         row(
@@ -106,18 +102,16 @@ class MalformedInputTest {
         row("delete k 0 0 noreply\r\n", USAGE),
         row(
             "flush_all soon\r\n",
-            "REJECT CLIENT_ERROR bad command line format: soon"
-                + " (expected: a delay in seconds, 0..2147483647)"),
-        row(
-            "flush_all -1\r\n",
-            "REJECT CLIENT_ERROR bad command line format: -1"
-                + " (expected: a delay in seconds, 0..2147483647)"),
+            "REJECT CLIENT_ERROR invalid exptime argument: soon"
+                + " (expected: a delay in seconds, an integer)"),
         row(
             "verbosity loud\r\n",
             "REJECT CLIENT_ERROR bad verbosity level: loud (expected: 0..4294967295)"),
         row(
-            "stats items\r\n",
-            "REJECT CLIENT_ERROR unsupported stats group: items (expected: no argument)"),
+            "stats reset\r\n",
+            "REJECT CLIENT_ERROR unsupported stats group: reset"
+                + " (expected: none, items, slabs, settings, sizes, conns)"),
+        row("stats nonsense\r\n", "REJECT ERROR"),
         row("get a\r\nflags\r\n", "FORWARD GET key=a fwd=get a", "REJECT ERROR"),
         // framing lost: reply, then close
         close(
@@ -137,8 +131,11 @@ class MalformedInputTest {
         close("set k 0 0 3\r\nabcd\r\n", "REJECT_AND_CLOSE CLIENT_ERROR bad data chunk"),
         close("prepend k 0 0 2\r\nab\n\n", "REJECT_AND_CLOSE CLIENT_ERROR bad data chunk"),
         close(
+            "set " + "k ".repeat(40_000),
+            "REJECT_AND_CLOSE CLIENT_ERROR line too long (expected: <= 65536 bytes)"),
+        close(
             "get " + "k ".repeat(40_000),
-            "REJECT_AND_CLOSE CLIENT_ERROR line too long (expected: <= 65536 bytes)"));
+            "REJECT_AND_CLOSE CLIENT_ERROR line too long (expected: <= 66560 bytes)"));
   }
 
   private static Arguments row(String input, String... expected) {

@@ -7,7 +7,7 @@ import java.util.List;
 
 /** Feeds a parser chunks the way a connection does, and records what it decoded. */
 final class ParserHarness {
-  private final RequestParser parser;
+  private final RequestDecoder parser;
   private byte[] buffer = new byte[64];
   private int start;
   private int end;
@@ -16,7 +16,11 @@ final class ParserHarness {
   final List<String> decoded = new ArrayList<>();
 
   ParserHarness(int maxValueBytes) {
-    parser = new RequestParser(maxValueBytes);
+    this(new RequestParser(maxValueBytes));
+  }
+
+  ParserHarness(RequestDecoder decoder) {
+    parser = decoder;
   }
 
   void feed(byte[] chunk) {
@@ -61,6 +65,9 @@ final class ParserHarness {
       s.append(' ').append(new String(r.immediateReply(), StandardCharsets.ISO_8859_1).strip());
       return s.toString();
     }
+    if (r.respCommand() != null) {
+      return describeResp(r, s);
+    }
     s.append(' ').append(r.command());
     for (int k = 0; k < r.keyCount(); k++) {
       s.append(" key=")
@@ -82,5 +89,21 @@ final class ParserHarness {
               new String(r.bytes(), r.dataOffset(), r.dataLength(), StandardCharsets.ISO_8859_1));
     }
     return s.toString();
+  }
+
+  private static String describeResp(Request r, StringBuilder s) {
+    s.append(' ').append(r.respCommand());
+    for (int k = 0; k < r.keyCount(); k++) {
+      s.append(" key=").append(text(r, r.keyStart(k), r.keyEnd(k)));
+    }
+    s.append(" args=");
+    for (int t = 0; t < r.tokenCount(); t++) {
+      s.append(t == 0 ? "" : ",").append(text(r, r.tokenStart(t), r.tokenEnd(t)));
+    }
+    return s.toString();
+  }
+
+  private static String text(Request r, int from, int to) {
+    return new String(r.bytes(), from, to - from, StandardCharsets.ISO_8859_1);
   }
 }

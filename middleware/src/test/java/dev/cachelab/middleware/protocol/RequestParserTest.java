@@ -56,6 +56,19 @@ class RequestParserTest {
         Arguments.of("verbosity 0 noreply\r\n", "FORWARD VERBOSITY noreply fwd=verbosity 0"),
         Arguments.of("stats\r\n", "LOCAL STATS fwd=stats"),
         Arguments.of("quit\r\n", "QUIT QUIT fwd=quit"),
+        // Accepted as memcached 1.6.18 accepts them (compared with a real one in
+        // MemcachedParityIT).
+        Arguments.of("version foo bar\r\n", "FORWARD VERSION fwd=version foo bar"),
+        Arguments.of("quit extra\r\n", "QUIT QUIT fwd=quit extra"),
+        Arguments.of("flush_all -1\r\n", "FORWARD FLUSH_ALL fwd=flush_all -1"),
+        Arguments.of(
+            "set k 4294967296 0 1\r\nx\r\n", "FORWARD SET key=k fwd=set k 4294967296 0 1 data=x"),
+        Arguments.of("set k 0 -1 1\r\nx\r\n", "FORWARD SET key=k fwd=set k 0 -1 1 data=x"),
+        Arguments.of(
+            "set k 0 0 1 norepl\r\nx\r\n", "FORWARD SET key=k fwd=set k 0 0 1 norepl data=x"),
+        Arguments.of("gat 0\r\n", "LOCAL END"),
+        Arguments.of("verbosity noreply\r\n", "LOCAL "),
+        Arguments.of("stats items\r\n", "FORWARD STATS_GROUP fwd=stats items"),
         Arguments.of(
             "get  spaced   keys \r\n", "FORWARD GET key=spaced key=keys fwd=get  spaced   keys "),
         Arguments.of("get bare-newline\n", "FORWARD GET key=bare-newline fwd=get bare-newline"));

@@ -72,6 +72,11 @@ public final class MemcachedProcess implements AutoCloseable {
     }
   }
 
+  /** Sends a signal ({@code STOP}, {@code CONT}) to memcached with kill(1); waits for kill. */
+  public void signal(String name) throws IOException {
+    Signals.send(process, name);
+  }
+
   public int port() {
     return port;
   }

@@ -26,6 +26,11 @@ public final class TextClient implements AutoCloseable {
     out = socket.getOutputStream();
   }
 
+  /** How long a read may block before it fails (SocketTimeoutException). */
+  public void setTimeoutMillis(int millis) throws IOException {
+    socket.setSoTimeout(millis);
+  }
+
   public static byte[] bytes(String text) {
     return text.getBytes(StandardCharsets.ISO_8859_1);
   }
@@ -89,6 +94,15 @@ public final class TextClient implements AutoCloseable {
         reply.append(new String(data, StandardCharsets.ISO_8859_1));
       }
     }
+  }
+
+  /** Reads exactly {@code count} bytes. */
+  public byte[] readBytes(int count) throws IOException {
+    byte[] data = in.readNBytes(count);
+    if (data.length < count) {
+      throw new IOException("connection closed after " + data.length + " of " + count + " bytes");
+    }
+    return data;
   }
 
   /** Whether the server closed the connection (reads EOF within the socket timeout). */

@@ -1,0 +1,259 @@
+package dev.cachelab.loadgen.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.cachelab.loadgen.it.LoadgenRunner.Outcome;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.HdrHistogram.EncodableHistogram;
+import org.HdrHistogram.HistogramLogReader;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The load generator against a real memcached on a free loopback port. */
+class MemcachedIT {
+  @TempDir Path dir;
+  private ServerProcess memcached;
+
+  @BeforeEach
+  void start() throws Exception {
+    memcached = ServerProcess.memcached();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    memcached.close();
+  }
+
+  private String[] args(String... extra) {
+    String[] base = {
+      "-s",
+      "127.0.0.1",
+      "-p",
+      "" + memcached.port,
+      "-P",
+      "memcache_text",
+      "--quiet",
+      "--hide-histogram"
+    };
+    return LoadgenRunner.concat(base, extra);
+  }
+
+  @Test
+  void preloadAllKeysThenReadOnlyRunHasNoMisses() throws Exception {
+    Outcome preload =
+        LoadgenRunner.run(
+            dir,
+            args(
+                "-t",
+                "2",
+                "-c",
+                "3",
+                "--ratio=1:0",
+                "-n",
+                "allkeys",
+                "--key-pattern=P:P",
+                "--key-maximum=1999",
+                "-d",
+                "100",
+                "--pipeline=8"));
+    assertThat(preload.exitCode()).as(preload.err()).isZero();
+    assertThat(preload.count("Sets")).isEqualTo(2000);
+    assertThat(memcached.memcachedStats().get("curr_items")).isEqualTo(2000);
+
+    Map<String, Long> before = memcached.memcachedStats();
+    Outcome read =
+        LoadgenRunner.run(
+            dir,
+            args(
+                "-t",
+                "2",
+                "-c",
+                "2",
+                "--ratio=0:1",
+                "-n",
+                "300",
+                "--key-maximum=1999",
+                "--distinct-client-seed"));
+    Map<String, Long> after = memcached.memcachedStats();
+    assertThat(read.exitCode()).as(read.err()).isZero();
+    assertThat(read.count("Gets")).isEqualTo(1200);
+    assertThat(read.perSecond("Gets", "Misses/sec")).isZero();
+    assertThat(read.perSecond("Gets", "Hits/sec")).isPositive();
+    assertThat(after.get("get_misses") - before.get("get_misses")).isZero();
+    assertThat(after.get("get_hits") - before.get("get_hits")).isEqualTo(1200);
+  }
+
+  @Test
+  void countsEqualTheServersCountersWithMultiGetsAndPipelining() throws Exception {
+    Map<String, Long> before = memcached.memcachedStats();
+    Outcome run =
+        LoadgenRunner.run(
+            dir,
+            args(
+                "-t",
+                "2",
+                "-c",
+                "4",
+                "--ratio=1:4",
+                "--multi-key-get=4",
+                "--pipeline=4",
+                "--test-time=2",
+                "--key-maximum=499",
+                "--data-size-range=10-2000",
+                "--random-data",
+                "--distinct-client-seed",
+                "--expiry-range=100-200"));
+    Map<String, Long> after = memcached.memcachedStats();
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    long sets = run.count("Sets");
+    long gets = run.count("Gets");
+    assertThat(sets).isPositive();
+    // one 4-key GET per SET
+    assertThat(gets).isBetween(sets - 32, sets + 32);
+    assertThat(after.get("cmd_set") - before.get("cmd_set")).isEqualTo(sets);
+    long keys = after.get("cmd_get") - before.get("cmd_get");
+    assertThat(keys).isEqualTo(4 * gets);
+    long hits = after.get("get_hits") - before.get("get_hits");
+    long misses = after.get("get_misses") - before.get("get_misses");
+    assertThat((double) run.total("Gets", "Hits/sec")).isCloseTo(hits, within(2 + hits * 0.002));
+    assertThat((double) run.total("Gets", "Misses/sec"))
+        .isCloseTo(misses, within(2 + misses * 0.002));
+    assertThat(run.count("Totals")).isEqualTo(sets + gets);
+    assertThat(run.all().at("/Totals/Time-Serie").size()).isGreaterThanOrEqualTo(2);
+  }
+
+  @Test
+  void openLoopHoldsTheTargetRate() throws Exception {
+    int seconds = 4;
+    double rate = 2000;
+    Outcome run =
+        LoadgenRunner.run(
+            dir,
+            args(
+                "-t",
+                "1",
+                "-c",
+                "4",
+                "--ratio=1:9",
+                "--open-loop-rate=" + rate,
+                "--test-time=" + seconds,
+                "--key-maximum=999",
+                "--distinct-client-seed"));
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    double measured = run.count("Totals") / (double) seconds;
+    assertThat(measured).isCloseTo(rate, within(rate * 0.02));
+    assertThat(run.json().at("/configuration/open_loop_rate").asDouble()).isEqualTo(rate);
+  }
+
+  @Test
+  void thinkTimeBoundsEachClientsRate() throws Exception {
+    Outcome run =
+        LoadgenRunner.run(
+            dir,
+            args("-t", "1", "-c", "2", "--think-time=20", "--test-time=2", "--key-maximum=99"));
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    // every request waits 20 ms after the previous reply: at most 2 s / 20 ms + 1 per client
+    assertThat(run.count("Totals")).isBetween(2L, 2 * 101L);
+  }
+
+  @Test
+  void rateLimitingCapsEachConnection() throws Exception {
+    Outcome run =
+        LoadgenRunner.run(
+            dir,
+            args("-t", "2", "-c", "2", "--rate-limiting=50", "--test-time=2", "--key-maximum=99"));
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    assertThat(run.count("Totals")).isBetween(4L, 4 * 101L);
+  }
+
+  @Test
+  void metricsEndpointServesCountersAndHistograms() throws Exception {
+    int metricsPort = ServerProcess.freePort();
+    java.util.concurrent.CompletableFuture<Outcome> run =
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return LoadgenRunner.run(
+                    dir,
+                    args(
+                        "-t",
+                        "1",
+                        "-c",
+                        "2",
+                        "--test-time=3",
+                        "--key-maximum=99",
+                        "--metrics-port=" + metricsPort));
+              } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
+    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+    java.net.http.HttpRequest request =
+        java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics"))
+            .build();
+    String body = "";
+    for (int i = 0; i < 50 && !body.contains("cachelab_loadgen_requests_total{op=\"get\"}"); i++) {
+      Thread.sleep(100);
+      try {
+        body = http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+      } catch (java.io.IOException notYetListening) {
+        body = "";
+      }
+    }
+    assertThat(body)
+        .contains(
+            "cachelab_loadgen_requests_total{op=\"get\"}",
+            "cachelab_loadgen_response_time_seconds_bucket{op=\"get\",le=\"+Inf\"}",
+            "cachelab_loadgen_response_time_seconds_count{op=\"set\"}",
+            "cachelab_loadgen_errors_total");
+    Outcome done = run.get();
+    assertThat(done.exitCode()).as(done.err()).isZero();
+  }
+
+  @Test
+  void hdrFilesHoldEveryReplyAndProgressIsPrinted() throws Exception {
+    String prefix = dir.resolve("hdr/lg").toString();
+    Outcome run =
+        LoadgenRunner.run(
+            dir,
+            "-s",
+            "127.0.0.1",
+            "-p",
+            "" + memcached.port,
+            "-P",
+            "memcache_text",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "500",
+            "--key-maximum=99",
+            "--hdr-file-prefix=" + prefix);
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    assertThat(run.err()).contains("[RUN #1");
+    assertThat(run.out())
+        .contains("ALL STATS", "Sets", "Gets", "Totals", "Request Latency Distribution");
+    assertThat(run.all().get("GET")).isNotEmpty();
+    for (String kind : new String[] {"FULL_RUN_1", "SET_command_run_1", "GET_command_run_1"}) {
+      assertThat(Path.of(prefix + "_" + kind + ".hgrm")).exists();
+    }
+    long logged = 0;
+    HistogramLogReader reader = new HistogramLogReader(prefix + "_FULL_RUN_1.txt");
+    for (EncodableHistogram h = reader.nextIntervalHistogram();
+        h != null;
+        h = reader.nextIntervalHistogram()) {
+      logged += ((org.HdrHistogram.Histogram) h).getTotalCount();
+    }
+    reader.close();
+    assertThat(logged).isEqualTo(1000).isEqualTo(run.count("Totals"));
+    assertThat(Files.readString(Path.of(prefix + "_GET_command_run_1.hgrm")))
+        .contains("Percentile");
+  }
+}

@@ -1,0 +1,141 @@
+package dev.cachelab.middleware.backend;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The health of one server, shared by every worker's connection to it (any thread; lock-free).
+ *
+ * <p>Ejection (twemproxy {@code auto_eject_hosts} with {@code server_failure_limit} and {@code
+ * server_retry_timeout}; mcrouter's TKO after {@code failures_until_tko} failures): {@code
+ * failureLimit} consecutive failures (timeouts, refused or broken connections; not error replies)
+ * take the server out of rotation for {@code retryIntervalNanos}. Requests for it then fail at once
+ * (or go to another replica) instead of waiting out the timeout. After the interval one worker
+ * probes it ({@code version}, as mcrouter probes a TKO server before it returns); it is back in
+ * rotation only if the probe succeeds, else ejected for another interval.
+ *
+ * <p>Waiters: once the server has failed (and until its next complete reply), at most {@code
+ * maxWaiters} workers may wait on it at a time, so a server that hangs costs at most that many
+ * workers while it collects the failures that eject it; a worker that finds the bound reached
+ * answers as if the server were down. A healthy server has no bound (a replicated write holds every
+ * server at once, and a burst must not be refused).
+ */
+public final class BackendHealth {
+  private final String name;
+  private final int failureLimit;
+  private final long retryIntervalNanos;
+  private final int maxWaiters;
+  private final AtomicInteger consecutiveFailures = new AtomicInteger();
+  private final AtomicInteger waiters = new AtomicInteger();
+  private final AtomicBoolean probing = new AtomicBoolean();
+  private final AtomicLong ejections = new AtomicLong();
+  private final AtomicLong returns = new AtomicLong();
+  private final AtomicLong busyRefusals = new AtomicLong();
+  private volatile boolean ejected;
+  private volatile long retryAtNanos;
+
+  /**
+   * @param failureLimit consecutive failures that eject the server; 0 = never eject
+   * @param retryIntervalNanos how long an ejected server stays out before it is probed
+   * @param maxWaiters workers that may wait on the server at once
+   */
+  public BackendHealth(String name, int failureLimit, long retryIntervalNanos, int maxWaiters) {
+    this.name = name;
+    this.failureLimit = failureLimit;
+    this.retryIntervalNanos = retryIntervalNanos;
+    this.maxWaiters = Math.max(1, maxWaiters);
+  }
+
+  /** Whether requests may be sent to the server (in rotation). */
+  public boolean inRotation() {
+    return !ejected;
+  }
+
+  /**
+   * Whether the caller should probe the ejected server now: its retry interval has passed and no
+   * other worker is probing. The caller must then call {@link #probeSucceeded} or {@link
+   * #probeFailed}.
+   */
+  public boolean claimProbe(long nowNanos) {
+    return ejected && nowNanos - retryAtNanos >= 0 && probing.compareAndSet(false, true);
+  }
+
+  public void probeSucceeded() {
+    consecutiveFailures.set(0);
+    ejected = false;
+    probing.set(false);
+    returns.incrementAndGet();
+    System.err.println(
+        "cachelab middleware: backend " + name + " answered a probe, back in rotation");
+  }
+
+  public void probeFailed(long nowNanos) {
+    retryAtNanos = nowNanos + retryIntervalNanos;
+    probing.set(false);
+  }
+
+  /**
+   * Takes a waiter slot; false if the server has failed recently and {@code maxWaiters} workers
+   * already wait on it.
+   */
+  public boolean tryEnter() {
+    if (waiters.incrementAndGet() > maxWaiters && consecutiveFailures.get() > 0) {
+      waiters.decrementAndGet();
+      busyRefusals.incrementAndGet();
+      return false;
+    }
+    return true;
+  }
+
+  /** Gives a waiter slot back. */
+  public void exit() {
+    waiters.decrementAndGet();
+  }
+
+  /** A complete reply came back. */
+  public void succeeded() {
+    if (consecutiveFailures.get() != 0) {
+      consecutiveFailures.set(0);
+    }
+  }
+
+  /** A timeout, a refused or broken connection: may eject the server. */
+  public void failed(long nowNanos) {
+    if (failureLimit == 0 || ejected) {
+      return;
+    }
+    if (consecutiveFailures.incrementAndGet() >= failureLimit) {
+      synchronized (this) {
+        if (!ejected) {
+          retryAtNanos = nowNanos + retryIntervalNanos;
+          ejected = true;
+          ejections.incrementAndGet();
+          System.err.println(
+              "cachelab middleware: backend "
+                  + name
+                  + " ejected after "
+                  + failureLimit
+                  + " consecutive failures");
+        }
+      }
+    }
+  }
+
+  public long ejections() {
+    return ejections.get();
+  }
+
+  public long returns() {
+    return returns.get();
+  }
+
+  /** Requests answered as unavailable because {@code maxWaiters} workers were waiting. */
+  public long busyRefusals() {
+    return busyRefusals.get();
+  }
+
+  public boolean ejected() {
+    return ejected;
+  }
+}

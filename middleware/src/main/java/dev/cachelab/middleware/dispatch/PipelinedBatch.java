@@ -1,0 +1,172 @@
+package dev.cachelab.middleware.dispatch;
+
+import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.protocol.Command;
+import dev.cachelab.middleware.protocol.Request;
+import java.io.IOException;
+import java.util.Arrays;
+
+/**
+ * Single-server requests taken together from the queue ({@code --worker-batch}): all sent, one
+ * write per server, then their replies read in order, each request completed as its reply arrives.
+ * A server that fails fails its remaining requests of the batch, except reads with a fallback
+ * replica: those are retried there one by one after the batch ({@link SingleRead#retry}). One per
+ * worker; its thread only.
+ */
+final class PipelinedBatch {
+  /** Completes one request of the batch with the reply built so far. */
+  interface Completion {
+    void complete(Request request);
+  }
+
+  private final WorkerBackends backends;
+  private final ReplyBuilder reply;
+  private final SingleRead singleRead;
+  private final Completion completion;
+  private final Request[] retries;
+  private int retryCount;
+  private final boolean[] sent;
+  private final int[] unanswered;
+  private final boolean[] broken;
+  private final boolean[] brokenTimedOut;
+
+  PipelinedBatch(
+      WorkerBackends backends,
+      ReplyBuilder reply,
+      SingleRead singleRead,
+      int maxBatch,
+      Completion completion) {
+    this.backends = backends;
+    this.reply = reply;
+    this.singleRead = singleRead;
+    this.completion = completion;
+    this.retries = new Request[maxBatch];
+    int n = backends.size();
+    this.sent = new boolean[maxBatch];
+    this.unanswered = new int[n];
+    this.broken = new boolean[n];
+    this.brokenTimedOut = new boolean[n];
+  }
+
+  /** Whether the request may join a pipelined batch: one server, not split, not local. */
+  static boolean accepts(Request request) {
+    return request.serverCount() == 1
+        && !request.isSplit()
+        && request.family() != Command.Family.LOCAL;
+  }
+
+  /** Sends {@code requests[0, count)}, then reads and completes them in order. */
+  void run(Request[] requests, int count) {
+    Arrays.fill(unanswered, 0);
+    Arrays.fill(broken, false);
+    Arrays.fill(brokenTimedOut, false);
+    for (int i = 0; i < count; i++) {
+      compose(requests[i], i);
+    }
+    long sentNanos = System.nanoTime();
+    for (int server = 0; server < backends.size(); server++) {
+      if (unanswered[server] > 0 && !broken[server]) {
+        try {
+          backends.get(server).sendComposed();
+        } catch (IOException e) {
+          broken[server] = true;
+          brokenTimedOut[server] = WorkerBackends.fail(backends.get(server));
+        }
+      }
+    }
+    retryCount = 0;
+    for (int i = 0; i < count; i++) {
+      Request request = requests[i];
+      if (sent[i]) {
+        request.sentNanos = sentNanos;
+      }
+      reply.reset();
+      if (!readReply(request)) {
+        retries[retryCount++] = request;
+        continue;
+      }
+      if (request.noreply()) {
+        reply.discard();
+      }
+      complete(request);
+    }
+    for (int i = 0; i < retryCount; i++) {
+      Request request = retries[i];
+      retries[i] = null;
+      reply.reset();
+      reply.reportFailure(request.server(0), false);
+      singleRead.retry(request, request.fallbackServer(), backends.deadline(request.dequeuedNanos));
+      complete(request);
+    }
+  }
+
+  private void complete(Request request) {
+    request.repliedNanos = System.nanoTime();
+    if (request.sentNanos == 0) {
+      request.sentNanos = request.repliedNanos;
+    }
+    completion.complete(request);
+  }
+
+  /** A read whose server failed (not by timing out) and that has a fallback replica. */
+  private boolean retriable(Request request, int server) {
+    return !brokenTimedOut[server]
+        && request.fallbackServer() >= 0
+        && request.fallbackServer() != server
+        && request.family() == Command.Family.RETRIEVAL;
+  }
+
+  private void compose(Request request, int index) {
+    int server = request.server(0);
+    BackendConnection backend = backends.get(server);
+    sent[index] = false;
+    request.sentNanos = 0;
+    if (broken[server]) {
+      return;
+    }
+    if (unanswered[server] == 0) {
+      if (!WorkerBackends.open(backend, backends.deadline(request.dequeuedNanos))) {
+        broken[server] = true;
+        return;
+      }
+      backend.beginCompose();
+    }
+    WorkerBackends.appendForward(backend, request);
+    unanswered[server]++;
+    sent[index] = true;
+  }
+
+  /** Reads the request's reply into the reply builder; false if it is to be retried. */
+  private boolean readReply(Request request) {
+    int server = request.server(0);
+    BackendConnection backend = backends.get(server);
+    if (broken[server]) {
+      if (retriable(request, server)) {
+        return false;
+      }
+      reply.replyFailure(server, brokenTimedOut[server]);
+      return true;
+    }
+    boolean retrieval = request.family() == Command.Family.RETRIEVAL;
+    try {
+      WorkerBackends.readReply(backend, request);
+      if (--unanswered[server] == 0) {
+        backend.disarm();
+      }
+    } catch (IOException e) {
+      broken[server] = true;
+      brokenTimedOut[server] = WorkerBackends.fail(backend);
+      if (retriable(request, server)) {
+        return false;
+      }
+      reply.replyFailure(server, brokenTimedOut[server]);
+      return true;
+    }
+    reply.appendReply(backend);
+    if (retrieval) {
+      reply.setHits(WorkerBackends.hits(backend, request));
+    }
+    reply.countReply(server, backend);
+    return true;
+  }
+}

@@ -1,0 +1,53 @@
+package dev.cachelab.middleware.dispatch;
+
+import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.protocol.Request;
+import java.io.IOException;
+
+/**
+ * A request with a one-line reply sent to every target (a replicated write, {@code flush_all},
+ * {@code verbosity}, or a one-server command): all sent before any reply is read; the client gets
+ * the first failure in target order, else the primary's reply. One per worker; its thread only.
+ */
+final class ReplicatedWrite {
+  private final WorkerBackends backends;
+  private final ReplyBuilder reply;
+  private final TargetReplies targets;
+
+  ReplicatedWrite(WorkerBackends backends, ReplyBuilder reply, TargetReplies targets) {
+    this.backends = backends;
+    this.reply = reply;
+    this.targets = targets;
+  }
+
+  void run(Request request, long deadline) {
+    int count = request.serverCount();
+    for (int i = 0; i < count; i++) {
+      int server = request.server(i);
+      BackendConnection backend = backends.get(server);
+      if (!targets.open(i, server, backend, deadline, reply)) {
+        continue;
+      }
+      try {
+        WorkerBackends.send(backend, request);
+        targets.succeeded(i);
+      } catch (IOException e) {
+        targets.failed(i, reply.reportFailure(server, WorkerBackends.fail(backend)));
+      }
+    }
+    for (int i = 0; i < count; i++) {
+      if (targets.ok(i)) {
+        int server = request.server(i);
+        BackendConnection backend = backends.get(server);
+        try {
+          WorkerBackends.readReply(backend, request);
+          backend.disarm();
+          reply.countReply(server, backend);
+        } catch (IOException e) {
+          targets.failed(i, reply.reportFailure(server, WorkerBackends.fail(backend)));
+        }
+      }
+    }
+    targets.appendCombined(request.command(), count, request, backends, reply);
+  }
+}

@@ -1,0 +1,123 @@
+package dev.cachelab.middleware.dispatch;
+
+import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.stats.ErrorKind;
+import dev.cachelab.middleware.stats.ThreadRecorder;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+
+/**
+ * The client reply of the request a worker is serving, built in a reusable buffer, with what the
+ * request is counted as (hits, error kind) and the per-server counts. One per worker; its thread
+ * only.
+ */
+final class ReplyBuilder {
+  private static final int INITIAL_BYTES = 16 * 1024;
+
+  /** A buffer grown past this for one large reply is given back afterwards. */
+  private static final int KEEP_BYTES = 256 * 1024;
+
+  private final ThreadRecorder recorder;
+  private final ErrorReplies errors;
+  private byte[] out = new byte[INITIAL_BYTES];
+  private ByteBuffer view = ByteBuffer.wrap(out);
+  private int length;
+  private int hits;
+  private ErrorKind error;
+
+  ReplyBuilder(ThreadRecorder recorder, ErrorReplies errors) {
+    this.recorder = recorder;
+    this.errors = errors;
+  }
+
+  /** Starts the reply of a new request. */
+  void reset() {
+    if (out.length > KEEP_BYTES) {
+      out = new byte[INITIAL_BYTES];
+      view = ByteBuffer.wrap(out);
+    }
+    length = 0;
+    hits = 0;
+    error = null;
+  }
+
+  /** Drops what was built (a {@code noreply} request, or before an error reply). */
+  void discard() {
+    length = 0;
+  }
+
+  void append(byte[] bytes, int from, int count) {
+    if (length + count > out.length) {
+      out = Arrays.copyOf(out, Math.max(length + count, out.length * 2));
+      view = ByteBuffer.wrap(out);
+    }
+    System.arraycopy(bytes, from, out, length, count);
+    length += count;
+  }
+
+  void append(byte[] bytes) {
+    append(bytes, 0, bytes.length);
+  }
+
+  /** Appends the server's last reply. */
+  void appendReply(BackendConnection backend) {
+    append(backend.buffer(), 0, backend.replyLength());
+  }
+
+  void setHits(int count) {
+    hits = count;
+  }
+
+  void addHit() {
+    hits++;
+  }
+
+  int hits() {
+    return hits;
+  }
+
+  /** The first error of the request, or null. */
+  ErrorKind error() {
+    return error;
+  }
+
+  void internalError() {
+    length = 0;
+    append(errors.internalError());
+    error = ErrorKind.SERVER_ERROR;
+  }
+
+  /** Appends the error reply of a failed server and counts the failure. */
+  void replyFailure(int server, boolean timedOut) {
+    append(reportFailure(server, timedOut));
+  }
+
+  /** Counts a failed server; returns its error reply (not appended). */
+  byte[] reportFailure(int server, boolean timedOut) {
+    recorder.recordServerRequest(server, true);
+    if (error == null) {
+      error = timedOut ? ErrorKind.TIMEOUT : ErrorKind.BACKEND_DOWN;
+    }
+    return timedOut ? errors.backendTimedOut(server) : errors.backendDown(server);
+  }
+
+  /** Appends the reply for a request none of whose replicas could answer (failures counted). */
+  void replyNoReplica() {
+    append(errors.noReplicaLeft());
+  }
+
+  /** Counts a server's reply (an error line counts as a failed server request). */
+  void countReply(int server, BackendConnection backend) {
+    boolean failed = backend.replyIsError();
+    recorder.recordServerRequest(server, failed);
+    if (failed && error == null) {
+      error = ErrorKind.SERVER_ERROR;
+    }
+  }
+
+  /** The reply as a buffer positioned at its start; valid until the next {@link #reset()}. */
+  ByteBuffer view() {
+    view.limit(length).position(0);
+    return view;
+  }
+}

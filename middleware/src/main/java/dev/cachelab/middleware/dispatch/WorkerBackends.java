@@ -1,0 +1,130 @@
+package dev.cachelab.middleware.dispatch;
+
+import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.protocol.Command;
+import dev.cachelab.middleware.protocol.Request;
+import java.io.IOException;
+import java.util.List;
+
+/**
+ * A worker's blocking connections, one per server, and the steps every fan-out strategy takes with
+ * them: open (arm the deadline, connect if down), send a request as forwarded, mark a failure. One
+ * per worker; its thread only.
+ */
+final class WorkerBackends {
+  private static final byte[] CRLF = {'\r', '\n'};
+
+  private final BackendConnection[] connections;
+  private final long timeoutNanos;
+
+  /**
+   * @param timeoutNanos the deadline armed for each request, counted from its dequeue
+   */
+  WorkerBackends(List<BackendConnection> connections, long timeoutNanos) {
+    this.connections = connections.toArray(new BackendConnection[0]);
+    this.timeoutNanos = timeoutNanos;
+  }
+
+  int size() {
+    return connections.length;
+  }
+
+  BackendConnection get(int server) {
+    return connections[server];
+  }
+
+  /** The deadline of a request dequeued at {@code dequeuedNanos}. */
+  long deadline(long dequeuedNanos) {
+    return dequeuedNanos + timeoutNanos;
+  }
+
+  /** Connects to every server up front (failures are retried on demand). */
+  void connectAll() {
+    for (BackendConnection backend : connections) {
+      long now = System.nanoTime();
+      backend.arm(now + timeoutNanos);
+      backend.ensureConnected(now);
+      backend.disarmQuietly();
+    }
+  }
+
+  void closeAll() {
+    for (BackendConnection backend : connections) {
+      backend.close();
+    }
+  }
+
+  /** Arms the deadline and makes sure the connection is up; false if the server is down. */
+  static boolean open(BackendConnection backend, long deadline) {
+    backend.arm(deadline);
+    if (!backend.ensureConnected(System.nanoTime())) {
+      backend.disarmQuietly();
+      return false;
+    }
+    return true;
+  }
+
+  /** Sends the request as forwarded ({@code noreply} stripped: the middleware waits anyway). */
+  static void send(BackendConnection backend, Request request) throws IOException {
+    markSent(request);
+    if (!request.noreply()) {
+      backend.send(request.bytes(), 0, request.wireLength());
+      return;
+    }
+    backend.beginCompose();
+    appendForward(backend, request);
+    backend.sendComposed();
+  }
+
+  /** Appends the request as forwarded ({@code noreply} stripped) to the server's send buffer. */
+  static void appendForward(BackendConnection backend, Request request) {
+    if (!request.noreply()) {
+      backend.append(request.bytes(), 0, request.wireLength());
+      return;
+    }
+    backend.append(request.bytes(), 0, request.forwardLineLength());
+    backend.append(CRLF, 0, 2);
+    if (request.command().hasDataBlock()) {
+      backend.append(request.bytes(), request.dataOffset(), request.dataLength() + 2);
+    }
+  }
+
+  /**
+   * Reads the server's reply to {@code request} in the request's protocol: a RESP value for a redis
+   * request, else a memcached retrieval reply ({@code VALUE} blocks up to {@code END}) or one line.
+   */
+  static void readReply(BackendConnection backend, Request request) throws IOException {
+    if (request.respCommand() != null) {
+      backend.readRespReply();
+    } else if (request.family() == Command.Family.RETRIEVAL) {
+      backend.readRetrievalReply();
+    } else if (request.command() == Command.STATS_GROUP) {
+      backend.readStatsReply();
+    } else {
+      backend.readLineReply();
+    }
+  }
+
+  /** Values found by the last reply to the read {@code request} (its hits). */
+  static int hits(BackendConnection backend, Request request) {
+    return request.respCommand() != null ? backend.hitCount() : backend.valueCount();
+  }
+
+  static void appendCrlf(BackendConnection backend) {
+    backend.append(CRLF, 0, 2);
+  }
+
+  /** Stamps the first send of the request. */
+  static void markSent(Request request) {
+    if (request.sentNanos == 0) {
+      request.sentNanos = System.nanoTime();
+    }
+  }
+
+  /** Marks the connection down after a failed send or read; returns whether it was a timeout. */
+  static boolean fail(BackendConnection backend) {
+    boolean timedOut = backend.timedOut();
+    backend.markDown();
+    return timedOut;
+  }
+}

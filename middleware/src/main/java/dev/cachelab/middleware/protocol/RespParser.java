@@ -1,0 +1,357 @@
+package dev.cachelab.middleware.protocol;
+
+import dev.cachelab.middleware.protocol.Request.Status;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * Incremental decoder for redis' RESP2 requests, client side (redis {@code RESP protocol spec}):
+ * multibulk arrays of bulk strings ({@code *2\r\n$3\r\nGET\r\n$1\r\nk\r\n}) and inline commands
+ * ({@code GET k\r\n}, split on spaces and tabs; quoting is not supported). Fed whatever bytes a
+ * read returned, it decodes at most one request per call and says "need more" by returning 0;
+ * requests may be split anywhere. Every request is held in the {@link Request} as the multibulk
+ * array it is forwarded as (an inline command is rewritten into one). One instance per client
+ * connection; net thread only.
+ *
+ * <p>Errors follow redis: an unknown command or a wrong argument count gets {@code -ERR ...} and
+ * the connection goes on in order; a framing error ({@code Protocol error: ...}) gets its error and
+ * the connection is closed after the replies before it, since the stream cannot be resynchronised.
+ */
+public final class RespParser implements RequestDecoder {
+  /**
+   * Longest inline command, and longest {@code *<count>} or {@code $<length>} line (redis' 64 KiB).
+   */
+  public static final int MAX_INLINE_BYTES = 64 * 1024;
+
+  /** Most arguments in one request (redis 7's limit on multibulk length is higher). */
+  public static final int MAX_ARGS = 1024 * 1024;
+
+  /** Request bytes allowed beyond one value of {@code maxValueBytes} (keys, other arguments). */
+  private static final int EXTRA_REQUEST_BYTES = 1 << 20;
+
+  private static final int NAME_IN_ERROR_BYTES = 128;
+
+  private final int maxValueBytes;
+  private final boolean multiKeyWrites;
+  private int scannedBytes;
+  private int[] argStart = new int[8];
+  private int[] argEnd = new int[8];
+  private int argCount;
+  private byte[] scratch = new byte[256];
+
+  /**
+   * @param maxValueBytes longest bulk string accepted
+   * @param multiKeyWrites whether writes naming several keys ({@code MSET}, {@code DEL k1 k2}) are
+   *     accepted; false under hash routing, where such a write would need a replica set per key
+   */
+  public RespParser(int maxValueBytes, boolean multiKeyWrites) {
+    this.maxValueBytes = maxValueBytes;
+    this.multiKeyWrites = multiKeyWrites;
+  }
+
+  @Override
+  public byte[] outOfMemoryReply() {
+    return OUT_OF_MEMORY;
+  }
+
+  private static final byte[] OUT_OF_MEMORY = RespReplies.error("out of memory reading request");
+
+  @Override
+  public int maxRequestBytes() {
+    return maxValueBytes + EXTRA_REQUEST_BYTES;
+  }
+
+  @Override
+  public int decode(byte[] buf, int from, int to, Request request) {
+    if (from >= to) {
+      return 0;
+    }
+    return buf[from] == '*'
+        ? decodeMultibulk(buf, from, to, request)
+        : decodeInline(buf, from, to, request);
+  }
+
+  // *<count>\r\n then <count> times $<length>\r\n<bytes>\r\n
+  private int decodeMultibulk(byte[] buf, int from, int to, Request request) {
+    int countEnd = findCr(buf, from + 1, to);
+    if (countEnd < 0) {
+      return to - from > MAX_INLINE_BYTES
+          ? protocolError(request, "too big mbulk count string", to - from)
+          : 0;
+    }
+    if (buf[countEnd + 1] != '\n') {
+      return protocolError(request, "CR not followed by LF", to - from);
+    }
+    long count = parseNumber(buf, from + 1, countEnd);
+    int pos = countEnd + 2;
+    if (count == Long.MIN_VALUE || count > MAX_ARGS) {
+      return protocolError(request, "invalid multibulk length", pos - from);
+    }
+    if (count <= 0) {
+      request.reset(); // redis ignores *0 and *-1
+      return pos - from;
+    }
+    argCount = 0;
+    for (long a = 0; a < count; a++) {
+      if (pos >= to) {
+        return 0;
+      }
+      if (buf[pos] != '$') {
+        char got = (char) (buf[pos] & 0xff);
+        return protocolError(request, "expected '$', got '" + printable(got) + "'", to - from);
+      }
+      int lengthEnd = findCr(buf, pos + 1, to);
+      if (lengthEnd < 0) {
+        return to - pos > MAX_INLINE_BYTES
+            ? protocolError(request, "too big bulk count string", to - from)
+            : 0;
+      }
+      if (buf[lengthEnd + 1] != '\n') {
+        return protocolError(request, "CR not followed by LF", to - from);
+      }
+      long length = parseNumber(buf, pos + 1, lengthEnd);
+      if (length < 0 || length > maxValueBytes) {
+        return protocolError(
+            request,
+            "invalid bulk length (expected: 0.." + maxValueBytes + " bytes, see --max-value-bytes)",
+            to - from);
+      }
+      int dataStart = lengthEnd + 2;
+      long dataEnd = dataStart + length;
+      if (dataEnd + 2 - from > maxRequestBytes()) {
+        return protocolError(
+            request, "request too large (expected: <= " + maxRequestBytes() + " bytes)", to - from);
+      }
+      if (dataEnd + 2 > to) {
+        return 0;
+      }
+      int end = (int) dataEnd;
+      if (buf[end] != '\r' || buf[end + 1] != '\n') {
+        return protocolError(request, "bulk string not followed by CRLF", to - from);
+      }
+      addArg(dataStart - from, end - from);
+      pos = end + 2;
+    }
+    request.reset();
+    request.copyRaw(buf, from, pos - from);
+    for (int i = 0; i < argCount; i++) {
+      request.addToken(argStart[i], argEnd[i]);
+    }
+    resolve(request);
+    return pos - from;
+  }
+
+  // <name> <arg>...\r\n (or \n), rewritten as a multibulk array.
+  private int decodeInline(byte[] buf, int from, int to, Request request) {
+    int newline = -1;
+    for (int i = from + scannedBytes; i < to; i++) {
+      if (buf[i] == '\n') {
+        newline = i;
+        break;
+      }
+    }
+    if (newline < 0) {
+      scannedBytes = to - from;
+      if (scannedBytes > MAX_INLINE_BYTES) {
+        scannedBytes = 0;
+        return protocolError(request, "too big inline request", to - from);
+      }
+      return 0;
+    }
+    scannedBytes = 0;
+    int consumed = newline + 1 - from;
+    int lineEnd = newline > from && buf[newline - 1] == '\r' ? newline - 1 : newline;
+    if (lineEnd - from > MAX_INLINE_BYTES) {
+      return protocolError(request, "too big inline request", consumed);
+    }
+    argCount = 0;
+    int i = from;
+    while (i < lineEnd) {
+      while (i < lineEnd && isBlank(buf[i])) {
+        i++;
+      }
+      if (i == lineEnd) {
+        break;
+      }
+      int start = i;
+      while (i < lineEnd && !isBlank(buf[i])) {
+        i++;
+      }
+      addArg(start, i);
+    }
+    request.reset();
+    if (argCount == 0) {
+      return consumed; // an empty line is skipped, as redis does
+    }
+    int length = composeMultibulk(buf);
+    request.copyRaw(scratch, 0, length);
+    for (int a = 0; a < argCount; a++) {
+      request.addToken(argStart[a], argEnd[a]);
+    }
+    resolve(request);
+    return consumed;
+  }
+
+  /**
+   * Writes the inline arguments as a multibulk array into {@code scratch}; args now point there.
+   */
+  private int composeMultibulk(byte[] buf) {
+    int needed = 16;
+    for (int a = 0; a < argCount; a++) {
+      needed += 16 + argEnd[a] - argStart[a];
+    }
+    if (scratch.length < needed) {
+      scratch = new byte[Math.max(needed, scratch.length * 2)];
+    }
+    int at = 0;
+    scratch[at++] = '*';
+    at = RespReplies.writeDecimal(argCount, scratch, at);
+    scratch[at++] = '\r';
+    scratch[at++] = '\n';
+    for (int a = 0; a < argCount; a++) {
+      int length = argEnd[a] - argStart[a];
+      scratch[at++] = '$';
+      at = RespReplies.writeDecimal(length, scratch, at);
+      scratch[at++] = '\r';
+      scratch[at++] = '\n';
+      System.arraycopy(buf, argStart[a], scratch, at, length);
+      argStart[a] = at;
+      argEnd[a] = at + length;
+      at += length;
+      scratch[at++] = '\r';
+      scratch[at++] = '\n';
+    }
+    return at;
+  }
+
+  /** Names the command, checks its arguments and sets the request's status. */
+  private void resolve(Request request) {
+    byte[] bytes = request.bytes();
+    RespCommand command = RespCommand.lookup(bytes, request.tokenStart(0), request.tokenEnd(0));
+    int args = request.tokenCount();
+    if (command == null) {
+      StringBuilder text = new StringBuilder("unknown command '");
+      text.append(token(request, 0)).append("', with args beginning with: ");
+      for (int t = 1; t < args && text.length() < 512; t++) {
+        text.append('\'').append(token(request, t)).append("' ");
+      }
+      request.setRejected(Status.REJECT, RespReplies.error(text.toString()));
+      return;
+    }
+    if (!command.acceptsArgs(args)) {
+      request.setRejected(
+          Status.REJECT,
+          RespReplies.error("wrong number of arguments for '" + command.label() + "' command"));
+      return;
+    }
+    switch (command) {
+      case PING ->
+          request.setLocalResp(
+              Status.LOCAL,
+              command,
+              args == 1
+                  ? RespReplies.PONG
+                  : RespReplies.bulk(bytes, request.tokenStart(1), tokenLength(request, 1)));
+      case ECHO ->
+          request.setLocalResp(
+              Status.LOCAL,
+              command,
+              RespReplies.bulk(bytes, request.tokenStart(1), tokenLength(request, 1)));
+      case INFO -> request.setLocalResp(Status.LOCAL, command, null);
+      case QUIT -> request.setLocalResp(Status.QUIT, command, RespReplies.OK);
+      case CONFIG -> {
+        if (RespCommand.lookup(bytes, request.tokenStart(1), request.tokenEnd(1))
+            != RespCommand.GET) {
+          request.setRejected(
+              Status.REJECT,
+              RespReplies.error(
+                  "CONFIG "
+                      + token(request, 1)
+                      + " is not supported by the middleware (only CONFIG GET, answered by the"
+                      + " first server)"));
+          return;
+        }
+        request.setParsedResp(Status.FORWARD, command, 0);
+      }
+      default -> {
+        int keys = command.keyCount(args);
+        if (keys > 1 && command.isWrite() && !multiKeyWrites) {
+          request.setRejected(
+              Status.REJECT,
+              RespReplies.error(
+                  "'"
+                      + command.label()
+                      + "' with several keys is not supported with --routing hash (send one key"
+                      + " per command)"));
+          return;
+        }
+        request.setParsedResp(Status.FORWARD, command, keys);
+      }
+    }
+  }
+
+  private int protocolError(Request request, String text, int consumed) {
+    scannedBytes = 0;
+    request.reset();
+    request.setRejected(Status.REJECT_AND_CLOSE, RespReplies.error("Protocol error: " + text));
+    return consumed;
+  }
+
+  private void addArg(int start, int end) {
+    if (argCount == argStart.length) {
+      argStart = Arrays.copyOf(argStart, argCount * 2);
+      argEnd = Arrays.copyOf(argEnd, argCount * 2);
+    }
+    argStart[argCount] = start;
+    argEnd[argCount] = end;
+    argCount++;
+  }
+
+  /**
+   * Offset of the first {@code \r} in {@code buf[from, to)} that has a byte after it, or -1 (need
+   * more bytes).
+   */
+  private static int findCr(byte[] buf, int from, int to) {
+    for (int i = from; i + 1 < to; i++) {
+      if (buf[i] == '\r') {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** A signed decimal in {@code buf[from, to)}, or {@link Long#MIN_VALUE} if it is not one. */
+  private static long parseNumber(byte[] buf, int from, int to) {
+    boolean negative = from < to && buf[from] == '-';
+    int i = negative ? from + 1 : from;
+    if (i == to || to - i > 18) {
+      return Long.MIN_VALUE;
+    }
+    long value = 0;
+    for (; i < to; i++) {
+      int digit = buf[i] - '0';
+      if (digit < 0 || digit > 9) {
+        return Long.MIN_VALUE;
+      }
+      value = value * 10 + digit;
+    }
+    return negative ? -value : value;
+  }
+
+  private static boolean isBlank(byte b) {
+    return b == ' ' || b == '\t';
+  }
+
+  private static int tokenLength(Request request, int token) {
+    return request.tokenEnd(token) - request.tokenStart(token);
+  }
+
+  private static String token(Request request, int token) {
+    int length = Math.min(NAME_IN_ERROR_BYTES, tokenLength(request, token));
+    return new String(request.bytes(), request.tokenStart(token), length, StandardCharsets.UTF_8);
+  }
+
+  private static char printable(char c) {
+    return c >= ' ' && c < 127 ? c : '?';
+  }
+}

@@ -1,0 +1,191 @@
+package dev.cachelab.middleware.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cachelab.middleware.backend.BackendHealth;
+import dev.cachelab.middleware.testing.MemcachedProcess;
+import dev.cachelab.middleware.testing.RunningMiddleware;
+import dev.cachelab.middleware.testing.TextClient;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A dead or hung backend costs its own share only: every request is answered (value or error)
+ * within the backend timeout plus a margin, reads are retried on another replica, a hung server is
+ * ejected and comes back after a successful probe.
+ */
+class FaultIsolationIT {
+  private static final int TIMEOUT_MS = 500;
+
+  /** Backend timeout plus a generous margin for a loaded machine. */
+  private static final int ANSWER_WITHIN_MS = TIMEOUT_MS + 4_000;
+
+  @Test
+  void everyRequestIsAnsweredWhileABackendIsDead() throws Exception {
+    for (String batch : List.of("1", "16")) {
+      List<MemcachedProcess> servers = startServers(3);
+      try (RunningMiddleware mw =
+          RunningMiddleware.start(
+              servers,
+              "-t",
+              "8",
+              "-s",
+              "false",
+              "--worker-batch",
+              batch,
+              "--backend-timeout-ms",
+              "" + TIMEOUT_MS)) {
+        servers.get(1).kill();
+        List<String> problems = new CopyOnWriteArrayList<>();
+        List<Thread> clients = new ArrayList<>();
+        for (int c = 0; c < 4; c++) {
+          int id = c;
+          Thread t = new Thread(() -> setGetLoop(mw, id, 150, problems), "client-" + c);
+          clients.add(t);
+          t.start();
+        }
+        for (Thread t : clients) {
+          t.join(120_000);
+        }
+        assertThat(problems).as("worker batch " + batch).isEmpty();
+      } finally {
+        servers.forEach(MemcachedProcess::close);
+      }
+    }
+  }
+
+  // set fN / get fN on one connection: the set fails (one replica is dead), the get is answered
+  // from a live replica; nothing may go unanswered and the connection stays usable.
+  private static void setGetLoop(RunningMiddleware mw, int id, int rounds, List<String> problems) {
+    try (TextClient client = mw.client()) {
+      client.setTimeoutMillis(ANSWER_WITHIN_MS);
+      for (int i = 0; i < rounds; i++) {
+        String key = "f" + id + "_" + i;
+        String set = client.call("set " + key + " 0 0 1\r\nv\r\n");
+        if (!set.startsWith("SERVER_ERROR backend ")) {
+          problems.add(key + " set: " + set);
+          return;
+        }
+        String get = client.call("get " + key + "\r\n");
+        if (!get.equals("VALUE " + key + " 0 1\r\nv\r\nEND\r\n")) {
+          problems.add(key + " get: " + get);
+          return;
+        }
+      }
+      String version = client.call("version\r\n");
+      if (!version.startsWith("VERSION ")) {
+        problems.add("version: " + version);
+      }
+    } catch (IOException e) {
+      problems.add("client " + id + ": " + e);
+    }
+  }
+
+  @Test
+  void stoppedBackendIsEjectedWhileTheOtherTwoKeepServing() throws Exception {
+    List<MemcachedProcess> servers = startServers(3);
+    try (RunningMiddleware mw =
+        RunningMiddleware.start(
+            servers,
+            "-t",
+            "8",
+            "-s",
+            "false",
+            "--backend-timeout-ms",
+            "" + TIMEOUT_MS,
+            "--eject-retry-ms",
+            "300")) {
+      try (TextClient client = mw.client()) {
+        assertThat(client.call("set hot 0 0 3\r\nhot\r\n")).isEqualTo("STORED\r\n");
+      }
+      AtomicLong answered = new AtomicLong();
+      AtomicBoolean stop = new AtomicBoolean();
+      List<String> problems = new CopyOnWriteArrayList<>();
+      List<Thread> clients = new ArrayList<>();
+      for (int c = 0; c < 8; c++) {
+        Thread t = new Thread(() -> readLoop(mw, answered, stop, problems), "reader-" + c);
+        clients.add(t);
+        t.start();
+      }
+      try {
+        Thread.sleep(1_000); // warm-up
+        long before = countFor(answered, 3_000);
+        servers.get(1).signal("STOP");
+        long during;
+        try {
+          during = countFor(answered, 3_000);
+        } finally {
+          servers.get(1).signal("CONT");
+        }
+        BackendHealth health = mw.middleware().stats().health(1);
+        assertThat(health.ejections()).as("ejections").isGreaterThanOrEqualTo(1);
+        assertThat(during)
+            .as("answered during the stop vs %d before", before)
+            .isGreaterThanOrEqualTo(before / 2);
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (health.ejected() && System.nanoTime() < deadline) {
+          Thread.sleep(50);
+        }
+        assertThat(health.ejected()).as("back in rotation after SIGCONT").isFalse();
+        assertThat(health.returns()).isGreaterThanOrEqualTo(1);
+        try (TextClient client = mw.client()) {
+          String stats = client.call("stats\r\n");
+          assertThat(stats).contains("STAT server_1_ejections ").contains("STAT server_1_returns ");
+        }
+      } finally {
+        stop.set(true);
+        for (Thread t : clients) {
+          t.join(30_000);
+        }
+      }
+      assertThat(problems).isEmpty();
+    } finally {
+      for (MemcachedProcess server : servers) {
+        server.signal("CONT");
+        server.close();
+      }
+    }
+  }
+
+  private static long countFor(AtomicLong counter, long millis) throws InterruptedException {
+    long start = counter.get();
+    Thread.sleep(millis);
+    return counter.get() - start;
+  }
+
+  private static void readLoop(
+      RunningMiddleware mw, AtomicLong answered, AtomicBoolean stop, List<String> problems) {
+    try (TextClient client = mw.client()) {
+      client.setTimeoutMillis(ANSWER_WITHIN_MS);
+      for (int i = 0; i < 1_000_000 && !stop.get(); i++) {
+        String reply = client.call("get hot\r\n");
+        if (!reply.equals("VALUE hot 0 3\r\nhot\r\nEND\r\n")
+            && !reply.startsWith("SERVER_ERROR backend ")) {
+          problems.add("get hot: " + reply);
+          return;
+        }
+        answered.incrementAndGet();
+      }
+    } catch (IOException e) {
+      problems.add(e.toString());
+    }
+  }
+
+  static List<MemcachedProcess> startServers(int n) throws IOException {
+    List<MemcachedProcess> servers = new ArrayList<>();
+    try {
+      for (int i = 0; i < n; i++) {
+        servers.add(MemcachedProcess.start());
+      }
+    } catch (IOException e) {
+      servers.forEach(MemcachedProcess::close);
+      throw e;
+    }
+    return servers;
+  }
+}

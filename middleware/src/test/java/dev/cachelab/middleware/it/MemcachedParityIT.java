@@ -1,0 +1,128 @@
+package dev.cachelab.middleware.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cachelab.middleware.testing.MemcachedProcess;
+import dev.cachelab.middleware.testing.RunningMiddleware;
+import dev.cachelab.middleware.testing.TextClient;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The cases where the middleware's validation must be memcached 1.6's, compared byte for byte with
+ * a real memcached (its own server, fresh for each case) rather than with a remembered reply; and
+ * multi-get lines as long as memcached takes them.
+ */
+class MemcachedParityIT {
+  private static final List<String> CASES =
+      List.of(
+          "flush_all -1\r\n",
+          "flush_all 0 noreply\r\nversion\r\n",
+          "set a 4294967296 0 1\r\nx\r\nget a\r\n",
+          "set a 4294967295 0 1\r\nx\r\nget a\r\n",
+          "set a 0 -1 1\r\nx\r\nget a\r\n",
+          "set a 0 0 1 norepl\r\nx\r\nget a\r\n",
+          "incr a 1 norepl\r\n",
+          "gat 0\r\n",
+          "gats 10\r\n",
+          "gat\r\n",
+          "version foo bar\r\n",
+          "quit extra\r\n",
+          "verbosity noreply\r\nversion\r\n",
+          "verbosity 1 2\r\n",
+          "stats nonsense\r\n",
+          "stats noreply\r\n",
+          "touch a -1\r\n",
+          "delete a 0\r\n");
+
+  @Test
+  void namedValidationCasesMatchMemcached() throws Exception {
+    for (String input : CASES) {
+      try (MemcachedProcess reference = MemcachedProcess.start();
+          MemcachedProcess backend = MemcachedProcess.start();
+          RunningMiddleware mw =
+              RunningMiddleware.start(List.of(backend), "-t", "1", "-s", "false")) {
+        String expected = exchange(reference.port(), input);
+        String actual = exchange(mw.port(), input);
+        assertThat(actual).as("%s (memcached: %s)", input, expected).isEqualTo(expected);
+      }
+    }
+  }
+
+  @Test
+  void statsGroupsComeFromServerZero() throws Exception {
+    try (MemcachedProcess server = MemcachedProcess.start();
+        RunningMiddleware mw = RunningMiddleware.start(List.of(server), "-t", "1", "-s", "false");
+        TextClient client = mw.client()) {
+      for (String group : List.of("items", "slabs", "settings", "sizes", "conns")) {
+        String reply = client.call("stats " + group + "\r\n");
+        assertThat(reply).as(group).endsWith("END\r\n");
+      }
+      assertThat(client.call("stats settings\r\n")).contains("STAT maxconns ");
+      assertThat(client.call("stats\r\n")).contains("STAT buffered_bytes ");
+    }
+  }
+
+  @Test
+  void longMultiGetLinesAreServedAsMemcachedServesThem() throws Exception {
+    for (int servers : new int[] {1, 3}) {
+      List<MemcachedProcess> backends = FaultIsolationIT.startServers(servers);
+      try (RunningMiddleware mw = RunningMiddleware.start(backends, "-t", "2", "-s", "true");
+          TextClient client = mw.client()) {
+        for (int keys : new int[] {300, 4_000}) {
+          StringBuilder line = new StringBuilder("get");
+          StringBuilder expected = new StringBuilder();
+          for (int k = 0; k < keys; k++) {
+            String key = String.format("k%05d", k) + "x".repeat(238); // 244 bytes
+            line.append(' ').append(key);
+            if (k % 100 == 0) {
+              assertThat(client.call("set " + key + " 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+              expected.append("VALUE ").append(key).append(" 0 1\r\nv\r\n");
+            }
+          }
+          expected.append("END\r\n");
+          assertThat(client.call(line.append("\r\n").toString()))
+              .as("%d keys over %d servers", keys, servers)
+              .isEqualTo(expected.toString());
+        }
+        assertThat(client.call("version\r\n")).startsWith("VERSION ");
+      } finally {
+        backends.forEach(MemcachedProcess::close);
+      }
+    }
+  }
+
+  /** Sends the input, reads until the server is quiet for 300 ms or closes. */
+  private static String exchange(int port, String input) throws IOException {
+    try (Socket socket = new Socket()) {
+      socket.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
+      socket.setSoTimeout(300);
+      socket.getOutputStream().write(input.getBytes(StandardCharsets.ISO_8859_1));
+      InputStream in = socket.getInputStream();
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      byte[] buf = new byte[4096];
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (System.nanoTime() < deadline) {
+        int n;
+        try {
+          n = in.read(buf);
+        } catch (SocketTimeoutException quiet) {
+          break;
+        }
+        if (n < 0) {
+          out.write("<closed>".getBytes(StandardCharsets.US_ASCII));
+          break;
+        }
+        out.write(buf, 0, n);
+      }
+      return out.toString(StandardCharsets.ISO_8859_1).replaceAll("VERSION [^\r]*", "VERSION x");
+    }
+  }
+}

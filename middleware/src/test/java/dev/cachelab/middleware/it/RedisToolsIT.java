@@ -1,0 +1,101 @@
+package dev.cachelab.middleware.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cachelab.middleware.testing.RedisProcess;
+import dev.cachelab.middleware.testing.RespClient;
+import dev.cachelab.middleware.testing.RunningMiddleware;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * redis' own tools through the RESP front end: {@code redis-cli} and {@code redis-benchmark}
+ * (Debian package redis-tools) against the middleware in front of two real redis-servers, on
+ * loopback.
+ */
+class RedisToolsIT {
+  private static final Pattern RATE =
+      Pattern.compile("^\"?([A-Z]+)[^,\"]*\"?,\"([0-9.]+)\"", Pattern.MULTILINE);
+
+  private static String run(String... command) throws IOException, InterruptedException {
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    if (!process.waitFor(120, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      throw new AssertionError(String.join(" ", command) + " did not finish in 120 s");
+    }
+    String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(process.exitValue()).as(String.join(" ", command) + ":\n" + out).isZero();
+    return out;
+  }
+
+  /** The middleware in redis mode in front of {@code a} and {@code b}, with {@code flags}. */
+  private static RunningMiddleware middleware(RedisProcess a, RedisProcess b, String... flags)
+      throws IOException {
+    List<String> args = new ArrayList<>(List.of("--protocol", "redis", "-s", "true"));
+    args.addAll(List.of(flags));
+    return RunningMiddleware.startWithAddresses(
+        List.of(a.address(), b.address()), args.toArray(new String[0]));
+  }
+
+  @Test
+  void redisCliWorksThroughTheMiddleware() throws Exception {
+    try (RedisProcess a = RedisProcess.start();
+        RedisProcess b = RedisProcess.start();
+        RunningMiddleware mw = middleware(a, b, "-t", "2")) {
+      String port = "" + mw.port();
+      String cli = "redis-cli";
+      assertThat(run(cli, "-p", port, "PING")).isEqualTo("PONG\n");
+      assertThat(run(cli, "-p", port, "SET", "greeting", "hello world", "EX", "60"))
+          .isEqualTo("OK\n");
+      assertThat(run(cli, "-p", port, "GET", "greeting")).isEqualTo("hello world\n");
+      assertThat(run(cli, "-p", port, "MSET", "x", "1", "y", "2")).isEqualTo("OK\n");
+      assertThat(run(cli, "-p", port, "MGET", "x", "nope", "y")).isEqualTo("1\n\n2\n");
+      assertThat(run(cli, "-p", port, "INCR", "x")).isEqualTo("2\n");
+      assertThat(run(cli, "-p", port, "TTL", "greeting")).isIn("60\n", "59\n");
+      assertThat(run(cli, "-p", port, "NOPE")).startsWith("ERR unknown command 'NOPE'");
+      assertThat(run(cli, "-p", port, "INFO")).contains("redis_mode:proxy");
+      // Commands piped on stdin, answered in order.
+      Process piped = new ProcessBuilder(cli, "-p", port).redirectErrorStream(true).start();
+      piped.getOutputStream().write("SET p 1\nGET p\nDEL p\nGET p\n".getBytes());
+      piped.getOutputStream().close();
+      assertThat(piped.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(new String(piped.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
+          .isEqualTo("OK\n1\n1\n\n");
+      try (RespClient direct = new RespClient(b.port())) {
+        assertThat(direct.call("GET", "greeting")).isEqualTo("$11\r\nhello world\r\n");
+      }
+    }
+  }
+
+  @Test
+  void redisBenchmarkGetSetAndMgetRunWithoutErrors() throws Exception {
+    try (RedisProcess a = RedisProcess.start();
+        RedisProcess b = RedisProcess.start();
+        RunningMiddleware mw = middleware(a, b, "-t", "4", "--worker-batch", "16")) {
+      String port = "" + mw.port();
+      // redis-benchmark 7 has no "mget" test name (-t ignores it), so MGET runs as a command.
+      List<String> common =
+          List.of("redis-benchmark", "-p", port, "-n", "4000", "-c", "8", "--csv");
+      List<String> getSet = new ArrayList<>(common);
+      getSet.addAll(List.of("-t", "get,set,mget,mset", "-r", "1000"));
+      String out = run(getSet.toArray(new String[0]));
+      List<String> mget = new ArrayList<>(common);
+      mget.addAll(List.of("-r", "1000", "MGET", "key:__rand_int__", "key:__rand_int__", "k:x"));
+      out += run(mget.toArray(new String[0]));
+      List<String> tests = new ArrayList<>();
+      Matcher m = RATE.matcher(out);
+      while (m.find()) {
+        tests.add(m.group(1));
+        assertThat(Double.parseDouble(m.group(2))).as(out).isPositive();
+      }
+      assertThat(tests).as(out).containsExactly("SET", "GET", "MSET", "MGET");
+      assertThat(out).doesNotContainIgnoringCase("error");
+    }
+  }
+}

@@ -1,0 +1,252 @@
+package dev.cachelab.middleware.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class RespParserTest {
+  private static final int MAX_VALUE = 1024;
+
+  private static String mb(String... parts) {
+    return new String(RespReplies.command(parts), StandardCharsets.ISO_8859_1);
+  }
+
+  static Stream<Arguments> wellFormed() {
+    return Stream.of(
+        Arguments.of(mb("GET", "k"), "FORWARD GET key=k args=GET,k"),
+        Arguments.of(mb("get", "k"), "FORWARD GET key=k args=get,k"),
+        Arguments.of(mb("SET", "k", "v"), "FORWARD SET key=k args=SET,k,v"),
+        Arguments.of(
+            mb("SET", "k", "v", "EX", "10", "NX"), "FORWARD SET key=k args=SET,k,v,EX,10,NX"),
+        Arguments.of(
+            mb("SET", "k", "v", "PX", "5", "XX"), "FORWARD SET key=k args=SET,k,v,PX,5,XX"),
+        Arguments.of(mb("SET", "bin", "a\r\nb\0"), "FORWARD SET key=bin args=SET,bin,a\r\nb\0"),
+        Arguments.of(mb("SET", "e", ""), "FORWARD SET key=e args=SET,e,"),
+        Arguments.of(mb("MGET", "a", "b", "c"), "FORWARD MGET key=a key=b key=c args=MGET,a,b,c"),
+        Arguments.of(mb("MSET", "a", "1", "b", "2"), "FORWARD MSET key=a key=b args=MSET,a,1,b,2"),
+        Arguments.of(mb("DEL", "a", "b"), "FORWARD DEL key=a key=b args=DEL,a,b"),
+        Arguments.of(mb("EXISTS", "a"), "FORWARD EXISTS key=a args=EXISTS,a"),
+        Arguments.of(mb("INCR", "n"), "FORWARD INCR key=n args=INCR,n"),
+        Arguments.of(mb("DECR", "n"), "FORWARD DECR key=n args=DECR,n"),
+        Arguments.of(mb("INCRBY", "n", "5"), "FORWARD INCRBY key=n args=INCRBY,n,5"),
+        Arguments.of(mb("EXPIRE", "k", "10"), "FORWARD EXPIRE key=k args=EXPIRE,k,10"),
+        Arguments.of(mb("TTL", "k"), "FORWARD TTL key=k args=TTL,k"),
+        Arguments.of(mb("FLUSHALL"), "FORWARD FLUSHALL args=FLUSHALL"),
+        Arguments.of(mb("CONFIG", "GET", "save"), "FORWARD CONFIG args=CONFIG,GET,save"),
+        Arguments.of(mb("PING"), "LOCAL +PONG"),
+        Arguments.of(mb("PING", "hi"), "LOCAL $2\r\nhi"),
+        Arguments.of(mb("ECHO", "a b"), "LOCAL $3\r\na b"),
+        Arguments.of(mb("QUIT"), "QUIT +OK"));
+  }
+
+  @ParameterizedTest
+  @MethodSource("wellFormed")
+  void decodesEachWellFormedRequestAndKeepsItsWireForm(String input, String expected) {
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    harness.feed(bytes(input));
+    assertThat(harness.decoded).containsExactly(expected);
+    assertThat(harness.buffered()).isZero();
+
+    Request request = new Request();
+    int consumed = new RespParser(MAX_VALUE, true).decode(bytes(input), 0, input.length(), request);
+    assertThat(consumed).isEqualTo(input.length());
+    if (request.status() == Request.Status.FORWARD) {
+      assertThat(Arrays.copyOf(request.bytes(), request.wireLength())).isEqualTo(bytes(input));
+    }
+  }
+
+  @Test
+  void inlineCommandsAreRewrittenAsMultibulk() {
+    RespParser parser = new RespParser(MAX_VALUE, true);
+    Request request = new Request();
+    byte[] line = bytes("  SET\tk  hello \r\n");
+    assertThat(parser.decode(line, 0, line.length, request)).isEqualTo(line.length);
+    assertThat(request.status()).isEqualTo(Request.Status.FORWARD);
+    assertThat(request.respCommand()).isEqualTo(RespCommand.SET);
+    assertThat(Arrays.copyOf(request.bytes(), request.wireLength()))
+        .isEqualTo(RespReplies.command("SET", "k", "hello"));
+    assertThat(ParserHarness.describe(request)).isEqualTo("FORWARD SET key=k args=SET,k,hello");
+
+    byte[] bare = bytes("ping\n");
+    assertThat(parser.decode(bare, 0, bare.length, request)).isEqualTo(bare.length);
+    assertThat(ParserHarness.describe(request)).isEqualTo("LOCAL +PONG");
+  }
+
+  @Test
+  void emptyInlineLinesAndEmptyArraysAreSkipped() {
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    harness.feed(bytes("\r\n\n*0\r\n*-1\r\nPING\r\n"));
+    assertThat(harness.decoded).containsExactly("LOCAL +PONG");
+  }
+
+  @Test
+  void byteByByteAndRandomSplitsGiveTheSameRequests() {
+    StringBuilder stream = new StringBuilder();
+    List<String> expected = new ArrayList<>();
+    wellFormed()
+        .filter(a -> !((String) a.get()[1]).startsWith("QUIT"))
+        .forEach(
+            a -> {
+              stream.append((String) a.get()[0]);
+              expected.add((String) a.get()[1]);
+            });
+    stream.append("GET k2\r\n").append("FOO bar\r\n").append(mb("GET"));
+    expected.add("FORWARD GET key=k2 args=GET,k2");
+    expected.add("REJECT -ERR unknown command 'FOO', with args beginning with: 'bar'");
+    expected.add("REJECT -ERR wrong number of arguments for 'get' command");
+    byte[] all = bytes(stream.toString());
+
+    ParserHarness oneByOne = new ParserHarness(new RespParser(MAX_VALUE, true));
+    for (byte b : all) {
+      oneByOne.feed(new byte[] {b});
+    }
+    assertThat(oneByOne.decoded).containsExactlyElementsOf(expected);
+
+    Random random = new Random(12);
+    for (int round = 0; round < 200; round++) {
+      ParserHarness split = new ParserHarness(new RespParser(MAX_VALUE, true));
+      int at = 0;
+      while (at < all.length) {
+        int n = Math.min(all.length - at, 1 + random.nextInt(40));
+        split.feed(Arrays.copyOfRange(all, at, at + n));
+        at += n;
+      }
+      assertThat(split.decoded).containsExactlyElementsOf(expected);
+      assertThat(split.buffered()).isZero();
+    }
+  }
+
+  static Stream<Arguments> rejectedButInFrame() {
+    return Stream.of(
+        Arguments.of(
+            mb("NOPE", "a", "b"),
+            "REJECT -ERR unknown command 'NOPE', with args beginning with: 'a' 'b'"),
+        Arguments.of(
+            mb("GET", "a", "b"), "REJECT -ERR wrong number of arguments for 'get' command"),
+        Arguments.of(mb("SET", "k"), "REJECT -ERR wrong number of arguments for 'set' command"),
+        Arguments.of(
+            mb("MSET", "a", "1", "b"), "REJECT -ERR wrong number of arguments for 'mset' command"),
+        Arguments.of(mb("ECHO"), "REJECT -ERR wrong number of arguments for 'echo' command"),
+        Arguments.of(
+            mb("CONFIG", "SET", "save", ""),
+            "REJECT -ERR CONFIG SET is not supported by the middleware (only CONFIG GET, answered"
+                + " by the first server)"));
+  }
+
+  @ParameterizedTest
+  @MethodSource("rejectedButInFrame")
+  void unknownOrMalformedCommandsGetAnErrorAndTheStreamGoesOn(String input, String expected) {
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    harness.feed(bytes(input + mb("GET", "next")));
+    assertThat(harness.decoded).containsExactly(expected, "FORWARD GET key=next args=GET,next");
+    assertThat(harness.closed()).isFalse();
+  }
+
+  @Test
+  void multiKeyWritesAreRefusedUnderHashRoutingButReadsAreNot() {
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, false));
+    harness.feed(
+        bytes(
+            mb("MSET", "a", "1", "b", "2")
+                + mb("DEL", "a", "b")
+                + mb("DEL", "a")
+                + mb("MGET", "a", "b")));
+    assertThat(harness.decoded)
+        .containsExactly(
+            "REJECT -ERR 'mset' with several keys is not supported with --routing hash (send one"
+                + " key per command)",
+            "REJECT -ERR 'del' with several keys is not supported with --routing hash (send one"
+                + " key per command)",
+            "FORWARD DEL key=a args=DEL,a",
+            "FORWARD MGET key=a key=b args=MGET,a,b");
+  }
+
+  static Stream<Arguments> framingErrors() {
+    return Stream.of(
+        Arguments.of("*x\r\n", "invalid multibulk length"),
+        Arguments.of("*2\r\n$3\r\nGET\r\n:1\r\n", "expected '$', got ':'"),
+        Arguments.of("*1\r\n$-2\r\n", "invalid bulk length"),
+        Arguments.of("*1\r\n$abc\r\n", "invalid bulk length"),
+        Arguments.of("*1\r\n$2000\r\n", "invalid bulk length (expected: 0..1024 bytes"),
+        Arguments.of("*1\r\n$3\r\nGETxx", "bulk string not followed by CRLF"),
+        Arguments.of("*1\rx", "CR not followed by LF"),
+        Arguments.of("*99999999999\r\n", "invalid multibulk length"));
+  }
+
+  @ParameterizedTest
+  @MethodSource("framingErrors")
+  void framingErrorsGetAProtocolErrorAndCloseTheConnection(String input, String message) {
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    harness.feed(bytes(mb("GET", "before") + input + mb("GET", "after")));
+    assertThat(harness.decoded).hasSize(2);
+    assertThat(harness.decoded.get(0)).isEqualTo("FORWARD GET key=before args=GET,before");
+    assertThat(harness.decoded.get(1))
+        .startsWith("REJECT_AND_CLOSE -ERR Protocol error: " + message);
+    assertThat(harness.closed()).isTrue();
+  }
+
+  @Test
+  void overlongInlineLineAndCountLineAreRefusedWithoutWaitingForTheirEnd() {
+    byte[] inline = new byte[RespParser.MAX_INLINE_BYTES + 10];
+    Arrays.fill(inline, (byte) 'a');
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    harness.feed(inline);
+    assertThat(harness.decoded)
+        .containsExactly("REJECT_AND_CLOSE -ERR Protocol error: too big inline request");
+
+    ByteArrayOutputStream count = new ByteArrayOutputStream();
+    count.writeBytes(bytes("*1"));
+    count.writeBytes(new byte[RespParser.MAX_INLINE_BYTES + 10]);
+    ParserHarness second = new ParserHarness(new RespParser(MAX_VALUE, true));
+    second.feed(count.toByteArray());
+    assertThat(second.decoded)
+        .containsExactly("REJECT_AND_CLOSE -ERR Protocol error: too big mbulk count string");
+  }
+
+  @Test
+  void aRequestLargerThanTheBufferLimitIsRefusedBeforeItIsBuffered() {
+    RespParser parser = new RespParser(MAX_VALUE, true);
+    int values = parser.maxRequestBytes() / MAX_VALUE + 2;
+    StringBuilder header = new StringBuilder("*" + (values + 1) + "\r\n$4\r\nMSET\r\n");
+    String value = "x".repeat(MAX_VALUE - 10);
+    StringBuilder body = new StringBuilder();
+    for (int i = 0; i < values; i++) {
+      body.append("$").append(value.length()).append("\r\n").append(value).append("\r\n");
+    }
+    ParserHarness harness = new ParserHarness(parser);
+    harness.feed(bytes(header.toString() + body));
+    assertThat(harness.decoded).hasSize(1);
+    assertThat(harness.decoded.get(0))
+        .startsWith("REJECT_AND_CLOSE -ERR Protocol error: request too large");
+  }
+
+  @Test
+  void opTypesFollowTheCommand() {
+    assertThat(parse(mb("GET", "k")).opType()).isEqualTo(OpType.GET);
+    assertThat(parse(mb("MGET", "k")).opType()).isEqualTo(OpType.GET);
+    assertThat(parse(mb("MGET", "a", "b")).opType()).isEqualTo(OpType.MULTIGET);
+    assertThat(parse(mb("SET", "k", "v")).opType()).isEqualTo(OpType.SET);
+    assertThat(parse(mb("INCR", "k")).opType()).isEqualTo(OpType.OTHER);
+    assertThat(parse(mb("SET", "k", "v")).family()).isEqualTo(Command.Family.STORAGE);
+  }
+
+  private static Request parse(String input) {
+    Request request = new Request();
+    new RespParser(MAX_VALUE, true).decode(bytes(input), 0, input.length(), request);
+    return request;
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.ISO_8859_1);
+  }
+}

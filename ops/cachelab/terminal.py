@@ -1,0 +1,263 @@
+"""What `cachelab run` prints: run lines that name their parameters, a live line per second while a
+run measures, and a closing table that fits 80 columns.
+
+On a terminal the live line is rewritten in place (rich); when stdout is a file or a pipe (make, CI)
+every line is plain text, as long as its content and no longer (no padding, no source locations),
+and the live line is printed every `LOG_LIVE_EVERY_S` seconds instead. Called from the CLI's main
+thread only.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from cachelab.results import RunRecord
+from cachelab.spec import Point
+
+TABLE_WIDTH = 80
+LOG_LIVE_EVERY_S = 5
+# Time a run costs beyond its duration before one has been measured (JVM starts, preload, stop).
+FIRST_GUESS_OVERHEAD_S = 4.0
+
+# The loadgen's progress line (loadgen/README.md, Output): this second's ops/s, latency and p99,
+# and the error replies so far.
+_PROGRESS = re.compile(
+    r"\[RUN #\d+ +[\d%]*, +(?P<second>\d+) secs\].*? (?P<ops_s>[\d.]+) \(avg: +[\d.]+\) ops/sec, "
+    r"(?P<mean_ms>[\d.]+) \(avg: [\d.]+\) msec latency, (?P<p99_ms>[\d.]+) p99 msec, "
+    r"(?P<errors>\d+) errors"
+)
+
+
+def make_console() -> Console:
+    """A rich console on a terminal; plain, unpadded, uncoloured lines otherwise."""
+    if sys.stdout.isatty():
+        return Console()
+    return Console(width=TABLE_WIDTH, no_color=True, highlight=False, soft_wrap=True)
+
+
+def format_seconds(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+@dataclass(frozen=True)
+class LiveSample:
+    """One second of a run, over all loadgen instances."""
+
+    second: int
+    ops_per_s: float
+    mean_ms: float
+    p99_ms: float
+    errors: int
+
+    def text(self) -> str:
+        return (
+            f"{self.second:>3d}s {self.ops_per_s:>10,.0f} ops/s  mean {self.mean_ms:.3f} ms  "
+            f"p99 {self.p99_ms:.3f} ms  {self.errors} errors"
+        )
+
+
+def parse_progress(line: str) -> LiveSample | None:
+    """The loadgen's progress line as a sample, or None for any other line."""
+    match = _PROGRESS.search(line)
+    if match is None:
+        return None
+    return LiveSample(
+        second=int(match["second"]),
+        ops_per_s=float(match["ops_s"]),
+        mean_ms=float(match["mean_ms"]),
+        p99_ms=float(match["p99_ms"]),
+        errors=int(match["errors"]),
+    )
+
+
+def last_progress(log: Path, tail_bytes: int = 2048) -> LiveSample | None:
+    """The latest progress line of a loadgen log (reads only its end)."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - tail_bytes))
+            text = handle.read().decode(errors="replace")
+    except OSError:
+        return None
+    for line in reversed(text.splitlines()):
+        sample = parse_progress(line)
+        if sample is not None:
+            return sample
+    return None
+
+
+def combine(samples: Sequence[LiveSample]) -> LiveSample | None:
+    """All instances together: summed ops/s and errors, the mean weighted by ops/s, the highest
+    p99 (an upper bound of the pooled p99)."""
+    if not samples:
+        return None
+    ops = sum(s.ops_per_s for s in samples)
+    mean = sum(s.mean_ms * s.ops_per_s for s in samples) / ops if ops > 0 else 0.0
+    return LiveSample(
+        second=max(s.second for s in samples),
+        ops_per_s=ops,
+        mean_ms=mean,
+        p99_ms=max(s.p99_ms for s in samples),
+        errors=sum(s.errors for s in samples),
+    )
+
+
+def point_text(point: Point, repetition: int) -> str:
+    """`p3 r1 (workers=8, clients_per_thread=4)`: the run and the values it sweeps."""
+    values = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in point.values.items())
+    return f"p{point.index} r{repetition}" + (f" ({values})" if values else "")
+
+
+class RunLines:
+    """The loop's reporter on a console (cachelab.experiment.Reporter), and the sink of the
+    executors' live samples."""
+
+    def __init__(self, console: Console, run_s: float) -> None:
+        self.console = console
+        self.run_s = run_s
+        self.live_enabled = console.is_terminal
+        self.finished_s: list[float] = []
+        self._started = time.monotonic()
+        self._number = 0
+        self._total = 0
+        self._prefix = ""
+        self._last_logged = -LOG_LIVE_EVERY_S
+        self._status: Any = None
+
+    def estimate_left_s(self) -> float:
+        per_run = (
+            sum(self.finished_s) / len(self.finished_s)
+            if self.finished_s
+            else self.run_s + FIRST_GUESS_OVERHEAD_S
+        )
+        return per_run * (self._total - self._number + 1)
+
+    def start_run(self, number: int, total: int, point: Point, repetition: int) -> None:
+        self._number, self._total = number, total
+        self._started = time.monotonic()
+        self._last_logged = -LOG_LIVE_EVERY_S
+        self._prefix = f"[{number}/{total}] {point_text(point, repetition)}"
+        left = format_seconds(self.estimate_left_s())
+        if self.live_enabled:
+            self._status = self.console.status(f"{self._prefix}: starting ({left} left)")
+            self._status.start()
+        else:
+            self.console.print(f"{self._prefix}: starting, about {left} left", highlight=False)
+
+    def live(self, sample: LiveSample) -> None:
+        """One second of the current run (called by the executor while its loadgens run)."""
+        text = f"{self._prefix} {sample.text()}"
+        if self._status is not None:
+            self._status.update(text)
+        elif sample.second - self._last_logged >= LOG_LIVE_EVERY_S:
+            self._last_logged = sample.second
+            self.console.print(text, highlight=False)
+
+    def _stop_status(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def finish_run(self, record: RunRecord, point: Point, row: dict[str, Any] | None) -> None:
+        self._stop_status()
+        self.finished_s.append(time.monotonic() - self._started)
+        name = f"[{self._number}/{self._total}] {point_text(point, record.repetition)}"
+        if record.status == "failed":
+            self.console.print(f"{name} failed: {record.message}", highlight=False)
+            return
+        text = f"{name} {record.status}"
+        if row is not None:
+            text += (
+                f": {row.get('throughput_ops_per_s') or 0:,.0f} ops/s, "
+                f"mean {row.get('response_time_ms') or 0:.3f} ms"
+            )
+            if row.get("p99_ms") is not None:
+                text += f", p99 {row['p99_ms']:.3f} ms"
+            if row.get("mw_queue_time_ms") is not None:
+                text += f", queue {row['mw_queue_time_ms']:.3f} ms"
+            if row.get("misses"):
+                text += f", {row['misses']} misses"
+        if record.message:
+            text += f" ({record.message})"
+        self.console.print(text, highlight=False)
+
+    def note(self, text: str) -> None:
+        self._stop_status()
+        self.console.print(text, highlight=False)
+
+
+# summary.csv columns of the closing table (means over repetitions), most wanted first: columns
+# are dropped from the end of this list until the table fits TABLE_WIDTH.
+TABLE_COLUMNS = [
+    ("throughput_ops_per_s", "ops/s", "{:,.0f}"),
+    ("response_time_ms", "RT ms", "{:.3f}"),
+    ("p99_ms", "p99 ms", "{:.3f}"),
+    ("mw_queue_time_ms", "queue ms", "{:.3f}"),
+    ("mw_service_time_ms", "svc ms", "{:.3f}"),
+    ("misses", "misses", "{:.0f}"),
+    ("mw_throughput_ops_per_s", "MW ops/s", "{:,.0f}"),
+    ("mw_response_time_ms", "MW RT ms", "{:.3f}"),
+]
+
+
+def summary_table(summary_csv: Path, axes: Sequence[str], width: int = TABLE_WIDTH) -> Table:
+    """Means over repetitions, one row per point, in at most `width` columns: the swept values
+    first (by the last part of their names), then as many measures as fit."""
+    import pandas as pd
+
+    frame = pd.read_csv(summary_csv)
+    keys = ["point", *[a for a in axes if a in frame.columns]]
+    present = [c for c in TABLE_COLUMNS if c[0] in frame.columns and frame[c[0]].notna().any()]
+    rows = []
+    for key, group in frame.groupby(keys, sort=True):
+        values = key if isinstance(key, tuple) else (key,)
+        cells = [str(v) for v in values] + [str(len(group))]
+        for column, _, fmt in present:
+            mean = group[column].mean()
+            cells.append("" if pd.isna(mean) else fmt.format(mean))
+        rows.append(cells)
+    headers = ["p", *[_short(a) for a in keys[1:]], "reps", *[h for _, h, _ in present]]
+    while True:
+        table = _table(headers, rows)
+        if _width(table) <= width or len(headers) <= len(keys) + 2:
+            return table
+        headers = headers[:-1]
+        rows = [r[:-1] for r in rows]
+
+
+def _short(axis: str) -> str:
+    name = axis.split(".")[-1]
+    return {"clients_per_thread": "clients", "client_machines": "machines"}.get(name, name)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> Table:
+    from rich import box
+
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    for i, header in enumerate(headers):
+        table.add_column(header, justify="right" if i else "left", no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _width(table: Table) -> int:
+    console = Console(width=1000, no_color=True)
+    with console.capture() as capture:
+        console.print(table)
+    return max((len(line) for line in capture.get().splitlines()), default=0)
