@@ -246,9 +246,10 @@ def _redis_args(*sets: str) -> list[str]:
 
 
 def test_redis_settings_of_a_spec_reach_the_server_flags() -> None:
-    stock = _redis_args("redis.persistence=true", "redis.maxmemoryMiB=6144")
+    # 2 GiB of items fit an a2 pod's memory limit (3 GiB), not an a1's (the chart refuses).
+    stock = _redis_args("redis.persistence=true", "redis.maxmemoryMiB=2048", "redis.pool=a2")
     assert "--save" not in stock and "--appendonly" not in stock
-    assert stock[stock.index("--maxmemory") + 1] == "6144mb"
+    assert stock[stock.index("--maxmemory") + 1] == "2048mb"
     unlimited = _redis_args("redis.maxmemoryMiB=0")
     assert "--maxmemory" not in unlimited  # 0 = no limit, redis's own default
     assert unlimited[unlimited.index("--save") + 1] == ""
