@@ -201,8 +201,9 @@ def plan_runs(spec: Spec, selection: Selection, previous: Status | None) -> Plan
     return Plan(runs, todo)
 
 
-def open_for_resume(spec: Spec, folder: Path) -> tuple[ResultsDir, Status]:
-    """The results folder of an earlier invocation of the same spec, and its status."""
+def open_for_resume(spec: Spec, folder: Path, target: str) -> tuple[ResultsDir, Status]:
+    """The results folder of an earlier invocation of the same spec on the same target, and its
+    status."""
     results = ResultsDir(folder)
     if not results.spec_file.is_file() or not results.status_file.is_file():
         raise SpecError([f"--resume {folder}: not a results folder (no spec.yaml and status.json)"])
@@ -214,7 +215,12 @@ def open_for_resume(spec: Spec, folder: Path) -> tuple[ResultsDir, Status]:
                 f"started with (e.g. {results.spec_file})"
             ]
         )
-    return results, ExperimentStatus.read(results.status_file)
+    status = ExperimentStatus.read(results.status_file)
+    if status.target != target:
+        raise SpecError(
+            [f"--resume {folder}: its runs were made with --target {status.target}, not {target}"]
+        )
+    return results, status
 
 
 class ExperimentLoop:

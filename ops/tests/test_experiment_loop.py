@@ -151,12 +151,12 @@ def test_resume_runs_only_the_missing_partial_and_failed_runs(
     first = FakeExecutor(results, outcome={(0, 1): "failed"})
     ExperimentLoop(spec, results, first, Lines()).run()  # stops at p0-r1
     # a second attempt is interrupted in p3-r0 after the failed run went ok
-    _, previous = open_for_resume(spec, results.path)
+    _, previous = open_for_resume(spec, results.path, "fake")
     second = FakeExecutor(results, interrupt_at=(3, 0))
     ExperimentLoop(spec, results, second, Lines(), previous=previous).run()
     assert second.ran[0] == (0, 1)  # the failed run first, p0-r0 was ok
     assert second.ran[-1] == (3, 0)
-    _, previous = open_for_resume(spec, results.path)
+    _, previous = open_for_resume(spec, results.path, "fake")
     third, lines = FakeExecutor(results), Lines()
     status = ExperimentLoop(spec, results, third, lines, previous=previous).run()
     assert third.ran == [(3, 0), (3, 1), (4, 0), (4, 1), (5, 0), (5, 1)]
@@ -174,9 +174,11 @@ def test_resume_refuses_another_spec_and_a_folder_that_is_not_results(
     ExperimentLoop(spec, results, FakeExecutor(results), Lines()).run()
     other = parse_spec({**RAW, "run": {"repetitions": 3, "duration_s": 5}})
     with pytest.raises(SpecError, match=r"its spec\.yaml is not this spec"):
-        open_for_resume(other, results.path)
+        open_for_resume(other, results.path, "fake")
+    with pytest.raises(SpecError, match="made with --target fake, not local"):
+        open_for_resume(spec, results.path, "local")
     with pytest.raises(SpecError, match="not a results folder"):
-        open_for_resume(spec, tmp_path)
+        open_for_resume(spec, tmp_path, "fake")
 
 
 def _chosen(spec: Spec, *terms: str) -> list[int]:

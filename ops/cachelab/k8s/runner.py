@@ -448,7 +448,7 @@ def run(
         raise K8sError(f"cannot reach the cluster: {facts['error']}")
     previous: Status | None = None
     if resume is not None:
-        results, previous = open_for_resume(spec, resume)
+        results, previous = open_for_resume(spec, resume, "k8s")
     else:
         results = _prepare_results(spec, args, root, kube, facts, target, extra)
     console.print(f"results: {results.path}", highlight=False)
