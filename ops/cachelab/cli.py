@@ -1,4 +1,4 @@
-"""The `cachelab` command line: run, validate, report, list, summarize, schema."""
+"""The `cachelab` command line: run, validate, report, compare, list, summarize, schema."""
 
 from __future__ import annotations
 
@@ -66,6 +66,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="build report/index.html for a results folder")
     report.add_argument("results_dir", type=Path, metavar="RESULTS_DIR")
+
+    compare = sub.add_parser(
+        "compare", help="overlay several results folders on the same axes, as one report"
+    )
+    compare.add_argument("results_dirs", type=Path, nargs="+", metavar="RESULTS_DIR")
+    compare.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        help="legend label of the next folder, in order (default: <experiment>/<timestamp>)",
+    )
+    compare.add_argument("--out", type=Path, default=Path("cachelab-compare"), help="output folder")
+    compare.add_argument(
+        "--x", default=None, help="summary.csv column on the x axis (default: the specs' report.x)"
+    )
 
     summarize = sub.add_parser("summarize", help="rebuild summary.csv from a results folder")
     summarize.add_argument("results_dir", type=Path, metavar="RESULTS_DIR")
@@ -150,6 +165,21 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.compare import build_comparison
+    from cachelab.report import ReportError
+
+    for folder in args.results_dirs:
+        if not (folder / "summary.csv").is_file():
+            return _error(console, f"{folder}: no summary.csv (is it a results folder?)")
+    try:
+        index = build_comparison(args.results_dirs, args.out, args.label, args.x)
+    except ReportError as error:
+        return _error(console, str(error))
+    console.print(f"comparison: [bold]{index}[/]", highlight=False)
+    return 0
+
+
 def cmd_summarize(args: argparse.Namespace, console: Console) -> int:
     from cachelab.summary import build_summary
 
@@ -228,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         "validate": cmd_validate,
         "report": cmd_report,
         "summarize": cmd_summarize,
+        "compare": cmd_compare,
         "list": cmd_list,
     }
     result: int = commands[args.command](args, console)

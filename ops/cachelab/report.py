@@ -10,6 +10,7 @@ and, when the sweep is a 2-level design over two or more factors, the 2^k r fact
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,12 +22,14 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from cachelab import plots
-from cachelab.analysis import factorial, interactive_law, queueing
+from cachelab import plots, plots_analysis, report_analysis
+from cachelab.analysis import factorial, interactive_law
 from cachelab.analysis.aggregate import aggregate_points, window_std
+from cachelab.analysis.models import MVA_TARGET_PCT
 from cachelab.results import ResultsError
 from cachelab.results.experiment import Experiment, read_experiment
 from cachelab.results.hdr import density_ms, merge_histograms, percentiles_ms
+from cachelab.results.noise import CLIENT_MW_LIMIT_PCT, CV_LIMIT_PCT, host_warnings
 from cachelab.spec import Spec
 from cachelab.summary import CONFIG_COLUMNS, METRIC_COLUMNS
 
@@ -44,6 +47,12 @@ REQUIRED_COLUMNS = (
 METRICS = tuple(c for c in METRIC_COLUMNS if c not in ("hits", "misses", "status"))
 POINT_COLUMNS = tuple(CONFIG_COLUMNS)
 MW_COLUMNS = ("mw_queue_time_ms", "mw_service_time_ms", "mw_response_time_ms")
+INTERACTIVE_COLUMNS = (
+    "predicted_response_time_ms",
+    "predicted_throughput_ops_per_s",
+    "deviation_pct",
+)
+FACTORIAL_ERROR_LIMIT_PCT = 5.0
 
 
 class ReportError(ValueError):
@@ -108,8 +117,11 @@ def _save(figure: Figure, path: Path) -> None:
 
 
 def _interactive_law_frame(points: pd.DataFrame) -> pd.DataFrame:
-    rows = []
+    rows: list[dict[str, float]] = []
     for _, row in points.iterrows():
+        if not (row["throughput_ops_per_s_mean"] > 0 and row["response_time_ms_mean"] >= 0):
+            rows.append(dict.fromkeys(INTERACTIVE_COLUMNS, math.nan))
+            continue
         check = interactive_law.check(
             clients=float(row["total_clients"]),
             throughput_ops_per_s=float(row["throughput_ops_per_s_mean"]),
@@ -131,87 +143,6 @@ def _has_middleware(points: pd.DataFrame) -> bool:
     if not all(c in points.columns for c in columns):
         return False
     return bool(points[columns].notna().all(axis=1).any())
-
-
-def queueing_table(points: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per point with a middleware: M/M/1 (mu = WT/ST) and M/M/m (m = WT, mu = 1/ST) predictions
-    of the queue time and length, next to the measured ones (ASL 2017 §7, ASL 2019 §5)."""
-    rows: list[dict[str, Any]] = []
-    for _, p in points.iterrows():
-        service_ms = p.get("mw_service_time_ms_mean", math.nan)
-        mw_tp = p.get("mw_throughput_ops_per_s_mean", math.nan)
-        middlewares = p.get("middlewares", 1)
-        workers = p.get("workers", math.nan)
-        if any(pd.isna(v) for v in (service_ms, mw_tp, workers, middlewares)) or service_ms <= 0:
-            continue
-        if middlewares < 1 or mw_tp <= 0:
-            continue
-        arrivals = float(mw_tp) / float(middlewares)
-        m = int(workers)
-        service_rate = 1000.0 / float(service_ms)
-        row: dict[str, Any] = {
-            "point": int(p["point"]),
-            "label": p["label"],
-            "arrival_rate_per_mw": arrivals,
-            "workers": m,
-            "service_time_ms": float(service_ms),
-            "utilization": arrivals / (m * service_rate),
-            "measured_queue_time_ms": float(p["mw_queue_time_ms_mean"]),
-            "measured_queue_length": float(p.get("mw_queue_length_mean", math.nan)),
-            "little_queue_length": queueing.littles_law_jobs(
-                arrivals, float(p["mw_queue_time_ms_mean"]) / 1000.0
-            ),
-            "mm1_queue_time_ms": math.nan,
-            "mm1_queue_length": math.nan,
-            "mmm_queue_time_ms": math.nan,
-            "mmm_queue_length": math.nan,
-        }
-        if row["utilization"] < 1:
-            single = queueing.mm1(arrivals, m * service_rate)
-            multi = queueing.mmm(arrivals, service_rate, m)
-            row.update(
-                mm1_queue_time_ms=single.mean_waiting_time_s * 1000.0,
-                mm1_queue_length=single.mean_jobs_in_queue,
-                mmm_queue_time_ms=multi.mean_waiting_time_s * 1000.0,
-                mmm_queue_length=multi.mean_jobs_in_queue,
-            )
-        rows.append(row)
-    return rows
-
-
-def mva_models(
-    points: pd.DataFrame, x: str, series: Sequence[str]
-) -> dict[str, tuple[list[float], list[float]]]:
-    """MVA throughput curve per series: the worker pool as one station with m = WT x MW servers
-    of demand ST (measured, mean over the series), and everything outside queue and service
-    (network, client, rest of MW, measured at the lightest point) as the think time."""
-    if x != "total_clients" or not _has_middleware(points):
-        return {}
-    models: dict[str, tuple[list[float], list[float]]] = {}
-    for label, group in plots.iter_series(points, series):
-        group = group.dropna(subset=[f"{c}_mean" for c in MW_COLUMNS]).sort_values(x)
-        if group.empty:
-            continue
-        service_ms = float(group["mw_service_time_ms_mean"].mean())
-        lightest = group.iloc[0]
-        outside_ms = float(
-            lightest["response_time_ms_mean"]
-            - lightest["mw_queue_time_ms_mean"]
-            - lightest["mw_service_time_ms_mean"]
-            + lightest["think_time_ms"]
-        )
-        servers = int(lightest.get("workers", 1)) * max(1, int(lightest.get("middlewares", 1)))
-        max_clients = int(group[x].max())
-        if service_ms <= 0 or max_clients < 1:
-            continue
-        solved = queueing.mva(
-            [service_ms / 1000.0], max(0.0, outside_ms) / 1000.0, max_clients, [servers]
-        )
-        models[label] = (
-            [float(n) for n in solved.populations],
-            [float(v) for v in solved.throughput_per_s],
-        )
-    return models
 
 
 HDR_PERCENTILES = (50.0, 75.0, 90.0, 95.0, 99.0, 99.9)
@@ -245,16 +176,16 @@ def _factorial_section(
     if factors is None:
         return []
     sections: list[dict[str, Any]] = []
-    for response, title in (
-        ("throughput_ops_per_s", "throughput"),
-        ("1/response_time_ms", "1 / response time"),
+    for response, title, key in (
+        ("throughput_ops_per_s", "throughput", "factorial_tp"),
+        ("response_time_ms", "response time", "factorial_rt"),
+        ("1/response_time_ms", "1 / response time", "factorial_inv_rt"),
     ):
         try:
             result = factorial.analyze_summary(summary, factors, response=response)
         except ValueError as exc:
             sections.append({"title": title, "error": str(exc)})
             continue
-        key = "factorial_tp" if response.startswith("throughput") else "factorial_inv_rt"
         figure = Figure(figsize=(6.0, 3.6))
         plots.plot_factorial_variation(figure.subplots(), result, f"Variation of {title}")
         _save(figure, out / f"{key}.png")
@@ -287,16 +218,36 @@ def _factorial_section(
                 ],
                 "sst": result.sst,
                 "sse": result.sse,
+                "error_pct": result.error_pct,
+                "error_warning": result.error_pct > FACTORIAL_ERROR_LIMIT_PCT,
             }
         )
     return sections
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _first_line(value: Any) -> str:
+    return str(value).splitlines()[0] if value else ""
+
+
 def run_info(metadata: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
-    """The run facts the report prints, from ``metadata.json`` and ``status.json``."""
+    """The run facts the report prints, from ``metadata.json`` and ``status.json``: git, tools,
+    host facts with the load average before and after, command line and run settings."""
     git_value, tools_value = metadata.get("git"), metadata.get("tools")
     git: dict[str, Any] = git_value if isinstance(git_value, dict) else {}
     tools: dict[str, Any] = tools_value if isinstance(tools_value, dict) else {}
+    host: dict[str, Any] = _mapping(metadata.get("host"))
+    after: dict[str, Any] = _mapping(metadata.get("host_after"))
+    settings: dict[str, Any] = _mapping(metadata.get("settings"))
+    command = metadata.get("command_line")
+
+    def load(facts: Any) -> str | None:
+        values = facts.get("load_avg") if isinstance(facts, dict) else None
+        return " / ".join(f"{v:.2f}" for v in values) if values else None
+
     return {
         "git_sha": git.get("sha") or metadata.get("git_sha"),
         "git_dirty": git.get("dirty"),
@@ -310,29 +261,93 @@ def run_info(metadata: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]
             if "runs_done" in status and "runs_total" in status
             else None
         ),
-        "tools": {k: str(v).splitlines()[0] for k, v in tools.items() if v},
+        "tools": {k: _first_line(v) for k, v in tools.items() if v},
         "synthetic": bool(metadata.get("synthetic")),
         "generator": metadata.get("generator"),
+        "host": {
+            "hostname": host.get("hostname"),
+            "cpu": f"{host.get('cpu_count') or '?'} x {host.get('cpu_model') or 'unknown CPU'}",
+            "memory": host.get("memory_total"),
+            "kernel": host.get("kernel"),
+        }
+        if host
+        else {},
+        "load_before": load(host),
+        "load_after": load(after),
+        "command_line": " ".join(command) if isinstance(command, list) else None,
+        "settings": {
+            k: json.dumps(v) if isinstance(v, dict) else str(v)
+            for k, v in settings.items()
+            if k != "target"
+        },
+        "warnings": host_warnings(metadata),
     }
 
 
-def _format(value: Any, digits: int = 2) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "\u2013"  # en dash: no value
-    if isinstance(value, float | np.floating):
-        return f"{value:,.{digits}f}"
+def format_number(value: Any, digits: int | None = None) -> str:
+    """A number at sensible precision: thousands grouped without decimals from 1,000 up, then
+    fewer decimals the larger the value (3 significant figures below 10); `digits` fixes the
+    decimals. NaN and None print as an en dash."""
+    if value is None:
+        return "\u2013"
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
     if isinstance(value, int | np.integer):
         return f"{value:,}"
-    return str(value)
+    if not isinstance(value, float | np.floating):
+        return str(value)
+    value = float(value)
+    if math.isnan(value):
+        return "\u2013"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if digits is not None:
+        return f"{value:,.{digits}f}"
+    magnitude = abs(value)
+    if magnitude >= 1000:
+        return f"{value:,.0f}"
+    if magnitude >= 100:
+        return f"{value:.1f}"
+    if magnitude >= 10:
+        return f"{value:.2f}"
+    if magnitude == 0:
+        return "0"
+    decimals = max(0, min(6, 2 - math.floor(math.log10(magnitude))))
+    return f"{value:.{decimals}f}"
+
+
+def _figure(out: Path, figures: Figures, key: str, size: tuple[float, float]) -> Figure:
+    figure = Figure(figsize=size)
+    figures.files[key] = f"{key}.png"
+    return figure
+
+
+def _select_rows(summary_all: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The rows the report uses (status ok with a measured throughput and response time) and
+    the counts of those left out, by reason."""
+    status = summary_all["status"].fillna("ok").astype(str)
+    measured = pd.to_numeric(summary_all["throughput_ops_per_s"], errors="coerce").gt(0) & (
+        pd.to_numeric(summary_all["response_time_ms"], errors="coerce").notna()
+    )
+    counts = {
+        "failed": int((status == "failed").sum()),
+        "partial": int((status == "partial").sum()),
+        "no measurement": int(((status == "ok") & ~measured).sum()),
+    }
+    return summary_all[(status == "ok") & measured].copy(), counts
 
 
 def build_report(results_dir: Path) -> Path:
-    """Write ``<results_dir>/report/index.html`` plus PNG figures and CSV tables; return the path.
+    """Write ``<results_dir>/report/index.html`` plus PNG figures and CSV tables (points.csv,
+    models.csv, bottlenecks.csv); return the path.
+
+    Runs that failed, were cut short (partial) or measured nothing are left out and counted in
+    the header, so an interrupted experiment still gets a report.
 
     Raises
     ------
     ReportError
-        If ``spec.yaml`` or ``summary.csv`` is missing or malformed, or no row succeeded.
+        If ``spec.yaml`` or ``summary.csv`` is missing or malformed, or no run is usable.
     """
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
@@ -342,11 +357,12 @@ def build_report(results_dir: Path) -> Path:
     except ResultsError as error:
         raise ReportError(str(error)) from None
     spec: Spec = experiment.spec
-    metadata, status = experiment.metadata, experiment.status
     summary_all = read_summary(results_dir)
-    summary = summary_all[summary_all["status"] != "failed"].copy()
+    summary, left_out = _select_rows(summary_all)
     if summary.empty:
-        raise ReportError(f"{results_dir / 'summary.csv'}: no row with status ok or partial")
+        raise ReportError(
+            f"{results_dir / 'summary.csv'}: no row with status ok and a measured throughput"
+        )
 
     x = spec.report.x
     if x not in summary.columns:
@@ -357,6 +373,8 @@ def build_report(results_dir: Path) -> Path:
     keys = ["point", *dict.fromkeys([*axes, x, *[c for c in POINT_COLUMNS if c in summary]])]
     keys = list(dict.fromkeys(keys))
     points = aggregate_points(summary, METRICS, keys)
+    used = set(zip(summary["point"].astype(int), summary["repetition"].astype(int), strict=True))
+    experiment.runs = [r for r in experiment.runs if (r.point, r.repetition) in used]
     windows = window_std(experiment.runs)
     if not windows.empty:
         points = points.merge(
@@ -367,69 +385,130 @@ def build_report(results_dir: Path) -> Path:
         for _, row in points.iterrows()
     ]
     points = _interactive_law_frame(points)
-    sweep_cfg = spec.sweep
-    if x in sweep_cfg and not pd.api.types.is_numeric_dtype(points[x]):
+    points = report_analysis.add_noise_flags(points, summary)
+    points, section = report_analysis.analyse_points(points, summary, experiment, x, series)
+    if x in spec.sweep and not pd.api.types.is_numeric_dtype(points[x]):
         # text axes (e.g. workload.ratio) keep the spec's order, not alphabetical order
-        order = [str(v) for v in sweep_cfg[x]]
+        order = [str(v) for v in spec.sweep[x]]
         points[x] = pd.Categorical(points[x].astype(str), categories=order, ordered=True)
 
     out = results_dir / "report"
     out.mkdir(exist_ok=True)
     figures = Figures()
-
-    figure = Figure(figsize=(6.4, 4.2))
-    plots.plot_throughput(figure.subplots(), points, x, series)
-    _save(figure, out / "throughput.png")
-    figures.files["throughput"] = "throughput.png"
-
-    figure = Figure(figsize=(6.4, 4.2))
-    plots.plot_response_time(figure.subplots(), points, x, series)
-    _save(figure, out / "response_time.png")
-    figures.files["response_time"] = "response_time.png"
-
-    figure = Figure(figsize=(6.4, 4.2))
-    plots.plot_interactive_law(figure.subplots(), points, x, series)
-    _save(figure, out / "interactive_law.png")
-    figures.files["interactive_law"] = "interactive_law.png"
-
     has_mw = _has_middleware(points)
+    wide = (12.0, 4.6)
+
+    figure = _figure(out, figures, "throughput", wide)
+    left, right = figure.subplots(1, 2)
+    plots.plot_throughput(left, points, x, series)
+    plots_analysis.mark_flagged(left, points, x, "throughput_ops_per_s_mean")
+    plots.plot_response_time(right, points, x, series)
+    plots_analysis.mark_flagged(right, points, x, "response_time_ms_mean")
+    _save(figure, out / "throughput.png")
+
     if has_mw:
-        figure = Figure(figsize=(max(6.4, 0.9 * points[x].nunique() * max(1, len(series))), 4.4))
+        figure = _figure(out, figures, "both_sides", wide)
+        left, right = figure.subplots(1, 2)
+        plots_analysis.plot_both_sides(left, right, points, x, series)
+        _save(figure, out / "both_sides.png")
+
+        size = (max(12.0, 0.9 * points[x].nunique() * max(1, len(series))), 4.6)
+        figure = _figure(out, figures, "mw_breakdown", size)
         plots.plot_mw_breakdown(figure.subplots(), points, x, series)
         _save(figure, out / "mw_breakdown.png")
-        figures.files["mw_breakdown"] = "mw_breakdown.png"
 
-    models = mva_models(points, x, series)
-    if models:
-        figure = Figure(figsize=(6.4, 4.2))
-        plots.plot_model_throughput(figure.subplots(), points, models, x, series)
-        _save(figure, out / "mva_model.png")
-        figures.files["mva_model"] = "mva_model.png"
+        figure = _figure(out, figures, "queue_length", wide)
+        left, right = figure.subplots(1, 2)
+        plots_analysis.plot_queue_length(left, points, x, series)
+        plots_analysis.plot_think_time(right, points, x, series)
+        _save(figure, out / "queue_length.png")
 
     densities, percentiles = latency_distributions(experiment, points, x, series)
     if densities:
-        figure = Figure(figsize=(11.0, 4.0))
+        figure = _figure(out, figures, "latency_distribution", wide)
         left, right = figure.subplots(1, 2)
         plots.plot_latency_density(left, densities)
         plots.plot_percentiles(right, percentiles)
         _save(figure, out / "latency_distribution.png")
-        figures.files["latency_distribution"] = "latency_distribution.png"
+
+    samples = report_analysis.window_samples(experiment, points)
+    heaviest = points.sort_values(x).iloc[-1] if not points.empty else None
+    trace = (
+        report_analysis.trace_of(experiment, int(str(heaviest["point"])))
+        if heaviest is not None
+        else None
+    )
+    if samples or trace:
+        figure = _figure(out, figures, "windows", wide)
+        left, right = figure.subplots(1, 2)
+        if trace:
+            plots_analysis.plot_window_trace(
+                left,
+                trace["seconds"],
+                trace["client"],
+                trace["middleware"],
+                trace["start_s"],
+                trace["end_s"],
+                f"1 s windows of {trace['run']}",
+            )
+        if samples:
+            plots_analysis.plot_boxes(
+                right, samples, "throughput [ops/s]", "Measured 1 s windows, all repetitions"
+            )
+        _save(figure, out / "windows.png")
+
+    if section.ops:
+        figure = _figure(out, figures, "rt_per_op", (12.0, 4.6))
+        plots_analysis.plot_rt_per_op(figure.subplots(), points, x, section.ops, series)
+        _save(figure, out / "rt_per_op.png")
+
+    figure = _figure(out, figures, "interactive_law", wide)
+    left, right = figure.subplots(1, 2)
+    plots.plot_interactive_law(left, points, x, series)
+    if "mva_throughput_ops_per_s" in points.columns:
+        plots_analysis.plot_model_response_time(right, points, x, series)
+    else:
+        right.set_axis_off()
+    _save(figure, out / "interactive_law.png")
+
+    if x == "total_clients" and "mva_throughput_ops_per_s" in points.columns:
+        figure = _figure(out, figures, "mva_model", wide)
+        plots_analysis.plot_mva_per_point(figure.subplots(), points, x, series, section.curves)
+        _save(figure, out / "mva_model.png")
+
+    if section.stages:
+        figure = _figure(out, figures, "utilisation", wide)
+        left, right = figure.subplots(1, 2)
+        heavy_label = points.sort_values(x).iloc[-1]["label"]
+        one_line = points[points["label"] == heavy_label]
+        plots_analysis.plot_utilisation(left, one_line, x, section.stages)
+        if heavy_label:
+            left.set_title(f"Utilisation of each stage ({heavy_label})")
+        if section.processes:
+            host_cores = int((experiment.metadata.get("host") or {}).get("cpu_count") or 0)
+            plots_analysis.plot_cpu(right, one_line, x, section.processes, host_cores)
+        else:
+            right.set_axis_off()
+        _save(figure, out / "utilisation.png")
 
     factorial_sections = _factorial_section(summary, axes, figures, out)
-    queueing_rows = queueing_table(points)
 
     points.to_csv(out / "points.csv", index=False)
+    section.models_frame().to_csv(out / "models.csv", index=False)
+    section.bottlenecks_frame().to_csv(out / "bottlenecks.csv", index=False)
 
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
         autoescape=jinja2.select_autoescape(["html", "j2"]),
         undefined=jinja2.StrictUndefined,
     )
-    environment.filters["num"] = _format
+    environment.filters["num"] = format_number
     environment.filters["short"] = plots.short_name
+    info = run_info(experiment.metadata, experiment.status)
+    flagged = int((points["flags"].astype(str).str.len() > 0).sum())
     html = environment.get_template(TEMPLATE_NAME).render(
         spec=spec,
-        info=run_info(metadata, status),
+        info=info,
         x=x,
         series=series,
         axes=axes,
@@ -437,12 +516,22 @@ def build_report(results_dir: Path) -> Path:
         has_mw=has_mw,
         has_window_std="throughput_window_std" in points.columns,
         figures=figures.files,
-        queueing_rows=queueing_rows,
+        model_rows=section.model_rows,
+        sentences=section.sentences,
+        analyses=section.analyses,
+        stages=section.stages,
+        processes=section.processes,
+        ops=section.ops,
+        max_rows=report_analysis.max_throughput_table(points, series),
         factorial_sections=factorial_sections,
         rows_total=len(summary_all),
-        rows_failed=int((summary_all["status"] == "failed").sum()),
-        rows_partial=int((summary_all["status"] == "partial").sum()),
+        left_out=left_out,
+        skipped=experiment.skipped,
+        flagged=flagged,
         tolerance_pct=10.0,
+        mva_target_pct=MVA_TARGET_PCT,
+        cv_limit_pct=CV_LIMIT_PCT,
+        client_mw_limit_pct=CLIENT_MW_LIMIT_PCT,
     )
     index = out / "index.html"
     index.write_text(html, encoding="utf-8")

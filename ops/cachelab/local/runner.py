@@ -15,6 +15,8 @@ and marks the run `partial` before the loop marks the experiment `interrupted`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -26,6 +28,7 @@ from rich.console import Console
 
 from cachelab.experiment import ExperimentLoop, Selection, open_for_resume, shielded
 from cachelab.local.commands import loadgen_argv, middleware_argv, preload_argv, verify_argv
+from cachelab.local.cpu import ProcessCpuSampler
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
 from cachelab.local.shaping import (
     LoopbackShaper,
@@ -45,10 +48,14 @@ from cachelab.results import (
     RunStatus,
     Status,
     collect_metadata,
+    finish_metadata,
     finish_point_record,
     start_point_record,
+    update_metadata,
     write_json,
 )
+from cachelab.results.layout import CPU_FILE
+from cachelab.results.noise import load_warning
 from cachelab.results.run import client_stats
 from cachelab.spec import Point, Spec
 from cachelab.summary import SummaryError
@@ -239,6 +246,7 @@ class LocalRunner:
         addresses = [s.address for s in group.servers]
         if self.monitor is not None:
             self.monitor.begin_run(spec.topology.backend, addresses)
+            record["monitor"] = dataclasses.asdict(self.monitor.settings)
         middlewares: list[tuple[ManagedProcess, int]] = []
         for j in range(spec.topology.middlewares):
             port = free_port(HOST)
@@ -275,9 +283,13 @@ class LocalRunner:
         shaper = LoopbackShaper()
         shaper.apply(links)
         record["bandwidth"] = describe(self.bandwidth, rates, links, shaper.delay_skipped)
+        sampler = ProcessCpuSampler(
+            run_dir / CPU_FILE, lambda: _cpu_processes(procs, group.servers)
+        ).start()
         try:
             failures = self._drive_loadgens(spec, procs, run_dir, record, targets)
         finally:
+            sampler.stop()
             shaper.clear()
         for (proc, _), entry in zip(middlewares, record["middlewares"], strict=True):
             entry["exit_code"] = proc.stop(grace_s=30.0)
@@ -376,10 +388,27 @@ def loadgen_argv_for(
     )
 
 
-def prepare_results(spec: Spec, spec_path: Path, base: Path, tools: Toolchain) -> ResultsDir:
+def _cpu_processes(procs: ProcessSet, servers: list[Server]) -> list[tuple[str, str, int]]:
+    """(role, name, pid) of every process of a run, for the CPU sampler."""
+    found = [(s.backend, f"{s.backend}-{i}", s.proc.pid) for i, s in enumerate(servers)]
+    found = [("server", name, pid) for _, name, pid in found]
+    for proc in list(procs):
+        role = proc.name.split("-")[0]
+        if role in ("loadgen", "middleware"):
+            found.append((role, proc.name, proc.pid))
+    return found
+
+
+def prepare_results(
+    spec: Spec,
+    spec_path: Path,
+    base: Path,
+    tools: Toolchain,
+    settings: dict[str, Any] | None = None,
+) -> ResultsDir:
     results = ResultsDir.create(base, spec.name)
     shutil.copyfile(spec_path, results.spec_file)
-    metadata = collect_metadata(tools.root, tools.java, tools.jars())
+    metadata = collect_metadata(tools.root, tools.java, tools.jars(), settings)
     metadata["target"] = "local"
     metadata["experiment"] = spec.name
     metadata["points"] = [{"point": p.index, "values": p.values} for p in spec.points()]
@@ -398,15 +427,24 @@ def run(
     """Entry point of `cachelab run --target local` (a new results folder, or `resume`'s)."""
     root = repo_root()
     tools = Toolchain.discover(root, need_middleware=spec.topology.middlewares > 0)
+    bandwidth = getattr(args, "bandwidth", None) or "off"
+    settings = {
+        "target": "local",
+        "bandwidth": bandwidth,
+        "monitor": {"enabled": bool(getattr(args, "monitor", False))},
+    }
     previous: Status | None = None
     if resume is not None:
         results, previous = open_for_resume(spec, resume, "local")
     else:
         base = Path(args.results) if getattr(args, "results", None) else root / "results"
-        results = prepare_results(spec, spec_path, base, tools)
+        results = prepare_results(spec, spec_path, base, tools, settings)
     console.print(f"results: {results.path}", highlight=False)
+    warning = load_warning(os.getloadavg()[0], os.cpu_count(), "at the start")
+    if warning:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     runner = LocalRunner(spec, spec_path, results, tools)
-    runner.bandwidth = getattr(args, "bandwidth", None) or "off"
+    runner.bandwidth = bandwidth
     if runner.bandwidth != "off":
         role_rates(runner.bandwidth, spec.topology.hosts)  # the profile sizes every role
         LoopbackShaper().check()
@@ -417,12 +455,17 @@ def run(
     runner.live = reporter.live
     if getattr(args, "monitor", False):
         runner.monitor = start_monitor(spec, results.path / "prometheus", console)
+        update_metadata(
+            results.metadata_file,
+            {"settings": {**settings, "monitor": dataclasses.asdict(runner.monitor.settings)}},
+        )
     try:
         loop = ExperimentLoop(spec, results, runner, reporter, selection, previous)
         status = loop.run()
     finally:
         if runner.monitor is not None:
             runner.monitor.stop()
+        finish_metadata(results.metadata_file)
     return results, status
 
 

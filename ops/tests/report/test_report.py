@@ -21,11 +21,15 @@ from .sample import SAMPLE_DIR, copy_sample, generator, sample_spec
 
 EXPECTED_FIGURES = {
     "throughput.png",
-    "response_time.png",
-    "interactive_law.png",
+    "both_sides.png",
     "mw_breakdown.png",
+    "queue_length.png",
     "latency_distribution.png",
+    "windows.png",
+    "rt_per_op.png",
+    "interactive_law.png",
     "mva_model.png",
+    "utilisation.png",
 }
 
 
@@ -60,7 +64,7 @@ def test_report_builds_index_with_every_figure(built: Path) -> None:
     for name in EXPECTED_FIGURES:
         png = results / "report" / name
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
-    assert "Interactive law" in html and "Queueing models of the middleware" in html
+    assert "Interactive law" in html and "Queueing models" in html
     assert "2<sup>k</sup>" not in html  # 3 x 2 sweep: not a 2-level design
     points = pd.read_csv(results / "report" / "points.csv")
     assert len(points) == 6
@@ -101,8 +105,9 @@ def test_factorial_sweep_gets_the_2k_section(tmp_path: Path) -> None:
     results = generator().write_results(tmp_path / "factorial", spec, seed=6)
     html = build_report(results).read_text()
     assert "2<sup>k</sup> r factorial analysis" in html
-    assert {"factorial_tp.png", "factorial_inv_rt.png"} <= _images(html)
+    assert {"factorial_tp.png", "factorial_rt.png", "factorial_inv_rt.png"} <= _images(html)
     assert "Response: throughput" in html and "Response: 1 / response time" in html
+    assert "Response: response time" in html
     assert "workers·servers" in html
 
 
@@ -114,7 +119,7 @@ def test_no_middleware_results_skip_the_breakdown(tmp_path: Path) -> None:
     html = build_report(results).read_text()
     images = _images(html)
     assert "mw_breakdown.png" not in images and "mva_model.png" not in images
-    assert {"throughput.png", "response_time.png", "interactive_law.png"} <= images
+    assert {"throughput.png", "interactive_law.png"} <= images
     assert "Queueing models" not in html
 
 
@@ -141,7 +146,7 @@ def test_missing_files_and_columns_are_named(tmp_path: Path) -> None:
     with pytest.raises(ReportError, match=r"missing columns \['think_time_ms'\]"):
         build_report(results)
     summary.assign(status="failed").to_csv(results / "summary.csv", index=False)
-    with pytest.raises(ReportError, match="no row with status ok or partial"):
+    with pytest.raises(ReportError, match="no row with status ok and a measured throughput"):
         build_report(results)
     summary.to_csv(results / "summary.csv", index=False)
     spec_text = (results / "spec.yaml").read_text().replace("x: total_clients", "x: nope")
@@ -217,7 +222,7 @@ def test_report_on_a_recorded_2k_run(tmp_path: Path) -> None:
     shutil.copytree(RECORDED, results)
     html = build_report(results).read_text()
     images = _images(html)
-    assert {"throughput.png", "response_time.png", "mw_breakdown.png"} <= images
+    assert {"throughput.png", "both_sides.png", "mw_breakdown.png"} <= images
     assert {"factorial_tp.png", "factorial_inv_rt.png", "latency_distribution.png"} <= images
     assert "workers·servers" in html
     points = pd.read_csv(results / "report" / "points.csv")

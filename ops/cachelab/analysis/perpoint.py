@@ -1,0 +1,78 @@
+"""Per-point inputs of the operational analysis and the models, from the aggregated points and
+the runs read by `cachelab.results` (data, not paths)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from cachelab.analysis.operational import PointMeasurement
+from cachelab.results.run import RunData
+
+
+def _value(row: pd.Series, column: str, default: float = math.nan) -> float:
+    value = row.get(column, default)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return default
+    return number if math.isfinite(number) else default
+
+
+def process_cpu(runs: Sequence[RunData]) -> dict[str, tuple[str, float]]:
+    """Per process name, its role and CPU seconds per second averaged over the runs that
+    sampled it."""
+    found: dict[str, list[float]] = {}
+    roles: dict[str, str] = {}
+    for run in runs:
+        for cpu in run.cpu:
+            found.setdefault(cpu.name, []).append(cpu.cores)
+            roles[cpu.name] = cpu.role
+    return {name: (roles[name], sum(v) / len(v)) for name, v in found.items()}
+
+
+def measurement(
+    row: pd.Series,
+    runs: Sequence[RunData],
+    host_cores: int,
+    server_threads: int = 4,
+    suffix: str = "",
+) -> PointMeasurement:
+    """One summary row (one repetition; ``suffix=""``) or one aggregated point
+    (``suffix="_mean"``) and its run(s) as a PointMeasurement."""
+
+    def metric(name: str) -> float:
+        return _value(row, f"{name}{suffix}")
+
+    return PointMeasurement(
+        point=int(row["point"]),
+        clients=int(row["total_clients"]),
+        think_time_ms=_value(row, "think_time_ms", 0.0),
+        throughput_ops_per_s=metric("throughput_ops_per_s"),
+        response_time_ms=metric("response_time_ms"),
+        middlewares=int(_value(row, "middlewares", 0.0)),
+        workers=int(_value(row, "workers", 0.0)),
+        servers=int(_value(row, "servers", 0.0)),
+        mw_throughput_ops_per_s=metric("mw_throughput_ops_per_s"),
+        mw_response_time_ms=metric("mw_response_time_ms"),
+        mw_queue_time_ms=metric("mw_queue_time_ms"),
+        mw_service_time_ms=metric("mw_service_time_ms"),
+        mw_queue_length=metric("mw_queue_length"),
+        host_cores=host_cores,
+        process_cpu=process_cpu(runs),
+        server_threads=server_threads,
+    )
+
+
+def server_threads_of(spec_dump: dict[str, Any]) -> int:
+    """Worker threads of one backend server from a resolved spec: memcached -t (memcached's own
+    default, 4, when the spec predates the setting), 1 for redis."""
+    topology = spec_dump.get("topology") or {}
+    if topology.get("backend") == "redis":
+        return 1
+    server = spec_dump.get("server")
+    threads = ((server or {}).get("memcached") or {}).get("threads") if server else None
+    return int(threads) if isinstance(threads, int) and threads > 0 else 4

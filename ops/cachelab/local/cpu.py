@@ -1,0 +1,111 @@
+"""Samples the CPU time of every process a local run started, from /proc (results/cpu.py has
+the file format and the reader).
+
+`ProcessCpuSampler` runs on its own thread while the loadgens measure: every `period_s` it reads
+utime + stime of each listed process from `/proc/<pid>/stat` (all threads of the process), and
+the whole machine's busy time from `/proc/stat` (role `host`: every process, also other
+people's), and appends one row each to the run's `cpu.csv`. A process that has exited is skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from cachelab.results.cpu import CpuSample, CpuSampleWriter
+
+CLOCK_TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+SAMPLE_PERIOD_S = 0.5
+
+# (role, name, pid) of a process to sample
+ProcessRef = tuple[str, str, int]
+
+
+HOST_ROLE, HOST_NAME = "host", "all processes"
+
+
+def host_cpu_s() -> float | None:
+    """CPU seconds the whole machine has been busy (every process, this experiment's and
+    everyone else's): user + nice + system + irq + softirq + steal of /proc/stat's `cpu` line."""
+    try:
+        first = Path("/proc/stat").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return None
+    if not first or first[0] != "cpu":
+        return None
+    try:
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in first[1:9])
+    except ValueError:
+        return None
+    return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS_PER_S
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """Cumulative user + system CPU seconds of a process, None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces and parentheses: split after the last ')'
+    fields = text[text.rfind(")") + 2 :].split()
+    try:
+        utime, stime = int(fields[11]), int(fields[12])
+    except (IndexError, ValueError):
+        return None
+    return (utime + stime) / CLOCK_TICKS_PER_S
+
+
+class ProcessCpuSampler:
+    """Writes CPU samples of `processes()` to `path` until stopped. Started and stopped by the
+    runner's thread; the sampling runs on the sampler's own daemon thread."""
+
+    def __init__(
+        self,
+        path: Path,
+        processes: Callable[[], Sequence[ProcessRef]],
+        period_s: float = SAMPLE_PERIOD_S,
+    ) -> None:
+        self.path = path
+        self.processes = processes
+        self.period_s = period_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="cpu-sampler", daemon=True)
+        self._writer: CpuSampleWriter | None = None
+
+    def start(self) -> ProcessCpuSampler:
+        self._writer = CpuSampleWriter(self.path)
+        self._sample()
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Take a last sample and close the file (at most one period's wait)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10 * self.period_s + 5.0)
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.period_s):
+            self._sample()
+        self._sample()
+
+    def _sample(self) -> None:
+        writer = self._writer
+        if writer is None:
+            return
+        now_ms = time.time() * 1000.0
+        rows = []
+        busy_s = host_cpu_s()
+        if busy_s is not None:
+            rows.append(CpuSample(now_ms, HOST_ROLE, HOST_NAME, 0, busy_s))
+        for role, name, pid in self.processes():
+            cpu_s = process_cpu_s(pid)
+            if cpu_s is not None:
+                rows.append(CpuSample(now_ms, role, name, pid, cpu_s))
+        writer.write(rows)

@@ -1,0 +1,304 @@
+"""The analysis section of a report, computed from data: per point the operational analysis
+(stage utilisations, bottleneck), the calibrated models beside the measurement, noise flags,
+CPU per process, response time per op type, measured think time and the seeds' maximum
+throughput table. `report.py` draws and renders; this module only computes."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from cachelab import plots
+from cachelab.analysis import models as model_lib
+from cachelab.analysis.operational import (
+    OperationalAnalysis,
+    PointMeasurement,
+    analyse,
+    combine,
+)
+from cachelab.analysis.perpoint import measurement, server_threads_of
+from cachelab.results.experiment import Experiment
+from cachelab.results.noise import (
+    coefficient_of_variation_pct,
+    point_flags,
+    relative_difference_pct,
+)
+
+MODELS_COLUMNS = ["point", "model", "metric", "measured", "predicted", "error_pct"]
+BOTTLENECK_COLUMNS = ["point", "stage", "utilisation", "bottleneck"]
+STATION_ORDER = ("net thread", "worker pool", "host CPU")
+
+
+@dataclass
+class AnalysisSection:
+    """Everything the analysis part of the report shows."""
+
+    analyses: dict[int, OperationalAnalysis] = field(default_factory=dict)
+    model_rows: list[model_lib.ModelRow] = field(default_factory=list)
+    sentences: dict[str, str] = field(default_factory=dict)
+    stages: list[str] = field(default_factory=list)
+    processes: list[str] = field(default_factory=list)
+    ops: list[str] = field(default_factory=list)
+    curves: dict[str, tuple[list[float], list[float], list[float]]] = field(default_factory=dict)
+
+    def models_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            [
+                [r.point, r.model, r.metric, r.measured, r.predicted, r.error_pct]
+                for r in self.model_rows
+            ],
+            columns=MODELS_COLUMNS,
+        )
+
+    def bottlenecks_frame(self) -> pd.DataFrame:
+        rows = []
+        for point, analysis in sorted(self.analyses.items()):
+            for stage in analysis.stages:
+                rows.append(
+                    [point, stage.name, stage.utilisation, stage.name == analysis.bottleneck]
+                )
+        return pd.DataFrame(rows, columns=BOTTLENECK_COLUMNS)
+
+
+def add_noise_flags(points: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """`cv_pct` (throughput over repetitions), `client_mw_pct` and `flags` per point."""
+    cvs, diffs, flags = [], [], []
+    for _, row in points.iterrows():
+        reps = summary[summary["point"] == row["point"]]["throughput_ops_per_s"]
+        cv = coefficient_of_variation_pct(pd.to_numeric(reps, errors="coerce").tolist())
+        diff = relative_difference_pct(
+            float(row.get("throughput_ops_per_s_mean", math.nan)),
+            float(row.get("mw_throughput_ops_per_s_mean", math.nan)),
+        )
+        cvs.append(cv)
+        diffs.append(diff)
+        flags.append("; ".join(point_flags(cv, diff)))
+    return points.assign(cv_pct=cvs, client_mw_pct=diffs, flags=flags)
+
+
+def _op_columns(experiment: Experiment, point: int) -> dict[str, float]:
+    """Mean response time per op type over a point's runs: the clients' GET/SET and the
+    middleware's get/multiget/set (weighted by request counts)."""
+    sums: dict[str, list[float]] = {}
+    for run in experiment.runs_of(point):
+        for client in run.clients:
+            for name, window in (("client GET", client.gets), ("client SET", client.sets)):
+                if window.count:
+                    entry = sums.setdefault(name, [0.0, 0.0])
+                    entry[0] += window.latency_sum_ms
+                    entry[1] += window.count
+        for mw in run.middlewares:
+            for op, stats in mw.by_op.items():
+                entry = sums.setdefault(f"MW {op}", [0.0, 0.0])
+                entry[0] += stats.response_time_ms * stats.count
+                entry[1] += stats.count
+    return {f"rt {k}": v[0] / v[1] for k, v in sums.items() if v[1] > 0}
+
+
+def analyse_point(
+    point: int, summary: pd.DataFrame, experiment: Experiment, host_cores: int
+) -> tuple[OperationalAnalysis, list[model_lib.ModelRow], PointMeasurement]:
+    """A point's analysis and model rows, each repetition calibrated and solved with its own
+    measured demands and then averaged (the means of noisy repetitions do not obey the
+    interactive law, their own numbers do). Returns the mean measurement too."""
+    analyses, rows = [], []
+    measurements = []
+    for _, rep in summary[summary["point"] == point].iterrows():
+        run = experiment.run(point, int(rep["repetition"]))
+        runs = [run] if run is not None else []
+        threads = server_threads_of(run.record.spec) if run is not None else 4
+        m = measurement(rep, runs, host_cores, threads)
+        measurements.append(m)
+        analyses.append(analyse(m))
+        rows.append(model_lib.model_rows(m, analyses[-1]))
+    return combine(analyses), model_lib.combine_rows(rows), measurements[0]
+
+
+def analyse_points(
+    points: pd.DataFrame,
+    summary: pd.DataFrame,
+    experiment: Experiment,
+    x: str,
+    series: Sequence[str],
+) -> tuple[pd.DataFrame, AnalysisSection]:
+    """Operational analysis and models per point; returns the points with their columns added
+    (`U <stage>`, `cpu <process>`, `bottleneck`, `mva_*`, `mm1_*`, `mmm_*`, `rt <op>`, think
+    times) and the section."""
+    section = AnalysisSection()
+    host = experiment.metadata.get("host") or {}
+    host_cores = int(host.get("cpu_count") or 0) if isinstance(host, dict) else 0
+    extra: list[dict[str, Any]] = []
+    for _, row in points.iterrows():
+        point = int(row["point"])
+        runs = experiment.runs_of(point)
+        threads = server_threads_of(runs[0].record.spec) if runs else 4
+        m = measurement(row, runs, host_cores, threads, suffix="_mean")
+        analysis, rows, _ = analyse_point(point, summary, experiment, host_cores)
+        section.analyses[point] = analysis
+        section.model_rows += rows
+        columns: dict[str, Any] = {"bottleneck": analysis.bottleneck or ""}
+        for stage in analysis.stages:
+            if stage.kind == "cpu":
+                name = stage.name.removeprefix("cpu ")
+                columns[f"cpu {name}"] = m.process_cpu.get(name, ("", math.nan))[1]
+                if name not in section.processes:
+                    section.processes.append(name)
+            else:
+                columns[f"U {stage.name}"] = stage.utilisation
+                if stage.kind == "queue" and stage.name not in section.stages:
+                    section.stages.append(stage.name)
+        for r in rows:
+            key = {
+                ("MVA", "throughput_ops_per_s"): "mva_throughput_ops_per_s",
+                ("MVA", "response_time_ms"): "mva_response_time_ms",
+                ("bounds", "throughput_ops_per_s"): "bound_throughput_ops_per_s",
+                ("M/M/1", "mw_response_time_ms"): "mm1_mw_response_time_ms",
+                ("M/M/m", "mw_response_time_ms"): "mmm_mw_response_time_ms",
+                ("M/M/1", "queue_time_ms"): "mm1_queue_time_ms",
+                ("M/M/m", "queue_time_ms"): "mmm_queue_time_ms",
+                ("M/M/1", "queue_length"): "mm1_queue_length",
+                ("M/M/m", "queue_length"): "mmm_queue_length",
+            }.get((r.model, r.metric))
+            if key:
+                columns[key] = r.predicted
+                columns[f"{key}_error_pct"] = r.error_pct
+        if m.has_middleware:
+            columns["mw_qs_ms"] = m.mw_queue_time_ms + m.mw_service_time_ms
+            x_mw = m.mw_throughput_ops_per_s
+            columns["z_mw_ms"] = (
+                1000.0 * m.clients / x_mw - m.mw_response_time_ms if x_mw > 0 else math.nan
+            )
+        x_cl = m.throughput_ops_per_s
+        columns["z_client_ms"] = (
+            1000.0 * m.clients / x_cl - m.response_time_ms if x_cl > 0 else math.nan
+        )
+        ops = _op_columns(experiment, point)
+        for key in ops:
+            name = key.removeprefix("rt ")
+            if name not in section.ops:
+                section.ops.append(name)
+        columns.update(ops)
+        extra.append(columns)
+    enriched = pd.concat([points.reset_index(drop=True), pd.DataFrame(extra)], axis=1)
+    section.stages.sort(key=lambda s: (STATION_ORDER.index(s) if s in STATION_ORDER else 9, s))
+    labels = {
+        int(r["point"]): f"point {int(r['point'])} ({r['label'] + ', ' if r['label'] else ''}"
+        f"{plots.short_name(x)}={plots.format_value(r[x])})"
+        for _, r in enriched.iterrows()
+    }
+    section.sentences = model_lib.explain(section.model_rows, section.analyses, labels)
+    section.curves = _curves(enriched, experiment, x, series, host_cores)
+    return enriched, section
+
+
+def _curves(
+    points: pd.DataFrame, experiment: Experiment, x: str, series: Sequence[str], host_cores: int
+) -> dict[str, tuple[list[float], list[float], list[float]]]:
+    """Per series, the MVA curve and bounds over 1..N_max from its heaviest point's demands."""
+    if x != "total_clients":
+        return {}
+    curves = {}
+    for label, group in plots.iter_series(points, series):
+        group = (
+            group.dropna(subset=["mva_throughput_ops_per_s"])
+            if ("mva_throughput_ops_per_s" in group.columns)
+            else group.iloc[0:0]
+        )
+        if group.empty:
+            continue
+        heaviest = group.sort_values(x).iloc[-1]
+        runs = experiment.runs_of(int(heaviest["point"]))
+        threads = server_threads_of(runs[0].record.spec) if runs else 4
+        m = measurement(heaviest, runs, host_cores, threads, suffix="_mean")
+        closed = model_lib.closed_model(m, analyse(m))
+        if closed is None:
+            continue
+        n_max = int(group[x].max())
+        solved = closed.solve(n_max)
+        ns = [float(n) for n in solved.populations]
+        bounds = [closed.throughput_bound_ops_per_s(int(n)) for n in solved.populations]
+        curves[label] = (ns, [float(v) for v in solved.throughput_per_s], bounds)
+    return curves
+
+
+def max_throughput_table(points: pd.DataFrame, series: Sequence[str]) -> list[dict[str, Any]]:
+    """The seeds' maximum-throughput table: per series, the point of highest client
+    throughput with both sides' throughput, RT, queue time and length, service time, clients."""
+    rows = []
+    for label, group in plots.iter_series(points, series):
+        best = group.sort_values("throughput_ops_per_s_mean").iloc[-1]
+        rows.append(
+            {
+                "label": label or "all points",
+                "point": int(best["point"]),
+                "clients": best["total_clients"],
+                "throughput": best["throughput_ops_per_s_mean"],
+                "mw_throughput": best.get("mw_throughput_ops_per_s_mean", math.nan),
+                "response_time": best["response_time_ms_mean"],
+                "mw_response_time": best.get("mw_response_time_ms_mean", math.nan),
+                "queue_time": best.get("mw_queue_time_ms_mean", math.nan),
+                "queue_length": best.get("mw_queue_length_mean", math.nan),
+                "service_time": best.get("mw_service_time_ms_mean", math.nan),
+                "bottleneck": best.get("bottleneck", ""),
+                "flags": best.get("flags", ""),
+            }
+        )
+    return rows
+
+
+def window_samples(experiment: Experiment, points: pd.DataFrame) -> dict[str, list[float]]:
+    """Per point, the measured 1 s throughput windows of all its repetitions (box plots)."""
+    from cachelab.results.run import window_series
+
+    samples: dict[str, list[float]] = {}
+    for _, row in points.iterrows():
+        values: list[float] = []
+        for run in experiment.runs_of(int(row["point"])):
+            values += [c for _, c, _ in window_series([c.run for c in run.clients], run.interval)]
+        if values:
+            samples[f"p{int(row['point'])} {row['label']}".strip()] = values
+    return samples
+
+
+def trace_of(experiment: Experiment, point: int) -> dict[str, Any] | None:
+    """The whole per-second trace of repetition 0 (else the first) of a point: client
+    throughput summed over instances, middleware windows placed on the clients' clock."""
+    from cachelab.results.run import window_series
+    from cachelab.results.trim import MeasuredInterval
+
+    runs = experiment.runs_of(point)
+    if not runs:
+        return None
+    run = runs[0]
+    loadgens = [c.run for c in run.clients]
+    lasted = max((lg.run_seconds or 0) for lg in loadgens) if loadgens else 0
+    whole = MeasuredInterval(0, max(lasted, run.interval.end_s))
+    client = window_series(loadgens, whole)
+    seconds = [s for s, _, _ in client]
+    middleware = None
+    if run.middlewares and run.origin_epoch_ms is not None:
+        per_second = dict.fromkeys(seconds, 0.0)
+        found = False
+        for mw in run.middlewares:
+            for w in mw.windows:
+                if w.op != "all":
+                    continue
+                middle = w.start_epoch_ms + w.duration_ms / 2.0 - run.origin_epoch_ms
+                second = int(np.floor(middle / 1000.0))
+                if second in per_second and w.duration_ms > 0:
+                    per_second[second] += w.count * 1000.0 / w.duration_ms
+                    found = True
+        middleware = [per_second[s] for s in seconds] if found else None
+    return {
+        "run": run.run.path.name,
+        "seconds": seconds,
+        "client": [c for _, c, _ in client],
+        "middleware": middleware,
+        "start_s": run.interval.start_s,
+        "end_s": run.interval.end_s,
+    }

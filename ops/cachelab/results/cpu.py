@@ -1,0 +1,107 @@
+"""Per-process CPU samples of a run: `raw/p<point>-r<rep>/cpu.csv`.
+
+Columns `epoch_ms,role,name,pid,cpu_s`: `cpu_s` is the process's cumulative user + system CPU
+time in seconds (all its threads; /proc/<pid>/stat utime + stime locally, the scraped
+`process_cpu_seconds_total` / container counters on Kubernetes). `role` is one of `loadgen`,
+`middleware`, `server`, or `host` for the whole machine's busy time (/proc/stat, every process
+including other people's; name `all processes`); `name` tells the processes apart. A
+process's utilisation over the measured interval is its CPU seconds per wall second (cores).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from cachelab.results.errors import ResultsError
+from cachelab.results.memtier import number
+from cachelab.results.trim import MeasuredInterval
+
+CPU_COLUMNS = ("epoch_ms", "role", "name", "pid", "cpu_s")
+
+
+@dataclass(frozen=True)
+class CpuSample:
+    """One reading of one process's cumulative CPU time."""
+
+    epoch_ms: float
+    role: str
+    name: str
+    pid: int
+    cpu_s: float
+
+
+@dataclass(frozen=True)
+class ProcessCpu:
+    """One process's CPU use over the measured interval."""
+
+    role: str
+    name: str
+    cores: float  # CPU seconds per wall second
+    seconds: float  # wall seconds the two samples span
+
+
+class CpuSampleWriter:
+    """Appends samples to cpu.csv (header first). Called from the sampler's own thread only."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: TextIO = path.open("w", newline="")
+        self._writer = csv.writer(self._handle)
+        self._writer.writerow(CPU_COLUMNS)
+
+    def write(self, samples: Sequence[CpuSample]) -> None:
+        for s in samples:
+            self._writer.writerow([f"{s.epoch_ms:.0f}", s.role, s.name, s.pid, f"{s.cpu_s:.3f}"])
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+def read_cpu_samples(path: Path) -> list[CpuSample]:
+    """Every sample of a cpu.csv ([] when the file is absent)."""
+    if not path.is_file():
+        return []
+    with path.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in CPU_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ResultsError(f"{path}: missing columns {missing}")
+        return [
+            CpuSample(
+                epoch_ms=number(row["epoch_ms"]),
+                role=str(row["role"]),
+                name=str(row["name"]),
+                pid=int(number(row["pid"])),
+                cpu_s=number(row["cpu_s"]),
+            )
+            for row in reader
+        ]
+
+
+def measured_cpu(
+    samples: Sequence[CpuSample], origin_epoch_ms: float, interval: MeasuredInterval
+) -> list[ProcessCpu]:
+    """Per process, the CPU seconds per second between its first sample at or after the
+    interval's start and its last one at or before the end (processes with fewer than two
+    samples in the interval are left out)."""
+    low, high = interval.epoch_bounds_ms(origin_epoch_ms)
+    by_name: dict[str, list[CpuSample]] = {}
+    for sample in samples:
+        if low <= sample.epoch_ms <= high:
+            by_name.setdefault(sample.name, []).append(sample)
+    found = []
+    for name, rows in sorted(by_name.items()):
+        rows.sort(key=lambda s: s.epoch_ms)
+        first, last = rows[0], rows[-1]
+        wall_s = (last.epoch_ms - first.epoch_ms) / 1000.0
+        if len(rows) < 2 or wall_s <= 0:
+            continue
+        found.append(
+            ProcessCpu(first.role, name, max(0.0, last.cpu_s - first.cpu_s) / wall_s, wall_s)
+        )
+    return found

@@ -1,0 +1,249 @@
+"""models.csv and bottlenecks.csv of recorded runs against values computed by hand here, the
+report of an interrupted run, the noise flags, and HDR percentiles against the loadgen's own."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from cachelab.report import build_report, format_number
+from cachelab.results import MeasuredInterval, ResultsDir
+from cachelab.results.hdr import merge_histograms, percentiles_ms, read_hdr_log
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+QUICKSTART = DATA / "results-recorded-quickstart"
+INTERRUPTED = DATA / "results-interrupted"
+
+
+@pytest.fixture(scope="module")
+def quickstart(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("qs") / "results"
+    shutil.copytree(QUICKSTART, target)
+    build_report(target)
+    return target
+
+
+def _reps(results: Path, point: int) -> list[dict[str, float]]:
+    with (results / "summary.csv").open() as handle:
+        rows = [r for r in csv.DictReader(handle) if int(r["point"]) == point]
+    return [{k: float(v) for k, v in r.items() if _is_number(v)} for r in rows]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _model(results: Path, point: int, model: str, metric: str) -> tuple[float, float, float]:
+    frame = pd.read_csv(results / "report" / "models.csv")
+    row = frame[(frame.point == point) & (frame.model == model) & (frame.metric == metric)]
+    assert len(row) == 1, (point, model, metric)
+    return float(row.measured.iloc[0]), float(row.predicted.iloc[0]), float(row.error_pct.iloc[0])
+
+
+def _erlang_c(m: int, a: float) -> float:
+    """Erlang C from its textbook sum, independent of cachelab.analysis.queueing."""
+    rho = a / m
+    tail = a**m / math.factorial(m) / (1 - rho)
+    return tail / (sum(a**k / math.factorial(k) for k in range(m)) + tail)
+
+
+def test_models_csv_has_the_documented_columns(quickstart: Path) -> None:
+    header = (quickstart / "report" / "models.csv").read_text().splitlines()[0]
+    assert header == "point,model,metric,measured,predicted,error_pct"
+    header = (quickstart / "report" / "bottlenecks.csv").read_text().splitlines()[0]
+    assert header == "point,stage,utilisation,bottleneck"
+
+
+@pytest.mark.parametrize("point", [0, 1, 2, 3])
+def test_mva_and_queueing_models_match_hand_computation(quickstart: Path, point: int) -> None:
+    # points 0-3 have N <= WT (2 or 8 clients, 8 or 32 workers): no request ever waits for a
+    # worker in the closed model, so MVA's pool station is a pure delay and X = N / (Z' + D)
+    # with D = R_mw - Q (a worker's holding time) and Z' = R - R_mw (outside the middleware).
+    reps = _reps(quickstart, point)
+    x_pred, r_pred, bound, w1, wm, l1, lm = [], [], [], [], [], [], []
+    for r in reps:
+        n, wt = r["total_clients"], r["workers"]
+        assert n <= wt
+        holding = r["mw_response_time_ms"] - r["mw_queue_time_ms"]
+        outside = r["response_time_ms"] - r["mw_response_time_ms"]
+        x_pred.append(1000.0 * n / (outside + holding))
+        r_pred.append(outside + holding)
+        bound.append(1000.0 * min(n / (holding + outside), wt / holding))
+        lam, s = r["mw_throughput_ops_per_s"], r["mw_service_time_ms"] / 1000.0
+        mu1 = wt / s  # M/M/1: the pool as one server of rate WT/S
+        rho = lam / mu1
+        w1.append(1000.0 * rho / (mu1 * (1 - rho)))
+        l1.append(rho * rho / (1 - rho))
+        c = _erlang_c(int(wt), lam * s)  # M/M/m: WT servers of rate 1/S
+        wm.append(1000.0 * c / (wt / s - lam))
+        lm.append(c * (lam * s / wt) / (1 - lam * s / wt))
+    mean = lambda values: sum(values) / len(values)  # noqa: E731
+    measured_x = mean([r["throughput_ops_per_s"] for r in reps])
+    measured, predicted, error = _model(quickstart, point, "MVA", "throughput_ops_per_s")
+    assert measured == pytest.approx(measured_x, rel=1e-6)
+    assert predicted == pytest.approx(mean(x_pred), rel=1e-6)
+    assert error == pytest.approx(100 * (mean(x_pred) - measured_x) / measured_x, rel=1e-6)
+    assert _model(quickstart, point, "MVA", "response_time_ms")[1] == pytest.approx(
+        mean(r_pred), rel=1e-6
+    )
+    assert _model(quickstart, point, "bounds", "throughput_ops_per_s")[1] == pytest.approx(
+        mean(bound), rel=1e-6
+    )
+    measured_q = mean([r["mw_queue_time_ms"] for r in reps])
+    assert _model(quickstart, point, "M/M/1", "queue_time_ms")[:2] == pytest.approx(
+        (measured_q, mean(w1)), rel=1e-6
+    )
+    assert _model(quickstart, point, "M/M/m", "queue_time_ms")[:2] == pytest.approx(
+        (measured_q, mean(wm)), rel=1e-6
+    )
+    assert _model(quickstart, point, "M/M/1", "queue_length")[1] == pytest.approx(mean(l1), 1e-6)
+    assert _model(quickstart, point, "M/M/m", "queue_length")[1] == pytest.approx(mean(lm), 1e-6)
+
+
+def _cpu_cores_by_hand(run_dir: Path, warmup_s: int, end_s: int) -> dict[str, tuple[str, float]]:
+    origin = json.loads((run_dir / "loadgen-0.json").read_text())["ALL STATS"]["Runtime"][
+        "Start time"
+    ]
+    low, high = origin + 1000 * warmup_s, origin + 1000 * end_s
+    samples: dict[str, list[tuple[float, float, str]]] = {}
+    with (run_dir / "cpu.csv").open() as handle:
+        for row in csv.DictReader(handle):
+            t = float(row["epoch_ms"])
+            if low <= t <= high:
+                samples.setdefault(row["name"], []).append((t, float(row["cpu_s"]), row["role"]))
+    found = {}
+    for name, rows in samples.items():
+        rows.sort()
+        if len(rows) >= 2 and rows[-1][0] > rows[0][0]:
+            cores = (rows[-1][1] - rows[0][1]) / ((rows[-1][0] - rows[0][0]) / 1000.0)
+            found[name] = (rows[0][2], cores)
+    return found
+
+
+@pytest.mark.parametrize("point", [0, 3, 6])
+def test_bottlenecks_csv_matches_hand_computation(quickstart: Path, point: int) -> None:
+    reps = _reps(quickstart, point)
+    cores = json.loads((quickstart / "metadata.json").read_text())["host"]["cpu_count"]
+    pool, net, host = [], [], []
+    for r in reps:
+        x_mw, wt = r["mw_throughput_ops_per_s"], r["workers"]
+        holding = r["mw_response_time_ms"] - r["mw_queue_time_ms"]
+        pool.append(x_mw * holding / 1000.0 / wt)
+        net.append(x_mw * (holding - r["mw_service_time_ms"]) / 1000.0)
+        run_dir = quickstart / "raw" / f"p{point}-r{int(r['repetition'])}"
+        cpu = _cpu_cores_by_hand(run_dir, 2, 8)
+        host.append(sum(c for _, c in cpu.values()) / cores)
+    expected = {
+        "worker pool": sum(pool) / len(pool),
+        "net thread": sum(net) / len(net),
+        "host CPU": sum(host) / len(host),
+    }
+    frame = pd.read_csv(quickstart / "report" / "bottlenecks.csv")
+    frame = frame[frame.point == point]
+    got = dict(zip(frame.stage, frame.utilisation, strict=True))
+    for stage, value in expected.items():
+        assert got[stage] == pytest.approx(value, rel=1e-6), stage
+    stations = {s: u for s, u in got.items() if s in expected or s.startswith("backend ")}
+    named = frame[frame.bottleneck].stage.tolist()
+    assert named == [max(stations, key=lambda s: stations[s])]
+
+
+def test_report_names_the_models_departure_and_flags_the_noise(quickstart: Path) -> None:
+    html = (quickstart / "report" / "index.html").read_text()
+    assert "Calibrated MVA throughput is within ±15 %" in html
+    assert "M/M/1 (one fast server of rate WT/S, Poisson arrivals)" in html
+    assert "Noisy host:" in html and "on 2 cores at the start" in html
+    points = pd.read_csv(quickstart / "report" / "points.csv")
+    # point 0's repetitions measured 11,858 and 6,373 ops/s: CV 30 %
+    flags = points.loc[points.point == 0, "flags"].iloc[0]
+    assert "reps CV 30 %" in flags
+    assert 'class="flagged"' in html
+    for name in ("Contents", "Maximum throughput", "Utilisation and bottleneck"):
+        assert name in html
+    assert "66,727,538.5887" not in html and ".5887" not in html
+
+
+def test_report_of_an_interrupted_run(tmp_path: Path) -> None:
+    results = tmp_path / "interrupted"
+    shutil.copytree(INTERRUPTED, results)
+    html = build_report(results).read_text()
+    assert "interrupted" in html
+    assert "1 partial (left out)" in html
+    points = pd.read_csv(results / "report" / "points.csv")
+    assert list(points.point) == [0] and list(points.repetitions) == [1]
+
+
+def test_report_skips_a_run_that_measured_nothing(tmp_path: Path) -> None:
+    # the crash of the issue: an interrupted run whose row has no response time
+    results = tmp_path / "interrupted"
+    shutil.copytree(INTERRUPTED, results)
+    summary = pd.read_csv(results / "summary.csv")
+    summary.loc[1, "status"] = "ok"
+    summary.loc[1, "response_time_ms"] = float("nan")
+    summary.to_csv(results / "summary.csv", index=False)
+    html = build_report(results).read_text()
+    assert "1 no measurement (left out)" in html
+
+
+def test_hdr_percentiles_equal_the_loadgens_own() -> None:
+    # the same histograms over the same interval: every measured second (the JSON's Time-Serie
+    # percentiles) and the whole run (its Percentile Latencies)
+    checked = 0
+    for run in ResultsDir(QUICKSTART).runs():
+        document = json.loads((run.path / "loadgen-0.json").read_text())
+        totals = document["ALL STATS"]["Totals"]
+        log = read_hdr_log(run.hdr_logs("loadgen-0-hdr")[0])
+        for key, second in totals["Time-Serie"].items():
+            histogram = log.measured(MeasuredInterval(int(key), int(key) + 1))
+            if "p50.00" not in second or histogram is None:
+                continue  # an idle second prints no percentiles
+            if histogram.get_total_count() != second["Count"]:
+                continue  # the last, partial second has no interval of its own
+            ours = percentiles_ms(histogram, (50.0, 99.0, 99.9))
+            assert round(ours[50.0], 3) == second["p50.00"], (run.path.name, key)
+            assert round(ours[99.0], 3) == second["p99.00"], (run.path.name, key)
+            assert round(ours[99.9], 3) == second["p99.90"], (run.path.name, key)
+            checked += 1
+        whole = merge_histograms(h for _, h in log.intervals)
+        assert whole is not None
+        ours = percentiles_ms(whole, (50.0, 90.0, 99.0, 99.9))
+        theirs = totals["Percentile Latencies"]
+        assert [round(ours[p], 3) for p in (50.0, 90.0, 99.0, 99.9)] == [
+            theirs["p50.00"],
+            theirs["p90.00"],
+            theirs["p99.00"],
+            theirs["p99.90"],
+        ]
+    assert checked > 100
+
+
+def test_summary_percentiles_come_from_the_trimmed_interval_logs() -> None:
+    summary = pd.read_csv(QUICKSTART / "summary.csv")
+    for run in ResultsDir(QUICKSTART).runs():
+        log = read_hdr_log(run.hdr_logs("loadgen-0-hdr")[0])
+        histogram = log.measured(MeasuredInterval.of_run(2, 2, 10))
+        assert histogram is not None
+        ours = percentiles_ms(histogram, (50.0, 99.0))
+        row = summary[(summary.point == run.point) & (summary.repetition == run.repetition)]
+        assert float(row.p50_ms.iloc[0]) == pytest.approx(ours[50.0], rel=1e-5)
+        assert float(row.p99_ms.iloc[0]) == pytest.approx(ours[99.0], rel=1e-5)
+
+
+def test_numbers_print_at_sensible_precision() -> None:
+    assert format_number(66_727_538.5887) == "66,727,539"
+    assert format_number(123.456) == "123.5"
+    assert format_number(12.3456) == "12.35"
+    assert format_number(0.012345) == "0.0123"
+    assert format_number(float("nan")) == "\u2013"
+    assert format_number(3) == "3"
+    assert format_number(2.5, 0) == "2"
