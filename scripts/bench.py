@@ -200,27 +200,39 @@ def measured_row(
     return Row(name, run, proxy_us, server_us)
 
 
-def nutcracker_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
+def start_nutcracker(server_port: int, work: Path, redis: bool) -> tuple[ManagedProcess, int]:
+    """twemproxy in front of one server (`redis: true` for redis); returns it and its port."""
     port = free_port()
-    conf = work / "nutcracker.yml"
+    name = "nutcracker-redis" if redis else "nutcracker"
+    conf = work / f"{name}.yml"
     conf.write_text(
         "bench:\n"
         f"  listen: 127.0.0.1:{port}\n"
-        "  hash: fnv1a_64\n"
+        + ("  redis: true\n" if redis else "")
+        + "  hash: fnv1a_64\n"
         "  distribution: ketama\n"
         "  timeout: 2000\n"
         "  server_connections: 1\n"
         "  auto_eject_hosts: false\n"
         "  servers:\n"
-        f"   - 127.0.0.1:{mc_port}:1\n"
+        f"   - 127.0.0.1:{server_port}:1\n"
     )
     cmd = [
         "nutcracker", "-c", str(conf), "-s", str(free_port()), "-a", "127.0.0.1",
-        "-o", str(work / "nutcracker.log"),
+        "-o", str(work / f"{name}.log"),
     ]  # fmt: skip
-    proc = ManagedProcess("nutcracker", cmd, work / "nutcracker.out")
+    proc = ManagedProcess(name, cmd, work / f"{name}.out")
     try:
         proc.wait_for_port("127.0.0.1", port, timeout_s=30)
+    except BaseException:
+        proc.stop(grace_s=10)
+        raise
+    return proc, port
+
+
+def nutcracker_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
+    proc, port = start_nutcracker(mc_port, work, redis=False)
+    try:
         return measured_row("twemproxy", port, work, memcached_pid, proc.pid)
     finally:
         proc.stop(grace_s=10)
@@ -495,27 +507,8 @@ def redis_row(name: str, port: int, work: Path, proxy_pid: int | None) -> RedisR
 
 
 def nutcracker_redis_row(redis_port: int, work: Path) -> RedisRow:
-    port = free_port()
-    conf = work / "nutcracker-redis.yml"
-    conf.write_text(
-        "bench:\n"
-        f"  listen: 127.0.0.1:{port}\n"
-        "  redis: true\n"
-        "  hash: fnv1a_64\n"
-        "  distribution: ketama\n"
-        "  timeout: 2000\n"
-        "  server_connections: 1\n"
-        "  auto_eject_hosts: false\n"
-        "  servers:\n"
-        f"   - 127.0.0.1:{redis_port}:1\n"
-    )
-    cmd = [
-        "nutcracker", "-c", str(conf), "-s", str(free_port()), "-a", "127.0.0.1",
-        "-o", str(work / "nutcracker-redis.log"),
-    ]  # fmt: skip
-    proc = ManagedProcess("nutcracker (redis)", cmd, work / "nutcracker-redis.out")
+    proc, port = start_nutcracker(redis_port, work, redis=True)
     try:
-        proc.wait_for_port("127.0.0.1", port, timeout_s=30)
         return redis_row("twemproxy", port, work, proc.pid)
     finally:
         proc.stop(grace_s=10)

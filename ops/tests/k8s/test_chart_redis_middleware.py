@@ -6,16 +6,21 @@ test_helm_test_hook.py against the real jar and redis-server."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from .tools import CHART, run, tool
+from cachelab.k8s import plan
+from cachelab.spec import load_spec
+
+from .tools import CHART, ROOT, run, tool
 
 pytestmark = pytest.mark.k8s
 
 VALUES = CHART / "ci" / "06-redis-middleware-values.yaml"
+EXPERIMENTS = ROOT / "ops" / "experiments"
 
 
 def _render(*args: str) -> list[dict[str, Any]]:
@@ -75,3 +80,12 @@ def test_helm_test_hook_talks_redis_to_the_middleware() -> None:
     script = docs[0]["spec"]["containers"][0]["args"][0]
     assert "SET helm-test" in script and "GET helm-test" in script
     assert "testbed-middleware 11212" in script
+
+
+def test_the_k8s_plan_of_the_redis_spec_renders_a_resp_middleware(tmp_path: Path) -> None:
+    spec = load_spec(EXPERIMENTS / "beyond-mvr-mw-redis.yaml").points()[0].spec
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump(plan.release_values(spec, plan.Target())))
+    args = _middleware_args(_render("-f", str(values)))
+    assert args[args.index("--protocol") + 1] == "redis"
+    assert all(s.endswith(":6379") for s in _servers(args))

@@ -8,9 +8,8 @@ import dev.cachelab.middleware.config.Protocol;
 import dev.cachelab.middleware.config.Routing;
 import dev.cachelab.middleware.dispatch.ErrorReplies;
 import dev.cachelab.middleware.dispatch.HashRouter;
-import dev.cachelab.middleware.dispatch.MemcachedErrorReplies;
+import dev.cachelab.middleware.dispatch.ProtocolErrorReplies;
 import dev.cachelab.middleware.dispatch.RequestQueue;
-import dev.cachelab.middleware.dispatch.RespErrorReplies;
 import dev.cachelab.middleware.dispatch.RoundRobinRouter;
 import dev.cachelab.middleware.dispatch.Router;
 import dev.cachelab.middleware.dispatch.Worker;
@@ -94,8 +93,8 @@ public final class Middleware {
     List<Worker> workers = new ArrayList<>();
     ErrorReplies errors =
         redis
-            ? new RespErrorReplies(config.servers())
-            : new MemcachedErrorReplies(config.servers());
+            ? ProtocolErrorReplies.redis(config.servers())
+            : ProtocolErrorReplies.memcached(config.servers());
     for (int w = 0; w < config.workers(); w++) {
       List<BackendConnection> backends = new ArrayList<>();
       for (int s = 0; s < addresses.size(); s++) {

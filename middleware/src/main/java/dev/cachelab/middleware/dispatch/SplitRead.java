@@ -8,8 +8,10 @@ import java.util.Arrays;
 
 /**
  * A multi-key retrieval split by key: {@code <cmd> [<exptime>] <keys of this server>\r\n} to each
- * of its servers, all sent before any reply is read, then the values merged in the client's key
- * order. If any server fails, the client gets that server's error. One per worker; its thread only.
+ * of its servers (redis: {@code MGET}/{@code EXISTS} as {@link RespSplit} composes them), all sent
+ * before any reply is read, then the values merged in the client's key order (redis: {@link
+ * RespSplit#merge}). If any server fails, the client gets that server's error. One per worker; its
+ * thread only.
  */
 final class SplitRead {
   private static final byte[] END = {'E', 'N', 'D', '\r', '\n'};
@@ -18,12 +20,14 @@ final class SplitRead {
   private final ReplyBuilder reply;
   private final TargetReplies targets;
   private final int[] cursor;
+  private final RespSplit resp;
 
   SplitRead(WorkerBackends backends, ReplyBuilder reply, TargetReplies targets) {
     this.backends = backends;
     this.reply = reply;
     this.targets = targets;
     this.cursor = new int[backends.size()];
+    this.resp = new RespSplit(backends, reply);
   }
 
   void run(Request request, long deadline) {
@@ -42,7 +46,11 @@ final class SplitRead {
         return;
       }
     }
-    mergeInKeyOrder(request);
+    if (request.respCommand() != null) {
+      resp.merge(request);
+    } else {
+      mergeInKeyOrder(request);
+    }
   }
 
   private void sendKeysOf(Request request, int target, long deadline) {
@@ -51,9 +59,25 @@ final class SplitRead {
     if (!targets.open(target, server, backend, deadline, reply)) {
       return;
     }
+    backend.beginCompose();
+    if (request.respCommand() != null) {
+      resp.composeKeysOf(request, server, backend);
+    } else {
+      composeKeysOf(request, server, backend);
+    }
+    try {
+      WorkerBackends.markSent(request);
+      backend.sendComposed();
+      targets.succeeded(target);
+    } catch (IOException e) {
+      targets.failed(target, reply.reportFailure(server, WorkerBackends.fail(backend)));
+    }
+  }
+
+  // <cmd> [<exptime>] <key of this server>*\r\n
+  private static void composeKeysOf(Request request, int server, BackendConnection backend) {
     byte[] bytes = request.bytes();
     boolean withExptime = request.command() == Command.GAT || request.command() == Command.GATS;
-    backend.beginCompose();
     backend.append(bytes, request.tokenStart(0), request.tokenEnd(0) - request.tokenStart(0));
     if (withExptime) {
       backend.append((byte) ' ');
@@ -66,20 +90,13 @@ final class SplitRead {
       }
     }
     WorkerBackends.appendCrlf(backend);
-    try {
-      WorkerBackends.markSent(request);
-      backend.sendComposed();
-      targets.succeeded(target);
-    } catch (IOException e) {
-      targets.failed(target, reply.reportFailure(server, WorkerBackends.fail(backend)));
-    }
   }
 
   private void readReplyOf(Request request, int target) {
     int server = request.server(target);
     BackendConnection backend = backends.get(server);
     try {
-      backend.readRetrievalReply();
+      WorkerBackends.readReply(backend, request);
       backend.disarm();
       reply.countReply(server, backend);
       if (backend.replyIsError()) {

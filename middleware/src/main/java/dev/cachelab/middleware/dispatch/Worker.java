@@ -12,10 +12,9 @@ import java.util.List;
 /**
  * A worker thread: takes requests from the queue, has each served by its fan-out strategy over this
  * worker's own blocking connections ({@link SingleRead}, {@link SplitRead}, {@link
- * ReplicatedWrite}, {@link CasPropagation}, {@link RespSplitRead} for redis, or several at once by
- * {@link PipelinedBatch}), hands the reply built by its {@link ReplyBuilder} to the client
- * connection and records the request's times. One instance per thread; everything here is that
- * thread's.
+ * ReplicatedWrite}, {@link CasPropagation}, or several at once by {@link PipelinedBatch}), hands
+ * the reply built by its {@link ReplyBuilder} to the client connection and records the request's
+ * times. One instance per thread; everything here is that thread's.
  *
  * <p>Reply rules (see {@code middleware/README.md}): a request sent to several servers (a
  * replicated write, {@code flush_all}, {@code verbosity}) succeeds only if every server succeeds;
@@ -34,7 +33,6 @@ public final class Worker implements Runnable {
   private final ReplyBuilder reply;
   private final SingleRead singleRead;
   private final SplitRead splitRead;
-  private final RespSplitRead respSplitRead;
   private final ReplicatedWrite replicatedWrite;
   private final CasPropagation casPropagation;
   private final PipelinedBatch pipelinedBatch;
@@ -61,7 +59,6 @@ public final class Worker implements Runnable {
     TargetReplies targets = new TargetReplies(backends.size());
     this.singleRead = new SingleRead(this.backends, reply);
     this.splitRead = new SplitRead(this.backends, reply, targets);
-    this.respSplitRead = new RespSplitRead(this.backends, reply, targets);
     this.replicatedWrite = new ReplicatedWrite(this.backends, reply, targets);
     this.casPropagation = new CasPropagation(this.backends, reply, targets);
     this.batch = new Request[Math.max(1, maxBatch)];
@@ -151,9 +148,7 @@ public final class Worker implements Runnable {
     Command command = request.command();
     switch (request.family()) {
       case RETRIEVAL -> {
-        if (request.isSplit() && request.respCommand() != null) {
-          respSplitRead.run(request, deadline);
-        } else if (request.isSplit()) {
+        if (request.isSplit()) {
           splitRead.run(request, deadline);
         } else {
           singleRead.run(request, request.server(0), deadline);
@@ -170,6 +165,8 @@ public final class Worker implements Runnable {
     }
     if (request.noreply()) {
       reply.discard();
+    } else if (request.metaQuiet()) {
+      reply.discardIfQuiet(request.command());
     }
   }
 
