@@ -429,6 +429,34 @@ public final class BackendConnection {
   }
 
   /**
+   * Reads a meta-protocol reply: {@code VA <size> <flags>*\r\n<data>\r\n}, or one line ({@code HD},
+   * {@code EN}, {@code NF}, {@code NS}, {@code EX}, {@code ME ...}, {@code MN}, an error). {@link
+   * #valueCount()} is 1 for a hit ({@code VA} or {@code HD}), else 0.
+   */
+  public int readMetaReply() throws IOException {
+    startReply();
+    valueCount = 0;
+    int newline = readLine(0);
+    replyLength = newline + 1;
+    if (startsWith(0, META_VALUE_PREFIX)) {
+      int sizeEnd = indexOf(' ', META_VALUE_PREFIX.length, newline);
+      if (sizeEnd < 0) {
+        sizeEnd = buf[newline - 1] == '\r' ? newline - 1 : newline;
+      }
+      int dataBytes = parseDecimal(META_VALUE_PREFIX.length, sizeEnd);
+      replyLength = newline + 1 + dataBytes + 2;
+      fill(replyLength);
+      scanFrom = replyLength;
+      valueCount = 1;
+    } else if (startsWith(0, META_HIT_PREFIX)) {
+      valueCount = 1;
+    }
+    replyIsError = isErrorLine(0);
+    consumeReply();
+    return replyLength;
+  }
+
+  /**
    * Reads the reply to {@code stats <group>}: {@code STAT} (or other) lines up to {@code END}, or a
    * single error line.
    */
@@ -598,6 +626,8 @@ public final class BackendConnection {
   }
 
   private static final byte[] END_LINE = {'E', 'N', 'D', '\r', '\n'};
+  private static final byte[] META_VALUE_PREFIX = {'V', 'A', ' '};
+  private static final byte[] META_HIT_PREFIX = {'H', 'D'};
   private static final byte[] VALUE_PREFIX = {'V', 'A', 'L', 'U', 'E', ' '};
   private static final byte[] ERROR_PREFIX = {'E', 'R', 'R', 'O', 'R'};
   private static final byte[] CLIENT_ERROR_PREFIX = "CLIENT_ERROR".getBytes();

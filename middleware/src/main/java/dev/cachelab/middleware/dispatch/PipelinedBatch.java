@@ -87,6 +87,8 @@ final class PipelinedBatch {
       }
       if (request.noreply()) {
         reply.discard();
+      } else if (request.metaQuiet()) {
+        reply.discardIfQuiet(request.command());
       }
       complete(request);
     }

@@ -21,8 +21,26 @@ final class Replies {
       case TOUCH -> equals(reply, length, TOUCHED);
       case INCR, DECR -> length > 2 && reply[0] >= '0' && reply[0] <= '9';
       case FLUSH_ALL, VERBOSITY -> equals(reply, length, OK);
+      case MS, MD -> startsWith(reply, length, 'H', 'D');
+      case MA -> startsWith(reply, length, 'H', 'D') || startsWith(reply, length, 'V', 'A');
       default -> true;
     };
+  }
+
+  /**
+   * Whether a meta-command reply may be left out for the {@code q} flag, as memcached does: a miss
+   * ({@code EN}) of {@code mg}/{@code me}, a success ({@code HD}) of {@code ms md ma}.
+   */
+  static boolean quietSuppressed(Command command, byte[] reply, int length) {
+    return switch (command) {
+      case MG, ME -> startsWith(reply, length, 'E', 'N');
+      case MS, MD, MA -> startsWith(reply, length, 'H', 'D');
+      default -> false;
+    };
+  }
+
+  private static boolean startsWith(byte[] reply, int length, char first, char second) {
+    return length >= 2 && reply[0] == first && reply[1] == second;
   }
 
   private static boolean equals(byte[] reply, int length, byte[] expected) {

@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.stats.ErrorKind;
 import dev.cachelab.middleware.stats.ThreadRecorder;
 import java.nio.ByteBuffer;
@@ -44,6 +45,13 @@ final class ReplyBuilder {
   /** Drops what was built (a {@code noreply} request, or before an error reply). */
   void discard() {
     length = 0;
+  }
+
+  /** Drops the reply if it is one a meta command's {@code q} flag leaves out. */
+  void discardIfQuiet(Command command) {
+    if (Replies.quietSuppressed(command, out, length)) {
+      length = 0;
+    }
   }
 
   void append(byte[] bytes, int from, int count) {

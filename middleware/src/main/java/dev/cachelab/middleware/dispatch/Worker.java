@@ -165,6 +165,8 @@ public final class Worker implements Runnable {
     }
     if (request.noreply()) {
       reply.discard();
+    } else if (request.metaQuiet()) {
+      reply.discardIfQuiet(request.command());
     }
   }
 

@@ -67,7 +67,7 @@ final class WorkerBackends {
   /** Sends the request as forwarded ({@code noreply} stripped: the middleware waits anyway). */
   static void send(BackendConnection backend, Request request) throws IOException {
     markSent(request);
-    if (!request.noreply()) {
+    if (!request.rewrittenForServer()) {
       backend.send(request.bytes(), 0, request.wireLength());
       return;
     }
@@ -78,11 +78,14 @@ final class WorkerBackends {
 
   /** Appends the request as forwarded ({@code noreply} stripped) to the server's send buffer. */
   static void appendForward(BackendConnection backend, Request request) {
-    if (!request.noreply()) {
+    if (!request.rewrittenForServer()) {
       backend.append(request.bytes(), 0, request.wireLength());
       return;
     }
-    backend.append(request.bytes(), 0, request.forwardLineLength());
+    byte[] bytes = request.bytes();
+    backend.append(bytes, 0, request.forwardSkipStart());
+    backend.append(
+        bytes, request.forwardSkipEnd(), request.lineLength() - request.forwardSkipEnd());
     backend.append(CRLF, 0, 2);
     if (request.command().hasDataBlock()) {
       backend.append(request.bytes(), request.dataOffset(), request.dataLength() + 2);
@@ -91,11 +94,14 @@ final class WorkerBackends {
 
   /**
    * Reads the server's reply to {@code request} in the request's protocol: a RESP value for a redis
-   * request, else a memcached retrieval reply ({@code VALUE} blocks up to {@code END}) or one line.
+   * request, else a memcached meta reply, retrieval reply ({@code VALUE} blocks up to {@code END}),
+   * {@code stats} group or one line.
    */
   static void readReply(BackendConnection backend, Request request) throws IOException {
     if (request.respCommand() != null) {
       backend.readRespReply();
+    } else if (request.command().isMeta()) {
+      backend.readMetaReply();
     } else if (request.family() == Command.Family.RETRIEVAL) {
       backend.readRetrievalReply();
     } else if (request.command() == Command.STATS_GROUP) {

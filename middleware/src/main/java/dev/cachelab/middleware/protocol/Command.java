@@ -26,6 +26,18 @@ public enum Command {
   VERSION("version", Family.FIRST_SERVER),
   STATS("stats", Family.LOCAL),
   QUIT("quit", Family.LOCAL),
+  /** Meta get: {@code mg <key> <flag>*}; read from one server like {@code get}. */
+  MG("mg", Family.RETRIEVAL),
+  /** Meta set: {@code ms <key> <datalen> <flag>*}, a data block follows; replicated. */
+  MS("ms", Family.STORAGE),
+  /** Meta delete: {@code md <key> <flag>*}; replicated. */
+  MD("md", Family.KEYED),
+  /** Meta arithmetic: {@code ma <key> <flag>*}; replicated. */
+  MA("ma", Family.KEYED),
+  /** Meta debug: {@code me <key>}; read from one server. */
+  ME("me", Family.RETRIEVAL),
+  /** Meta no-op: answered {@code MN} by the middleware, in order. */
+  MN("mn", Family.LOCAL),
   /** {@code stats items|slabs|settings|sizes|conns}: forwarded to server 0 (never looked up). */
   STATS_GROUP("stats", Family.FIRST_SERVER);
 
@@ -65,6 +77,16 @@ public enum Command {
   /** Whether the command carries a data block after its line. */
   public boolean hasDataBlock() {
     return family == Family.STORAGE;
+  }
+
+  /** Whether this is a meta command ({@code mg ms md ma me mn}). */
+  public boolean isMeta() {
+    return this == MG || this == MS || this == MD || this == MA || this == ME || this == MN;
+  }
+
+  /** Token index of the data block length: 2 for {@code ms}, else 4. */
+  public int dataLengthToken() {
+    return this == MS ? 2 : 4;
   }
 
   /** Whether the command may modify server state (and so is replicated). */

@@ -15,6 +15,8 @@ import dev.cachelab.middleware.protocol.Request.Status;
 final class CommandValidator {
   static final byte[] ERROR = reply("ERROR");
   static final byte[] END = reply("END");
+  static final byte[] MN_REPLY = reply("MN");
+  static final byte[] META_FORMAT = reply("CLIENT_ERROR bad command line format");
   private static final byte[] NO_REPLY = {};
   private static final java.util.List<String> UNSUPPORTED_STATS_GROUPS =
       java.util.List.of("reset", "detail", "cachedump", "extstore", "proxy");
@@ -52,6 +54,9 @@ final class CommandValidator {
       case STATS -> validateStats(r);
       case QUIT -> r.setParsed(Status.QUIT, command, 1, 0, false);
       case STATS_GROUP -> throw new IllegalStateException("never looked up");
+      case MG, MD, MA, ME -> validateMeta(r, command, 2, maxValueBytes);
+      case MS -> validateMeta(r, command, 3, maxValueBytes);
+      case MN -> r.setRejected(Status.LOCAL, MN_REPLY);
     }
   }
 
@@ -231,16 +236,55 @@ final class CommandValidator {
 
   /** Data block length of a validated storage command. */
   static int dataBytes(Request r) {
-    return (int) parseUnsigned(r, 4, Integer.MAX_VALUE);
+    return (int) parseUnsigned(r, r.command().dataLengthToken(), Integer.MAX_VALUE);
   }
 
   /** Bytes to skip after a rejected storage line ({@code <bytes>\r\n}), or 0. */
   static long dataBytesToSkip(Request r) {
-    if (!r.command().hasDataBlock() || r.tokenCount() < 5) {
+    int token = r.command().dataLengthToken();
+    if (!r.command().hasDataBlock() || r.tokenCount() <= token) {
       return 0;
     }
-    long bytes = parseUnsigned(r, 4, Integer.MAX_VALUE);
+    long bytes = parseUnsigned(r, token, Integer.MAX_VALUE);
     return bytes < 0 ? 0 : bytes + 2;
+  }
+
+  // mg|md|ma|me <key> <flag>*  |  ms <key> <datalen> <flag>*: the flags are the server's to check
+  // (its errors come back); the q flag is taken out of the forwarded line (see Request).
+  private static void validateMeta(Request r, Command command, int minTokens, int maxValueBytes) {
+    int n = r.tokenCount();
+    r.setParsed(Status.FORWARD, command, 1, 1, false);
+    if (n < minTokens) {
+      r.setRejected(Status.REJECT, n == 1 ? ERROR : META_FORMAT);
+      return;
+    }
+    if (command == Command.MS) {
+      long bytes = parseUnsigned(r, 2, Integer.MAX_VALUE);
+      if (bytes < 0) {
+        r.setRejected(
+            Status.REJECT_AND_CLOSE,
+            reply(
+                "CLIENT_ERROR bad data block length: "
+                    + quote(r, 2)
+                    + " (expected: 0.."
+                    + maxValueBytes
+                    + ")"));
+        return;
+      }
+      if (bytes > maxValueBytes) {
+        r.setRejected(Status.REJECT, TOO_LARGE);
+        return;
+      }
+    }
+    if (!checkKey(r, 1)) {
+      return;
+    }
+    for (int t = minTokens; t < n; t++) {
+      if (r.tokenEnd(t) - r.tokenStart(t) == 1 && r.bytes()[r.tokenStart(t)] == 'q') {
+        r.setMetaQuiet(r.tokenEnd(t - 1), r.tokenEnd(t));
+        return;
+      }
+    }
   }
 
   private static boolean isNoreply(Request r, int token) {

@@ -44,6 +44,8 @@ public final class Request {
   private int firstKeyToken;
   private int keyCount;
   private boolean noreply;
+  private int quietSkipStart = -1;
+  private int quietSkipEnd;
   private byte[] immediateReply;
 
   // Routing (net thread): target servers, and for split multi-gets the server of each key.
@@ -80,6 +82,7 @@ public final class Request {
     firstKeyToken = 0;
     keyCount = 0;
     noreply = false;
+    quietSkipStart = -1;
     immediateReply = null;
     serverCount = 0;
     split = false;
@@ -145,6 +148,36 @@ public final class Request {
     tokenStart[tokenCount] = start;
     tokenEnd[tokenCount] = end;
     tokenCount++;
+  }
+
+  /**
+   * A meta command with the {@code q} flag: the flag (bytes {@code [skipStart, skipEnd)} of the
+   * line) is not forwarded, since the middleware always waits for a reply; the reply memcached
+   * would have left out ({@code EN} of a read, {@code HD} of a write) is then dropped.
+   */
+  void setMetaQuiet(int skipStart, int skipEnd) {
+    quietSkipStart = skipStart;
+    quietSkipEnd = skipEnd;
+  }
+
+  /** Whether the request is a meta command with the {@code q} flag. */
+  public boolean metaQuiet() {
+    return quietSkipStart >= 0;
+  }
+
+  /** Whether the forwarded request differs from the received one (noreply or q left out). */
+  public boolean rewrittenForServer() {
+    return noreply || quietSkipStart >= 0;
+  }
+
+  /** Start of the line bytes not forwarded ({@code noreply} or a meta {@code q}). */
+  public int forwardSkipStart() {
+    return quietSkipStart >= 0 ? quietSkipStart : forwardLineLength();
+  }
+
+  /** End of the line bytes not forwarded. */
+  public int forwardSkipEnd() {
+    return quietSkipStart >= 0 ? quietSkipEnd : lineLength;
   }
 
   void setParsed(Status status, Command command, int firstKeyToken, int keyCount, boolean noreply) {

@@ -56,6 +56,43 @@ class MemcachedParityIT {
     }
   }
 
+  private static final List<String> META_CASES =
+      List.of(
+          "mn\r\n",
+          "ms k 2\r\nhi\r\nmg k v\r\n",
+          "ms k 2 T60 F5\r\nhi\r\nmg k v f t\r\n",
+          "ms k 2 q\r\nhi\r\nmg k v q\r\nmg missing v q\r\nmn\r\n",
+          "mg missing v\r\nmg missing\r\n",
+          "ms k 2\r\nhi\r\nmg k\r\nmg k s v\r\n",
+          "ms k 2\r\nhi\r\nmd k q\r\nmn\r\nmg k v\r\n",
+          "md k\r\n",
+          "ms n 1\r\n5\r\nma n\r\nma n v\r\nma n q\r\nmg n v\r\nmn\r\n",
+          "ma missing\r\n",
+          "me k\r\n",
+          "mg\r\n",
+          "ms k\r\n",
+          "ms k 2 Z\r\nhi\r\nmn\r\n",
+          "mg k O123 k v\r\n");
+
+  @Test
+  void metaCommandsAreForwardedAsMemcachedAnswersThem() throws Exception {
+    for (int servers : new int[] {1, 3}) {
+      for (String input : META_CASES) {
+        List<MemcachedProcess> backends = FaultIsolationIT.startServers(servers);
+        try (MemcachedProcess reference = MemcachedProcess.start();
+            RunningMiddleware mw = RunningMiddleware.start(backends, "-t", "2", "-s", "false")) {
+          String expected = exchange(reference.port(), input);
+          String actual = exchange(mw.port(), input);
+          assertThat(actual)
+              .as("%s with %d servers (memcached: %s)", input, servers, expected)
+              .isEqualTo(expected);
+        } finally {
+          backends.forEach(MemcachedProcess::close);
+        }
+      }
+    }
+  }
+
   @Test
   void statsGroupsComeFromServerZero() throws Exception {
     try (MemcachedProcess server = MemcachedProcess.start();

@@ -1,0 +1,117 @@
+package dev.cachelab.middleware.dispatch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cachelab.middleware.protocol.ReplySink;
+import dev.cachelab.middleware.protocol.Request;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** The request queue alone, without sockets: order, batches, the bound and its room listener. */
+class RequestQueueTest {
+  private static final ReplySink SINK = (request, reply) -> System.nanoTime();
+
+  private static Request request() {
+    Request r = new Request();
+    r.connection = SINK;
+    return r;
+  }
+
+  @Test
+  void stagedRequestsArePublishedInOrderAndTakenInBatches() throws Exception {
+    RequestQueue queue = new RequestQueue(0, 3);
+    List<Request> sent = new ArrayList<>();
+    for (int i = 0; i < 7; i++) {
+      Request r = request();
+      sent.add(r);
+      assertThat(queue.stage(r)).isEqualTo(i);
+    }
+    assertThat(queue.size()).as("staged count").isEqualTo(7);
+    queue.publish();
+    Request[] into = new Request[8];
+    List<Request> taken = new ArrayList<>();
+    int[] batches = new int[3];
+    for (int b = 0; b < 3; b++) {
+      batches[b] = queue.take(into);
+      for (int i = 0; i < batches[b]; i++) {
+        taken.add(into[i]);
+        assertThat(into[i].dequeuedNanos).isGreaterThanOrEqualTo(into[i].enqueuedNanos);
+      }
+    }
+    assertThat(batches).containsExactly(3, 3, 1);
+    assertThat(taken).containsExactlyElementsOf(sent);
+    assertThat(queue.size()).isZero();
+  }
+
+  @Test
+  void enqueuedRequestsFollowPublishedOnes() throws Exception {
+    RequestQueue queue = new RequestQueue(0, 8);
+    Request first = request();
+    Request second = request();
+    queue.stage(first);
+    queue.publish();
+    queue.enqueue(second);
+    Request[] into = new Request[8];
+    assertThat(queue.take(into)).isEqualTo(2);
+    assertThat(into[0]).isSameAs(first);
+    assertThat(into[1]).isSameAs(second);
+  }
+
+  @Test
+  void boundedQueueReportsFullAndCallsTheRoomListenerOnce() throws Exception {
+    RequestQueue queue = new RequestQueue(2, 1);
+    AtomicInteger roomCalls = new AtomicInteger();
+    queue.onRoom(roomCalls::incrementAndGet);
+    queue.stage(request());
+    assertThat(queue.hasRoom()).isTrue();
+    queue.stage(request());
+    assertThat(queue.hasRoom()).isFalse();
+    queue.publish();
+    Request[] into = new Request[1];
+    assertThat(queue.take(into)).isEqualTo(1);
+    assertThat(roomCalls.get()).isEqualTo(1);
+    assertThat(queue.hasRoom()).isTrue();
+    assertThat(queue.take(into)).isEqualTo(1);
+    assertThat(roomCalls.get()).as("no producer waiting any more").isEqualTo(1);
+  }
+
+  @Test
+  void poisonIsTakenAloneAndNotCounted() throws Exception {
+    RequestQueue queue = new RequestQueue(0, 4);
+    Request r = request();
+    queue.stage(r);
+    queue.publish();
+    queue.addPoison(Worker.POISON);
+    Request[] into = new Request[4];
+    assertThat(queue.take(into)).isEqualTo(1);
+    assertThat(into[0]).isSameAs(r);
+    assertThat(queue.take(into)).isEqualTo(1);
+    assertThat(into[0]).isSameAs(Worker.POISON);
+    assertThat(queue.size()).isZero();
+  }
+
+  @Test
+  void aSleepingWorkerIsWokenByPublish() throws Exception {
+    RequestQueue queue = new RequestQueue(0, 1);
+    Request[] into = new Request[1];
+    Thread worker =
+        new Thread(
+            () -> {
+              try {
+                queue.take(into);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    worker.start();
+    Request r = request();
+    queue.stage(r);
+    queue.publish();
+    worker.join(TimeUnit.SECONDS.toMillis(30));
+    assertThat(worker.isAlive()).isFalse();
+    assertThat(into[0]).isSameAs(r);
+  }
+}
