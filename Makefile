@@ -21,7 +21,7 @@ MVN          = $(MVN_ENV) mvn -B -q -ntp -Dstyle.color=never
 PYTEST       = cd ops && CACHELAB_ROOT=$(ROOT) TOOLS_DIR=$(TOOLS_DIR) $(PY) -m pytest -q
 SPEC        ?= ops/experiments/quickstart.yaml
 IMG_REGISTRY ?= ghcr.io/cachelab
-IMG_TAG     ?= dev
+IMG_TAG     ?= $(shell awk '/^appVersion:/ {gsub(/"/, "", $$2); print $$2}' $(ROOT)/charts/testbed/Chart.yaml)
 K8S_CLUSTER ?= cachelab
 
 MIDDLEWARE_JAR := middleware/target/middleware.jar

@@ -9,6 +9,8 @@ if [[ ${#packages[@]} -eq 0 ]]; then
     memcached redis-server          # the servers under test
     nutcracker libmemcached-tools   # peers for `make bench` (twemproxy, memcaslap)
     etcd-server                     # Kubernetes test tier (kwok control plane)
+    containerd runc containernetworking-plugins iptables openssl  # the real local cluster
+    umoci skopeo busybox-static     # local images (scripts/images.sh)
     prometheus prometheus-node-exporter  # local monitoring (--monitor) and dashboard tests
     prometheus-redis-exporter            # redis panels of the servers dashboard, locally
     netcat-openbsd maven python3-venv

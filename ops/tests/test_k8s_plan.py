@@ -98,7 +98,7 @@ def test_kustomization_uses_relative_paths_and_the_point_components(tmp_path: Pa
     assert {
         "op": "replace",
         "path": "/spec/template/spec/nodeSelector",
-        "value": {"cachelab.dev/pool": "a2"},
+        "value": {"agentpool": "a2"},
     } in job_ops
 
 

@@ -137,13 +137,15 @@ def kustomization(
     manifests: Path,
     folder: Path,
     labels: dict[str, str],
-    pool_label_key: str = "cachelab.dev/pool",
+    pool_label_key: str = "agentpool",
+    pool_label_value: str | None = None,
 ) -> str:
     """kustomization.yaml (to be written in `folder`) for the point's preload and benchmark Jobs.
 
-    `pool_label_key` is the release's `nodePools.labelKey` (e.g. `agentpool` on AKS): the client
-    pool components select `cachelab.dev/pool`, and this kustomization's own patch, applied after
-    the components, puts the release's key in its place."""
+    `pool_label_key` is the release's `nodePools.labelKey` (`agentpool`, as on AKS) and
+    `pool_label_value` the client pool's `labelValue` (default: the pool's name): the client pool
+    components select `agentpool: <pool>`, and this kustomization's own patch, applied after the
+    components, puts the release's key and value in its place."""
 
     def rel(path: str) -> str:  # kustomize refuses absolute roots
         return os.path.relpath(manifests / path, folder)
@@ -166,7 +168,7 @@ def kustomization(
                     {
                         "op": "replace",
                         "path": "/spec/template/spec/nodeSelector",
-                        "value": {pool_label_key: spec.topology.hosts.client},
+                        "value": {pool_label_key: pool_label_value or spec.topology.hosts.client},
                     },
                 ]
             ),

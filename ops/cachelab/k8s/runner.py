@@ -140,8 +140,13 @@ class K8sRunner:
         release_values = json.loads(
             self.kube.helm("get", "values", self.target.release, "--all", "-o", "json")
         )
-        label_key = str(release_values["nodePools"]["labelKey"])
-        text = plan.kustomization(spec, self.target, manifests, k8s_dir, labels, label_key)
+        pools = release_values["nodePools"]
+        label_key = str(pools["labelKey"])
+        client_pool = pools["sizes"].get(spec.topology.hosts.client, {})
+        label_value = str(client_pool.get("labelValue", spec.topology.hosts.client))
+        text = plan.kustomization(
+            spec, self.target, manifests, k8s_dir, labels, label_key, label_value
+        )
         (k8s_dir / "kustomization.yaml").write_text(text)
         self.kube.kubectl("apply", "-k", str(k8s_dir))
         if spec.preload.enabled:

@@ -13,29 +13,32 @@ import pytest
 
 from .conftest import Cluster
 from .kube import cpu_millis, memory_bytes, pod_requests, wait_for
-from .tools import CHART
+from .tools import CHART, run, tool
 
 pytestmark = pytest.mark.k8s
 
 ASL2017_EGRESS = {"server": "100M", "middleware": "700M", "loadgen": "200M"}
 AZURE_V2_EGRESS = {"a1": "250M", "a2": "500M", "a4": "1000M"}
 
-AGENTPOOL_VALUES = (
-    "# AKS labels its node pools agentpool=<name>\nnodePools:\n  labelKey: agentpool\n"
-)
-DOES_NOT_FIT_VALUES = """# memcached asks for 2 cpu on pool a1, whose nodes have 1 cpu:
-# nothing can schedule it.
+# The default key is AKS's agentpool; kind setups may label their own key (kwok nodes carry both).
+OWN_LABEL_VALUES = "nodePools:\n  labelKey: cachelab.dev/pool\n"
+NO_MATCHING_NODE_VALUES = "nodePools:\n  labelKey: example.com/no-such-label\n"
+DOES_NOT_FIT_VALUES = """# memcached asks for 2 cpu on pool a1, whose nodes have 1 cpu; the values
+# claim 4 cpu per a1 node, so the chart's own fit check passes and only the scheduler can tell.
+nodePools:
+  sizes:
+    a1: {cpu: 4}
 memcached:
   replicas: 2
   resources:
-    requests: {cpu: "2", memory: 512Mi}
-    limits: {cpu: "2", memory: 512Mi}
+    requests: {cpu: "2", memory: 1Gi}
+    limits: {cpu: "2", memory: 1Gi}
 """
 
 
 def values_files(tmp_path: Path) -> dict[str, list[Path]]:
-    agentpool = tmp_path / "agentpool-values.yaml"
-    agentpool.write_text(AGENTPOOL_VALUES)
+    own_label = tmp_path / "own-label-values.yaml"
+    own_label.write_text(OWN_LABEL_VALUES)
     ci = CHART / "ci"
     return {
         "defaults": [],
@@ -43,7 +46,7 @@ def values_files(tmp_path: Path) -> dict[str, list[Path]]:
         "two-middlewares-sharded": [ci / "03-two-middlewares-sharded-values.yaml"],
         "bandwidth-off": [ci / "04-bandwidth-off-values.yaml"],
         "azure-v2-hash": [ci / "05-azure-v2-hash-values.yaml"],
-        "agentpool-label": [agentpool],
+        "own-label-key": [own_label],
     }
 
 
@@ -175,7 +178,7 @@ def check_policies(cluster: Cluster, namespace: str, values: dict[str, Any]) -> 
         "two-middlewares-sharded",
         "bandwidth-off",
         "azure-v2-hash",
-        "agentpool-label",
+        "own-label-key",
     ],
 )
 def test_install_places_every_pod_on_its_pool(
@@ -239,5 +242,23 @@ def test_requests_that_do_not_fit_leave_pods_pending(cluster: Cluster, tmp_path:
             for line in wide.splitlines()
             if "memcached" in line
         )
+    finally:
+        cluster.delete_namespace(namespace)
+
+
+def test_install_fails_clearly_when_no_node_carries_a_pool_label(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    values = tmp_path / "no-matching-node-values.yaml"
+    values.write_text(NO_MATCHING_NODE_VALUES)
+    namespace = cluster.namespace("no-matching-node")
+    try:
+        args = ["install", "testbed", CHART, "-n", namespace, "-f", values]
+        failed = run([tool("helm"), *args], env=cluster.env, check=False)
+        assert failed.returncode != 0, failed.stdout
+        assert "NODE POOLS: no node carries the label of pool(s) " in failed.stderr
+        for pool in ("a1", "a2", "a4"):
+            assert f"{pool} (example.com/no-such-label={pool})" in failed.stderr, failed.stderr
+        assert cluster.helm("list", "-n", namespace, "-q").strip() == ""  # nothing Pending
     finally:
         cluster.delete_namespace(namespace)

@@ -57,6 +57,12 @@ BAD_VALUES = [
     ),
     ("unknown-routing", "middleware:\n  routing: random\n", "schema", "middleware.routing"),
     (
+        "unknown-backend",
+        "middleware:\n  backend: mongodb\n",
+        "schema",
+        'middleware.backend must be one of the following: "memcached", "redis"',
+    ),
+    (
         "unknown-bandwidth-profile",
         "bandwidth:\n  profile: asl2018\n",
         "schema",
@@ -105,6 +111,45 @@ BAD_VALUES = [
         "middleware:\n  backend: redis\n",
         "chart",
         'middleware.backend: "redis" is not enabled; set redis.enabled=true',
+    ),
+    (
+        "redis-beside-memcached-on-a1",
+        "redis:\n  enabled: true\n",
+        "chart",
+        "nodePools.sizes.a1: the pods that share one a1 node (memcached, memcached exporter,"
+        " redis, redis exporter) request 1040m CPU, more than its 1000m",
+    ),
+    (
+        "items-above-memory-limit",
+        "memcached:\n  memoryMiB: 4096\n",
+        "chart",
+        "memcached.memoryMiB: 4096 MiB of items plus 64 MiB for the process exceed the"
+        " container's memory limit 1Gi",
+    ),
+    (
+        "redis-maxmemory-above-limit",
+        "memcached:\n  enabled: false\nredis:\n  enabled: true\n  maxmemoryMiB: 1000\n"
+        "middleware:\n  backend: redis\n",
+        "chart",
+        "redis.maxmemoryMiB: 1000 MiB of items",
+    ),
+    (
+        "unknown-toleration-operator",
+        "tolerations:\n  - {key: sku, operator: Sometimes}\n",
+        "schema",
+        "tolerations.0.operator",
+    ),
+    (
+        "pull-secret-without-name",
+        "imagePullSecrets:\n  - {}\n",
+        "schema",
+        "imagePullSecrets.0: name is required",
+    ),
+    (
+        "metrics-cidr-not-a-cidr",
+        "networkPolicy:\n  metricsFromCidrs: [apiserver]\n",
+        "schema",
+        "networkPolicy.metricsFromCidrs.0",
     ),
     (
         "no-backend",
@@ -207,9 +252,10 @@ def _redis_args(*sets: str) -> list[str]:
 
 
 def test_redis_settings_of_a_spec_reach_the_server_flags() -> None:
-    stock = _redis_args("redis.persistence=true", "redis.maxmemoryMiB=6144")
+    # 2 GiB of items fit an a2 pod's memory limit (3 GiB), not an a1's (the chart refuses).
+    stock = _redis_args("redis.persistence=true", "redis.maxmemoryMiB=2048", "redis.pool=a2")
     assert "--save" not in stock and "--appendonly" not in stock
-    assert stock[stock.index("--maxmemory") + 1] == "6144mb"
+    assert stock[stock.index("--maxmemory") + 1] == "2048mb"
     unlimited = _redis_args("redis.maxmemoryMiB=0")
     assert "--maxmemory" not in unlimited  # 0 = no limit, redis's own default
     assert unlimited[unlimited.index("--save") + 1] == ""

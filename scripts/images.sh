@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Builds the testbed's container images locally, without a registry, and imports them into the
+# local cluster's containerd (scripts/local-cluster.sh) when it runs.
+#
+#   scripts/images.sh build  [NAME ...]   build the images (default: all) into $IMAGES_DIR/<name>.tar
+#   scripts/images.sh import [NAME ...]   build if needed, then `ctr -n k8s.io images import` each
+#   scripts/images.sh list                print "<name> <image reference>" for every image
+#
+# Server and helper images are made with umoci from the files of this machine's Debian packages
+# (each binary plus the shared libraries it links), saved with skopeo as docker archives named by
+# fully qualified references (cachelab.local/...): charts/testbed/examples/local-values.yaml
+# names exactly these. The middleware and loadgen come from jib (`mvn jib:buildTar`) on a base
+# made here: a jlinked Java runtime of the build JDK on glibc from Debian (`java-base`).
+# A built tar is reused until its input (binary, JDK, sources) changes; delete $IMAGES_DIR to
+# rebuild everything after changing a recipe here.
+#
+# Environment: TOOLS_DIR (coredns from scripts/k8s-tools.sh), IMAGES_DIR
+# (default .cache/images), CLUSTER_DIR (the local cluster, for `import`), JAVA_HOME (jlink).
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+tools_bin="${TOOLS_DIR:-$root/.cache/tools}/bin"
+images_dir="${IMAGES_DIR:-$root/.cache/images}"
+cluster_dir="${CLUSTER_DIR:-$root/.cache/cluster}"
+registry="cachelab.local"
+app_version="$(awk '/^appVersion:/ {gsub(/"/, "", $2); print $2}' "$root/charts/testbed/Chart.yaml")"
+
+deb_version() {  # upstream version of an installed Debian package (no epoch, no Debian revision)
+  local v
+  v="$(dpkg-query -W -f='${Version}' "$1" 2>/dev/null)" || { echo "error: Debian package $1 is missing: run scripts/install-debs.sh" >&2; exit 1; }
+  v="${v#*:}"; echo "${v%%[-+~]*}"
+}
+
+# name -> reference; the server/helper tags follow the Debian packages they are made from.
+image_ref() {
+  case "$1" in
+    pause) echo "$registry/pause:3.10" ;;
+    coredns) echo "$registry/coredns:1.11.3" ;;
+    helper) echo "$registry/busybox:$(deb_version busybox-static)" ;;
+    memcached) echo "$registry/memcached:$(deb_version memcached)" ;;
+    redis) echo "$registry/redis:$(deb_version redis-server)" ;;
+    redis-exporter) echo "$registry/redis-exporter:$(deb_version prometheus-redis-exporter)" ;;
+    prometheus) echo "$registry/prometheus:$(deb_version prometheus)" ;;
+    java-base) echo "$registry/java-base:$("$(java_home)/bin/java" -XshowSettings:properties -version 2>&1 | awk '/java.version =/ {print $3}')" ;;
+    middleware) echo "ghcr.io/cachelab/middleware:$app_version" ;;
+    loadgen) echo "ghcr.io/cachelab/loadgen:$app_version" ;;
+    *) echo "error: unknown image $1 (one of: ${all_images[*]})" >&2; exit 2 ;;
+  esac
+}
+# No memcached exporter: it is no Debian package, and its Go module is not in the module proxy
+# this project's machines use (local-values.yaml turns the exporters off).
+all_images=(pause coredns helper memcached redis redis-exporter prometheus java-base middleware loadgen)
+
+java_home() { JAVA_HOME="${JAVA_HOME:-}" "$root/scripts/find-jdk.sh"; }
+
+need() { command -v "$1" >/dev/null 2>&1 || { echo "error: $1 is missing: run scripts/install-debs.sh" >&2; exit 1; }; }
+
+add_libs() {  # add_libs ROOTFS FILE: copy the shared libraries FILE links (ldd) into ROOTFS
+  local rootfs="$1" lib
+  # ldd prints "name => /path (addr)" or "/path (addr)"; static binaries print nothing useful.
+  for lib in $(ldd "$2" 2>/dev/null | grep -oE '/[^ ]+' || true); do
+    [[ $lib == "$rootfs"/* || -e "$rootfs$lib" ]] && continue
+    mkdir -p "$rootfs$(dirname "$lib")"
+    cp -L "$lib" "$rootfs$lib"
+  done
+}
+
+add_file() {  # add_file ROOTFS PATH: copy PATH of this machine (dereferenced) and its libraries
+  mkdir -p "$1$(dirname "$2")"
+  cp -L "$2" "$1$2"
+  add_libs "$1" "$2"
+}
+
+add_busybox() {  # /bin/busybox (Debian busybox-static) and a link per applet
+  local rootfs="$1" applet
+  mkdir -p "$rootfs/bin"; cp /bin/busybox "$rootfs/bin/busybox"
+  for applet in $(/bin/busybox --list); do [[ -e "$rootfs/bin/$applet" ]] || ln -s busybox "$rootfs/bin/$applet"; done
+}
+
+base_rootfs() {  # minimal /etc and /tmp shared by every image
+  local rootfs="$1"
+  mkdir -p "$rootfs/etc" "$rootfs/tmp" "$rootfs/data"
+  chmod 1777 "$rootfs/tmp"
+  printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n' > "$rootfs/etc/passwd"
+  printf 'root:x:0:\nnobody:x:65534:\n' > "$rootfs/etc/group"
+  printf 'hosts: files dns\n' > "$rootfs/etc/nsswitch.conf"
+}
+
+pack() {  # pack NAME ROOTFS ENTRYPOINT-JSON-ARGS...: umoci layout -> docker archive $images_dir/NAME.tar
+  local name="$1" rootfs="$2"; shift 2
+  local ref work layout cfg=()
+  ref="$(image_ref "$name")"
+  work="$(mktemp -d "$images_dir/.build-$name.XXXXXX")"
+  layout="$work/layout"
+  umoci init --layout "$layout"
+  umoci new --image "$layout:latest"
+  umoci insert --image "$layout:latest" "$rootfs" /
+  for arg in "$@"; do cfg+=(--config.entrypoint "$arg"); done
+  umoci config --image "$layout:latest" --config.env "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" \
+    --config.workingdir / --author cachelab "${cfg[@]}"
+  rm -f "$images_dir/$name.tar"
+  skopeo copy --quiet "oci:$layout:latest" "docker-archive:$images_dir/$name.tar:$ref"
+  rm -rf "$work"
+}
+
+fresh() {  # fresh NAME INPUT...: the tar exists and is newer than every input
+  local tar="$images_dir/$1.tar" input; shift
+  [[ -f "$tar" ]] || return 1
+  for input in "$@"; do [[ "$tar" -nt "$input" ]] || return 1; done
+}
+
+tool() {
+  [[ -x "$tools_bin/$1" ]] || { echo "error: $tools_bin/$1 is missing: run make k8s-tools" >&2; exit 1; }
+  echo "$tools_bin/$1"
+}
+
+build_one() {
+  local name="$1" rootfs input
+  rootfs="$(mktemp -d "$images_dir/.rootfs-$name.XXXXXX")"
+  base_rootfs "$rootfs"
+  case "$name" in
+    pause)
+      input="$root/scripts/images/pause/main.go"
+      fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
+      ( cd "$root/scripts/images/pause" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$rootfs/pause" main.go )
+      pack "$name" "$rootfs" /pause ;;
+    coredns)
+      input="$(tool coredns)"; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
+      cp "$input" "$rootfs/coredns"; pack "$name" "$rootfs" /coredns ;;
+    helper)
+      input=/bin/busybox; fresh "$name" "$input" /bin/nc /usr/bin/dash && { rm -rf "$rootfs"; return; }
+      # busybox-static's nc has no -z (the middleware's wait-for-servers), and its shell runs its
+      # own applets before PATH: Debian's dash as sh and OpenBSD's nc, busybox for the rest.
+      add_busybox "$rootfs"; rm "$rootfs/bin/nc" "$rootfs/bin/sh"
+      add_file "$rootfs" "$(readlink -f /bin/nc)"; ln -s "$(readlink -f /bin/nc)" "$rootfs/bin/nc"
+      add_file "$rootfs" /usr/bin/dash; ln -s /usr/bin/dash "$rootfs/bin/sh"
+      pack "$name" "$rootfs" /bin/sh ;;
+    memcached)
+      input=/usr/bin/memcached; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
+      add_file "$rootfs" "$input"; pack "$name" "$rootfs" ;;
+    redis)
+      input=/usr/bin/redis-server; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
+      add_file "$rootfs" "$input"; add_file "$rootfs" /usr/bin/redis-cli; pack "$name" "$rootfs" ;;
+    redis-exporter)
+      input=/usr/bin/prometheus-redis-exporter; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
+      add_file "$rootfs" "$input"; pack "$name" "$rootfs" "$input" ;;
+    prometheus)
+      input=/usr/bin/prometheus; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
+      add_file "$rootfs" "$input"; mkdir -p "$rootfs/prometheus"; chmod 777 "$rootfs/prometheus"
+      pack "$name" "$rootfs" "$input" ;;
+    java-base)
+      local jdk; jdk="$(java_home)"; input="$jdk/release"
+      fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
+      # Modules of the middleware and loadgen (jdeps over both jars and their libraries), plus
+      # jdk.crypto.ec and jdk.zipfs for a usable runtime.
+      "$jdk/bin/jlink" --add-modules java.base,java.logging,java.management,java.naming,java.net.http,jdk.httpserver,jdk.management,jdk.unsupported,jdk.crypto.ec,jdk.zipfs \
+        --strip-debug --no-man-pages --no-header-files --output "$rootfs/opt/java"
+      local f; while IFS= read -r f; do add_libs "$rootfs" "$f"; done < <(find "$rootfs/opt/java" -type f \( -name '*.so' -o -path '*/bin/*' \))
+      mkdir -p "$rootfs/usr/bin"; ln -s /opt/java/bin/java "$rootfs/usr/bin/java"
+      # The experiment Jobs run manifests/base/scripts/*.sh in the loadgen image: a shell and
+      # tools (busybox), and getent (glibc's, for the start barrier's name lookups).
+      add_busybox "$rootfs"; add_file "$rootfs" /usr/bin/getent
+      pack "$name" "$rootfs" ;;
+    middleware | loadgen)
+      build_jib "$name"; rm -rf "$rootfs"; return ;;
+  esac
+  rm -rf "$rootfs"
+}
+
+build_jib() {  # jib:buildTar of one module on the java-base tar; jib writes <module>/target/jib-image.tar
+  local module="$1" ref
+  build_one java-base
+  ref="$(image_ref "$module")"
+  local sources; sources="$(find "$root/$module/src" "$root/$module/pom.xml" "$root/pom.xml" -newer "$images_dir/$module.tar" -print -quit 2>/dev/null || echo missing)"
+  [[ -f "$images_dir/$module.tar" && -z "$sources" && "$images_dir/$module.tar" -nt "$images_dir/java-base.tar" ]] && return
+  ( cd "$root" && JAVA_HOME="$(java_home)" mvn -B -q -ntp -DskipTests -pl "$module" -am package jib:buildTar \
+      -Djib.base.image="tar://$images_dir/java-base.tar" -Dimage.registry="${ref%/*}" -Dimage.tag="${ref##*:}" \
+      -Djib.container.environment=PATH=/opt/java/bin:/usr/bin:/bin )
+  cp "$root/$module/target/jib-image.tar" "$images_dir/$module.tar"
+}
+
+import_one() {
+  local name="$1" sock="$cluster_dir/containerd.sock"
+  [[ -S "$sock" ]] || { echo "error: no local cluster at $cluster_dir (make k8s-up)" >&2; exit 1; }
+  ctr --address "$sock" -n k8s.io images import "$images_dir/$name.tar" >/dev/null
+  echo "imported $(image_ref "$name")"
+}
+
+action="${1:-}"; shift || true
+names=("$@"); [[ ${#names[@]} -gt 0 ]] || names=("${all_images[@]}")
+case "$action" in
+  list) for n in "${names[@]}"; do echo "$n $(image_ref "$n")"; done ;;
+  build | import)
+    need umoci; need skopeo
+    mkdir -p "$images_dir"
+    for n in "${names[@]}"; do image_ref "$n" >/dev/null; build_one "$n"; done
+    if [[ $action == import ]]; then for n in "${names[@]}"; do import_one "$n"; done; fi ;;
+  *) echo "usage: $0 build|import|list [NAME ...]" >&2; exit 2 ;;
+esac
