@@ -57,6 +57,12 @@ BAD_VALUES = [
     ),
     ("unknown-routing", "middleware:\n  routing: random\n", "schema", "middleware.routing"),
     (
+        "unknown-backend",
+        "middleware:\n  backend: mongodb\n",
+        "schema",
+        'middleware.backend must be one of the following: "memcached", "redis"',
+    ),
+    (
         "unknown-bandwidth-profile",
         "bandwidth:\n  profile: asl2018\n",
         "schema",
