@@ -312,6 +312,8 @@ def format_number(value: Any, digits: int | None = None) -> str:
         return f"{value:.2f}"
     if magnitude == 0:
         return "0"
+    if magnitude < 0.001:
+        return f"{value:.1e}"
     decimals = max(0, min(6, 2 - math.floor(math.log10(magnitude))))
     return f"{value:.{decimals}f}"
 

@@ -9,7 +9,8 @@ the per-process CPU samples. Hits and misses are whole-run counts (the Time-Seri
 them). Errors are memtier's `Connection Errors` plus our loadgen's `Error Replies`.
 
 The run's settings that are not sweep axes but change what it measures are columns too: the
-bandwidth profile (`bandwidth`) and the monitor settings (`monitor`), from point.json.
+bandwidth profile (`bandwidth`), the monitor settings (`monitor`) and the command line
+(`command_line`), from point.json.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ METRIC_COLUMNS = [
     "status",
     "bandwidth",
     "monitor",
+    "command_line",
 ]
 
 _PERCENTILES = {"p50_ms": 50.0, "p90_ms": 90.0, "p99_ms": 99.0}
@@ -94,6 +96,10 @@ def _setting(value: Any) -> str | None:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
+def _command(argv: Any) -> str | None:
+    return " ".join(str(a) for a in argv) if isinstance(argv, list) and argv else None
+
+
 def row_of(data: RunData) -> dict[str, Any]:
     """One summary.csv row from a run read through the results package."""
     spec = data.record.spec
@@ -116,6 +122,7 @@ def row_of(data: RunData) -> dict[str, Any]:
         "status": data.status,
         "bandwidth": _setting(data.record.extra.get("bandwidth")),
         "monitor": _setting(data.record.extra.get("monitor")),
+        "command_line": _command(data.record.extra.get("command_line")),
     }
     row.update(_client_columns(data.clients))
     row.update(_middleware_columns([m.all for m in data.middlewares]))

@@ -88,9 +88,10 @@ def model_rows(m: PointMeasurement, analysis: OperationalAnalysis) -> list[Model
         return rows
     solved = closed.solve()
     x_pred, r_pred_s = solved.at(m.clients)
-    pool_wait_ms = (
-        1000.0 * float(solved.station_response_time_s[m.clients - 1, 0]) - (closed.demands_ms[0])
-    )
+    residence_ms = 1000.0 * float(solved.station_response_time_s[m.clients - 1, 0])
+    pool_wait_ms = residence_ms - closed.demands_ms[0]
+    if abs(pool_wait_ms) < 1e-9:  # no wait for a worker: what is left is rounding
+        pool_wait_ms = 0.0
     # the delay holds the outside time and Z; the client's response time excludes only Z
     r_client_pred = 1000.0 * r_pred_s + analysis.outside_ms()
     rows += [

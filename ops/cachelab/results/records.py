@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ def start_point_record(point: Point, repetition: int, **extra: Any) -> dict[str,
         "spec": point.spec.model_dump(mode="json"),
         "status": "failed",
         "message": "",
+        "command_line": list(sys.argv),
         **extra,
         "started_epoch_ms": time.time() * 1000.0,
     }

@@ -244,6 +244,7 @@ def test_numbers_print_at_sensible_precision() -> None:
     assert format_number(123.456) == "123.5"
     assert format_number(12.3456) == "12.35"
     assert format_number(0.012345) == "0.0123"
+    assert format_number(0.0000712) == "7.1e-05"
     assert format_number(float("nan")) == "\u2013"
     assert format_number(3) == "3"
     assert format_number(2.5, 0) == "2"
