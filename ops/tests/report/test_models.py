@@ -248,3 +248,29 @@ def test_numbers_print_at_sensible_precision() -> None:
     assert format_number(float("nan")) == "\u2013"
     assert format_number(3) == "3"
     assert format_number(2.5, 0) == "2"
+
+
+def test_latency_figure_and_points_table_show_the_same_pooled_percentiles(
+    quickstart: Path,
+) -> None:
+    from cachelab import plots
+    from cachelab.report import latency_distributions
+    from cachelab.results.experiment import read_experiment
+
+    points = pd.read_csv(quickstart / "report" / "points.csv")
+    experiment = read_experiment(quickstart)
+    _, percentiles = latency_distributions(experiment, points, "total_clients", ["workers"])
+    for label, group in plots.iter_series(points, ["workers"]):
+        heaviest = group.sort_values("total_clients").iloc[-1]
+        shown = percentiles[f"{label}, total_clients={int(heaviest['total_clients'])}"]
+        for p in (50, 90, 99):
+            assert heaviest[f"p{p}_ms_pooled"] == pytest.approx(shown[float(p)], rel=1e-9)
+        # and by hand: both repetitions' interval logs over the measured seconds, merged
+        logs = [
+            read_hdr_log(run.hdr_logs("loadgen-0-hdr")[0]).measured(MeasuredInterval(2, 8))
+            for run in ResultsDir(quickstart).runs()
+            if run.point == int(heaviest["point"])
+        ]
+        merged = merge_histograms(logs)
+        assert merged is not None
+        assert percentiles_ms(merged, (99.0,))[99.0] == pytest.approx(shown[99.0], rel=1e-9)
