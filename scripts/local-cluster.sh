@@ -78,10 +78,11 @@ stop_proc() {  # TERM, up to 15 s, then KILL; by the recorded pid only
 
 alive() { [[ -f "$pids/$1" ]] && kill -0 "$(cat "$pids/$1")" 2>/dev/null; }
 
-wait_for() {  # wait_for SECONDS WHAT CMD...: poll CMD every 0.5 s
-  local limit="$1" what="$2" i; shift 2
+wait_for() {  # wait_for SECONDS WHAT PROC CMD...: poll CMD every 0.5 s; fail at once if PROC died
+  local limit="$1" what="$2" proc="$3" i; shift 3
   for ((i = 0; i < limit * 2; i++)); do
     "$@" >/dev/null 2>&1 && return 0
+    [[ $proc == - ]] || alive "$proc" || die "$proc exited (log: $dir/logs/$proc.log)"
     sleep 0.5
   done
   die "$what not ready after ${limit}s (logs in $dir/logs)"
@@ -277,20 +278,20 @@ up() {
     --kubelet-client-certificate "$pki/admin.crt" --kubelet-client-key "$pki/admin.key" \
     --kubelet-preferred-address-types InternalIP --profiling=false
   start_proc containerd containerd --config "$dir/containerd.toml"
-  wait_for 60 "kube-apiserver" kubectl_ get --raw /readyz
+  wait_for 60 "kube-apiserver" kube-apiserver kubectl_ get --raw /readyz
   start_proc kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$kubeconfig" \
     --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
     --use-service-account-credentials=false --leader-elect=false --secure-port 0 --profiling=false
   start_proc kube-scheduler "$bin/kube-scheduler" --kubeconfig "$kubeconfig" --leader-elect=false \
     --secure-port 0 --profiling=false
-  wait_for 30 "containerd" ctr --address "$dir/containerd.sock" version
+  wait_for 30 "containerd" containerd ctr --address "$dir/containerd.sock" version
   TOOLS_DIR="${TOOLS_DIR:-}" CLUSTER_DIR="$dir" "$root/scripts/images.sh" import pause coredns >&2
   start_proc kubelet "$bin/kubelet" --config "$dir/kubelet.yaml" --kubeconfig "$kubeconfig" \
     --root-dir "$dir/kubelet" --cert-dir "$dir/kubelet/pki" --hostname-override "$node_name" \
     --node-ip "$node_ip" --node-labels "agentpool=local,kubernetes.azure.com/agentpool=local"
   start_proc kube-proxy "$bin/kube-proxy" --config "$dir/kube-proxy.yaml"
-  wait_for 90 "node $node_name" kubectl_ wait --for=condition=Ready "node/$node_name" --timeout=1s
-  wait_for 60 "default service account" kubectl_ get serviceaccount default
+  wait_for 90 "node $node_name" kubelet kubectl_ wait --for=condition=Ready "node/$node_name" --timeout=1s
+  wait_for 60 "default service account" kube-controller-manager kubectl_ get serviceaccount default
   deploy_coredns
   kubectl_ -n kube-system rollout status deployment/coredns --timeout=90s >&2 || die "CoreDNS did not become ready"
   trap - EXIT
