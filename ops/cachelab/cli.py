@@ -191,7 +191,7 @@ def cmd_summarize(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
-    from cachelab.experiment import Selection, SelectionError
+    from cachelab.experiment import ResumeError, Selection, SelectionError
     from cachelab.k8s.kube import K8sError
     from cachelab.k8s.plan import PlanError
     from cachelab.local.shaping import ShapingError
@@ -220,7 +220,15 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             from cachelab.local.runner import run as local_run
 
             results, status = local_run(spec, args.spec, args, console, selection, args.resume)
-    except (ProcessError, MonitorError, ShapingError, PlanError, K8sError, SpecError) as error:
+    except (
+        ProcessError,
+        MonitorError,
+        ShapingError,
+        PlanError,
+        K8sError,
+        SpecError,
+        ResumeError,
+    ) as error:
         return _error(console, str(error))
     if results.summary_file.is_file():
         console.print(summary_table(results.summary_file, list(spec.sweep)))

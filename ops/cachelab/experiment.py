@@ -77,6 +77,10 @@ class ExperimentStatus(Status):
         return cls(**data)
 
 
+class ResumeError(ValueError):
+    """A results folder that --resume cannot continue (says why)."""
+
+
 class SelectionError(ValueError):
     """An `--only` term that selects nothing or names no swept field."""
 
@@ -206,19 +210,20 @@ def open_for_resume(spec: Spec, folder: Path, target: str) -> tuple[ResultsDir, 
     status."""
     results = ResultsDir(folder)
     if not results.spec_file.is_file() or not results.status_file.is_file():
-        raise SpecError([f"--resume {folder}: not a results folder (no spec.yaml and status.json)"])
-    saved = load_spec(results.spec_file)
+        raise ResumeError(f"--resume {folder}: not a results folder (no spec.yaml and status.json)")
+    try:
+        saved = load_spec(results.spec_file)
+    except SpecError as error:
+        raise ResumeError(f"--resume {folder}: {error}") from None
     if saved != spec:
-        raise SpecError(
-            [
-                f"--resume {folder}: its spec.yaml is not this spec; resume with the spec it was "
-                f"started with (e.g. {results.spec_file})"
-            ]
+        raise ResumeError(
+            f"--resume {folder}: its spec.yaml is not this spec; resume with the spec it was "
+            f"started with (e.g. {results.spec_file})"
         )
     status = ExperimentStatus.read(results.status_file)
     if status.target != target:
-        raise SpecError(
-            [f"--resume {folder}: its runs were made with --target {status.target}, not {target}"]
+        raise ResumeError(
+            f"--resume {folder}: its runs were made with --target {status.target}, not {target}"
         )
     return results, status
 

@@ -73,3 +73,17 @@ def test_summarize_rebuilds_summary_csv(tmp_path: Path) -> None:
     lines = (tmp_path / "summary.csv").read_text().splitlines()
     assert len(lines) == 2
     assert lines[0].startswith("point,repetition,total_clients,")
+
+
+def test_run_rejects_bad_only_and_resume_before_starting_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = str(EXPERIMENTS / "quickstart.yaml")
+    results = ["--results", str(tmp_path / "r")]
+    assert main(["run", spec, "--only", "threads=2", *results]) == 2
+    assert "--only threads=...: not a swept field" in capsys.readouterr().out
+    assert main(["run", spec, "--only", "99", *results]) == 2
+    assert "points are numbered 0..7" in capsys.readouterr().out
+    assert main(["run", spec, "--resume", str(tmp_path), *results]) == 2
+    assert "not a results folder" in capsys.readouterr().out
+    assert not (tmp_path / "r").exists()

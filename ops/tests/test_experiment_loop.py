@@ -13,13 +13,14 @@ import pytest
 from cachelab.experiment import (
     ExperimentLoop,
     ExperimentStatus,
+    ResumeError,
     Selection,
     SelectionError,
     estimate_wall_s,
     open_for_resume,
 )
 from cachelab.results import ResultsDir, RunRecord, RunStatus
-from cachelab.spec import Point, Spec, SpecError, parse_spec
+from cachelab.spec import Point, Spec, parse_spec
 
 SAMPLE_JSON = Path(__file__).parent / "data" / "results-sample" / "raw" / "p0-r0" / "loadgen-0.json"
 RAW = {
@@ -173,11 +174,11 @@ def test_resume_refuses_another_spec_and_a_folder_that_is_not_results(
 ) -> None:
     ExperimentLoop(spec, results, FakeExecutor(results), Lines()).run()
     other = parse_spec({**RAW, "run": {"repetitions": 3, "duration_s": 5}})
-    with pytest.raises(SpecError, match=r"its spec\.yaml is not this spec"):
+    with pytest.raises(ResumeError, match=r"its spec\.yaml is not this spec"):
         open_for_resume(other, results.path, "fake")
-    with pytest.raises(SpecError, match="made with --target fake, not local"):
+    with pytest.raises(ResumeError, match="made with --target fake, not local"):
         open_for_resume(spec, results.path, "local")
-    with pytest.raises(SpecError, match="not a results folder"):
+    with pytest.raises(ResumeError, match="not a results folder"):
         open_for_resume(spec, tmp_path, "fake")
 
 

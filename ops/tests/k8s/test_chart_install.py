@@ -43,6 +43,7 @@ def values_files(tmp_path: Path) -> dict[str, list[Path]]:
     return {
         "defaults": [],
         "redis": [ci / "02-redis-values.yaml"],
+        "redis-middleware": [ci / "06-redis-middleware-values.yaml"],
         "two-middlewares-sharded": [ci / "03-two-middlewares-sharded-values.yaml"],
         "bandwidth-off": [ci / "04-bandwidth-off-values.yaml"],
         "azure-v2-hash": [ci / "05-azure-v2-hash-values.yaml"],
@@ -175,6 +176,7 @@ def check_policies(cluster: Cluster, namespace: str, values: dict[str, Any]) -> 
     [
         "defaults",
         "redis",
+        "redis-middleware",
         "two-middlewares-sharded",
         "bandwidth-off",
         "azure-v2-hash",

@@ -7,11 +7,11 @@ import java.util.Arrays;
 /**
  * Incremental decoder for redis' RESP2 requests, client side (redis {@code RESP protocol spec}):
  * multibulk arrays of bulk strings ({@code *2\r\n$3\r\nGET\r\n$1\r\nk\r\n}) and inline commands
- * ({@code GET k\r\n}, split on spaces and tabs; quoting is not supported). Fed whatever bytes a
- * read returned, it decodes at most one request per call and says "need more" by returning 0;
- * requests may be split anywhere. Every request is held in the {@link Request} as the multibulk
- * array it is forwarded as (an inline command is rewritten into one). One instance per client
- * connection; net thread only.
+ * ({@code SET k "a b"\r\n}, split and unquoted as redis does). Fed whatever bytes a read returned,
+ * it decodes at most one request per call and says "need more" by returning 0; requests may be
+ * split anywhere. Every request is held in the {@link Request} as the multibulk array it is
+ * forwarded as (an inline command is rewritten into one). One instance per client connection; net
+ * thread only.
  *
  * <p>Errors follow redis: an unknown command or a wrong argument count gets {@code -ERR ...} and
  * the connection goes on in order; a framing error ({@code Protocol error: ...}) gets its error and
@@ -38,6 +38,7 @@ public final class RespParser implements RequestDecoder {
   private int[] argEnd = new int[8];
   private int argCount;
   private byte[] scratch = new byte[256];
+  private byte[] inlineArgs = new byte[256];
 
   /**
    * @param maxValueBytes longest bulk string accepted
@@ -164,32 +165,112 @@ public final class RespParser implements RequestDecoder {
     if (lineEnd - from > MAX_INLINE_BYTES) {
       return protocolError(request, "too big inline request", consumed);
     }
-    argCount = 0;
-    int i = from;
-    while (i < lineEnd) {
-      while (i < lineEnd && isBlank(buf[i])) {
-        i++;
-      }
-      if (i == lineEnd) {
-        break;
-      }
-      int start = i;
-      while (i < lineEnd && !isBlank(buf[i])) {
-        i++;
-      }
-      addArg(start, i);
+    if (!splitInline(buf, from, lineEnd)) {
+      return protocolError(request, "unbalanced quotes in request", consumed);
     }
     request.reset();
     if (argCount == 0) {
       return consumed; // an empty line is skipped, as redis does
     }
-    int length = composeMultibulk(buf);
+    int length = composeMultibulk(inlineArgs);
     request.copyRaw(scratch, 0, length);
     for (int a = 0; a < argCount; a++) {
       request.addToken(argStart[a], argEnd[a]);
     }
     resolve(request);
     return consumed;
+  }
+
+  /**
+   * Splits an inline line into arguments the way redis' {@code sdssplitargs} does: separated by
+   * blanks; {@code "..."} with the escapes {@code \\n \\r \\t \\b \\a \\xHH} and {@code \\<char>},
+   * and {@code '...'} with {@code \\'}, anywhere in an argument; a closing quote must be followed
+   * by a blank or the end of the line. The arguments are written to {@code inlineArgs}.
+   *
+   * @return false for unbalanced quotes
+   */
+  private boolean splitInline(byte[] buf, int from, int to) {
+    if (inlineArgs.length < to - from) {
+      inlineArgs = new byte[Math.max(to - from, inlineArgs.length * 2)];
+    }
+    argCount = 0;
+    int out = 0;
+    int i = from;
+    while (true) {
+      while (i < to && isBlank(buf[i])) {
+        i++;
+      }
+      if (i == to) {
+        return true;
+      }
+      int start = out;
+      byte quote = 0;
+      while (i < to) {
+        byte b = buf[i];
+        if (quote == 0) {
+          if (isBlank(b)) {
+            break;
+          }
+          if (b == '"' || b == '\'') {
+            quote = b;
+          } else {
+            inlineArgs[out++] = b;
+          }
+          i++;
+          continue;
+        }
+        if (b == quote) {
+          if (i + 1 < to && !isBlank(buf[i + 1])) {
+            return false;
+          }
+          quote = 0;
+          i++;
+          break;
+        }
+        if (b == '\\' && i + 1 < to) {
+          int escaped = unescape(buf, i + 1, to, quote);
+          if (escaped >= 0) {
+            inlineArgs[out++] = (byte) (escaped & 0xff);
+            i += 1 + (escaped >>> 8);
+            continue;
+          }
+        }
+        inlineArgs[out++] = b;
+        i++;
+      }
+      if (quote != 0) {
+        return false;
+      }
+      addArg(start, out);
+    }
+  }
+
+  /**
+   * The byte of the escape after a backslash at {@code buf[at]}, plus (bytes consumed) << 8; -1 if
+   * the backslash stands for itself.
+   */
+  private static int unescape(byte[] buf, int at, int to, byte quote) {
+    byte c = buf[at];
+    if (quote == '\'') {
+      return c == '\'' ? c | 1 << 8 : -1;
+    }
+    if (c == 'x' && at + 2 < to && hex(buf[at + 1]) >= 0 && hex(buf[at + 2]) >= 0) {
+      return (hex(buf[at + 1]) << 4 | hex(buf[at + 2])) | 3 << 8;
+    }
+    int b =
+        switch (c) {
+          case 'n' -> '\n';
+          case 'r' -> '\r';
+          case 't' -> '\t';
+          case 'b' -> '\b';
+          case 'a' -> 7;
+          default -> c & 0xff;
+        };
+    return b | 1 << 8;
+  }
+
+  private static int hex(byte b) {
+    return Character.digit(b, 16);
   }
 
   /**
@@ -339,7 +420,7 @@ public final class RespParser implements RequestDecoder {
   }
 
   private static boolean isBlank(byte b) {
-    return b == ' ' || b == '\t';
+    return b == ' ' || b == '\t' || b == '\r' || b == '\n' || b == 0x0b || b == '\f';
   }
 
   private static int tokenLength(Request request, int token) {

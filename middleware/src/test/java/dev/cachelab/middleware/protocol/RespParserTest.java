@@ -82,6 +82,36 @@ class RespParserTest {
     assertThat(ParserHarness.describe(request)).isEqualTo("LOCAL +PONG");
   }
 
+  static Stream<Arguments> quotedInline() {
+    return Stream.of(
+        Arguments.of("SET k \"a b\"\r\n", "FORWARD SET key=k args=SET,k,a b"),
+        Arguments.of("SET k 'a \"b\" c'\r\n", "FORWARD SET key=k args=SET,k,a \"b\" c"),
+        Arguments.of("SET k \"x\\ny\\t\\x41\\\"z\"\r\n", "FORWARD SET key=k args=SET,k,x\ny\tA\"z"),
+        Arguments.of("SET k 'it\\'s'\r\n", "FORWARD SET key=k args=SET,k,it's"),
+        Arguments.of("SET k 'a\\nb'\r\n", "FORWARD SET key=k args=SET,k,a\\nb"),
+        Arguments.of("SET \"\" \"\"\r\n", "FORWARD SET key= args=SET,,"),
+        Arguments.of(
+            "SET k\"q r\"s\r\n",
+            "REJECT_AND_CLOSE -ERR Protocol error: unbalanced quotes in request"),
+        Arguments.of(
+            "SET k \"open\r\n",
+            "REJECT_AND_CLOSE -ERR Protocol error: unbalanced quotes in request"),
+        Arguments.of(
+            "SET k 'open\r\n",
+            "REJECT_AND_CLOSE -ERR Protocol error: unbalanced quotes in request"));
+  }
+
+  /** Inline quoting as redis' sdssplitargs does it, checked against redis-cli's own quoting. */
+  @ParameterizedTest
+  @MethodSource("quotedInline")
+  void quotedInlineArgumentsAreUnquoted(String input, String expected) {
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    for (byte b : bytes(input)) {
+      harness.feed(new byte[] {b});
+    }
+    assertThat(harness.decoded).containsExactly(expected);
+  }
+
   @Test
   void emptyInlineLinesAndEmptyArraysAreSkipped() {
     ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
