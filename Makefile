@@ -141,15 +141,15 @@ fmt: venv ## Format Java (spotless) and Python (ruff) sources in place.
 test-unit: venv ## Fast tier (< 2 min warm): Java unit tests (*Test) and Python tests without processes.
 	@echo "test-unit: Java *Test (surefire)"
 	@$(MVN) test
-	@echo "test-unit: Python (not integration/e2e/k8s/monitor)"
-	@$(PYTEST) -m "not integration and not e2e and not k8s and not k8s_real and not monitor"
+	@echo "test-unit: Python (not integration/e2e/k8s/k8s_real/monitor/report)"
+	@$(PYTEST) -m "not integration and not e2e and not k8s and not k8s_real and not monitor and not report"
 
 .PHONY: test-integration
 test-integration: deps venv build ## Real processes on loopback: Java *IT (failsafe) and Python integration tests.
 	@echo "test-integration: Java *IT (failsafe; real memcached/redis on loopback ports)"
 	@$(MVN_ENV) mvn -B -ntp -DskipUnitTests=true verify
-	@echo "test-integration: Python (integration, not k8s)"
-	@$(PYTEST) -m "integration and not e2e and not k8s"
+	@echo "test-integration: Python (integration and whole reports, not k8s)"
+	@$(PYTEST) -m "(integration or report) and not e2e and not k8s"
 
 .PHONY: test-e2e
 test-e2e: deps venv build ## Whole local experiments through the runner (cachelab run, resume, shaping, monitor).
