@@ -100,17 +100,31 @@ report-shot: venv ## Rebuild RESULTS's report and screenshot it with headless Ch
 ##@ Kubernetes
 
 .PHONY: k8s-up
-k8s-up: k8s-tools ## Start a local kwok cluster (K8S_CLUSTER=cachelab) with node pools a1/a2/a4; prints its kubeconfig.
-	@TOOLS_DIR=$(TOOLS_DIR) scripts/kwok-cluster.sh up $(K8S_CLUSTER)
+k8s-up: deps k8s-tools images ## Start a real one-node cluster on this machine (root; state in .cache/cluster) with the images; last line: export KUBECONFIG=...
+	@TOOLS_DIR=$(TOOLS_DIR) scripts/local-cluster.sh up >&2
+	@TOOLS_DIR=$(TOOLS_DIR) JAVA_HOME="$(JDK_HOME)" scripts/images.sh import >&2
+	@echo "export KUBECONFIG=$(ROOT)/.cache/cluster/kubeconfig"
 
 .PHONY: k8s-down
-k8s-down: ## Delete the local kwok cluster (K8S_CLUSTER=cachelab).
+k8s-down: ## Stop the local cluster and restore the machine (bridge, iptables chains, netns, sysctls).
+	@TOOLS_DIR=$(TOOLS_DIR) scripts/local-cluster.sh down
+
+.PHONY: images
+images: deps k8s-tools ## Build every image locally into .cache/images (jib on a jlinked base; servers, exporter, prometheus from Debian packages).
+	@TOOLS_DIR=$(TOOLS_DIR) JAVA_HOME="$(JDK_HOME)" scripts/images.sh build
+
+.PHONY: kwok-up
+kwok-up: k8s-tools ## Start a kwok cluster (K8S_CLUSTER=cachelab) with simulated node pools a1/a2/a4 (placement); prints its kubeconfig.
+	@TOOLS_DIR=$(TOOLS_DIR) scripts/kwok-cluster.sh up $(K8S_CLUSTER)
+
+.PHONY: kwok-down
+kwok-down: ## Delete the kwok cluster (K8S_CLUSTER=cachelab).
 	@TOOLS_DIR=$(TOOLS_DIR) scripts/kwok-cluster.sh down $(K8S_CLUSTER)
 
 ##@ Test
 
 .PHONY: test
-test: deps venv k8s-tools build lint test-unit test-integration test-e2e test-k8s ## Run every test tier (what CI runs): lint, unit, integration, end to end, Kubernetes.
+test: deps venv k8s-tools build lint test-unit test-integration test-e2e test-k8s test-k8s-real ## Run every test tier (what CI runs): lint, unit, integration, end to end, Kubernetes (kwok, then a real local cluster).
 
 .PHONY: lint
 lint: venv ## Check formatting and types: spotless (google-java-format), ruff, mypy.
@@ -127,15 +141,15 @@ fmt: venv ## Format Java (spotless) and Python (ruff) sources in place.
 test-unit: venv ## Fast tier (< 2 min warm): Java unit tests (*Test) and Python tests without processes.
 	@echo "test-unit: Java *Test (surefire)"
 	@$(MVN) test
-	@echo "test-unit: Python (not integration/e2e/k8s/monitor)"
-	@$(PYTEST) -m "not integration and not e2e and not k8s and not monitor"
+	@echo "test-unit: Python (not integration/e2e/k8s/k8s_real/monitor/report)"
+	@$(PYTEST) -m "not integration and not e2e and not k8s and not k8s_real and not monitor and not report"
 
 .PHONY: test-integration
 test-integration: deps venv build ## Real processes on loopback: Java *IT (failsafe) and Python integration tests.
 	@echo "test-integration: Java *IT (failsafe; real memcached/redis on loopback ports)"
 	@$(MVN_ENV) mvn -B -ntp -DskipUnitTests=true verify
-	@echo "test-integration: Python (integration, not k8s)"
-	@$(PYTEST) -m "integration and not e2e and not k8s"
+	@echo "test-integration: Python (integration and whole reports, not k8s)"
+	@$(PYTEST) -m "(integration or report) and not e2e and not k8s"
 
 .PHONY: test-e2e
 test-e2e: deps venv build ## Whole local experiments through the runner (cachelab run, resume, shaping, monitor).
@@ -148,6 +162,10 @@ test-java: deps ## Java unit and integration tests (real memcached/redis on loop
 .PHONY: test-python
 test-python: deps venv build ## Every Python test (all tiers; the k8s ones need make k8s-tools).
 	@$(PYTEST)
+
+.PHONY: test-k8s-real
+test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, a 2-point k8s run; always torn down.
+	@$(PYTEST) -m "k8s_real"
 
 .PHONY: test-k8s
 test-k8s: deps venv k8s-tools build ## Kubernetes tier: chart lint/schema, installs and Jobs on a throwaway kwok cluster.

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes test-tier tools from Go modules into $TOOLS_DIR/bin (default .cache/tools/bin):
-#   helm, kwok, kwokctl, kube-apiserver, kube-controller-manager, kube-scheduler.
-# etcd comes from the Debian package etcd-server (scripts/install-debs.sh).
-# Each tool is built once; a rerun with everything present returns at once.
-# First build takes ~10 min on 2 cores (kube binaries ~6 min, helm ~4 min); Go caches the rest.
+#   helm, kwok, kwokctl, kube-apiserver, kube-controller-manager, kube-scheduler (control plane),
+#   kubelet, kube-proxy (the node of the real local cluster, scripts/local-cluster.sh), coredns.
+# etcd, containerd, runc and the CNI plugins come from Debian packages (scripts/install-debs.sh).
+# Each tool is built once (stamped with its version); a rerun with everything present returns at once.
+# First build takes ~10 min on 2 cores for helm and the control plane, a few more for kubelet,
+# kube-proxy (same module, mostly shared packages) and coredns; Go caches the rest.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -34,11 +36,11 @@ if ! stamp_ok kwokctl "$KWOK_VERSION" || ! stamp_ok kwok "$KWOK_VERSION"; then
   stamp kwok "$KWOK_VERSION"; stamp kwokctl "$KWOK_VERSION"
 fi
 
-k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler)
-need_k8s=0
-for b in "${k8s_bins[@]}"; do stamp_ok "$b" "v$K8S_VERSION" || need_k8s=1; done
-if [[ $need_k8s -eq 1 ]]; then
-  echo "building ${k8s_bins[*]} v$K8S_VERSION (first time ~6 min)"
+k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
+missing_k8s=()
+for b in "${k8s_bins[@]}"; do stamp_ok "$b" "v$K8S_VERSION" || missing_k8s+=("$b"); done
+if [[ ${#missing_k8s[@]} -gt 0 ]]; then
+  echo "building ${missing_k8s[*]} v$K8S_VERSION (first time ~3 min each)"
   mod="$tools_dir/k8s-build"
   mkdir -p "$mod"
   staging=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider
@@ -64,16 +66,25 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
 )
 GO
   ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${K8S_VERSION#1.}"
   ldflags="${ldflags%.*}"  # gitMinor is the minor number only
   ( cd "$mod"
     go mod tidy -e >/dev/null 2>&1 || true
-    for b in "${k8s_bins[@]}"; do
+    for b in "${missing_k8s[@]}"; do
       go build -tags tools -ldflags "$ldflags" -o "$bin/$b" "k8s.io/kubernetes/cmd/$b"
       stamp "$b" "v$K8S_VERSION"
     done )
+fi
+
+COREDNS_VERSION="${COREDNS_VERSION:-v1.11.3}"   # the CoreDNS of Kubernetes 1.31
+if ! stamp_ok coredns "$COREDNS_VERSION"; then
+  echo "building coredns $COREDNS_VERSION (static, first time ~3 min)"
+  GOBIN="$bin" go install -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+  stamp coredns "$COREDNS_VERSION"
 fi
 
 [[ -x /usr/bin/etcd ]] || echo "note: etcd not found at /usr/bin/etcd; run scripts/install-debs.sh etcd-server" >&2

@@ -23,6 +23,7 @@ from cachelab.analysis.operational import (
 )
 from cachelab.analysis.perpoint import measurement, server_threads_of
 from cachelab.results.experiment import Experiment
+from cachelab.results.hdr import merge_histograms, percentiles_ms
 from cachelab.results.noise import (
     coefficient_of_variation_pct,
     point_flags,
@@ -177,6 +178,10 @@ def analyse_points(
         columns["z_client_ms"] = (
             1000.0 * m.clients / x_cl - m.response_time_ms if x_cl > 0 else math.nan
         )
+        pooled = merge_histograms(r.histogram() for r in runs)
+        if pooled is not None and pooled.get_total_count() > 0:
+            for p, value in percentiles_ms(pooled, (50.0, 90.0, 99.0)).items():
+                columns[f"p{p:.0f}_ms_pooled"] = value
         ops = _op_columns(experiment, point)
         for key in ops:
             name = key.removeprefix("rt ")

@@ -227,6 +227,13 @@ def explain(
                 f"the {analysis.bottleneck if analysis else '?'}), which no open model of the "
                 "pool can see."
             )
+        elif pool is not None and worst.measured > worst.predicted:
+            text += (
+                ": it takes the service time S as a worker's busy time, but a worker holds a "
+                f"request from dequeued to written (R_MW - Q; the pool is "
+                f"{100 * pool.utilisation:.0f} % busy on that count), so the real pool is busier "
+                "than the model's and its queue builds earlier."
+            )
         elif worst.measured < worst.predicted:
             text += (
                 ": the clients are a closed population, so arrivals slow down as the queue grows "

@@ -40,10 +40,12 @@ from cachelab.results import (
     RunStatus,
     Status,
     collect_metadata,
+    finish_metadata,
     finish_point_record,
     start_point_record,
     write_json,
 )
+from cachelab.results.noise import load_warning
 from cachelab.spec import Point, Spec
 from cachelab.terminal import RunLines
 
@@ -452,11 +454,17 @@ def run(
     else:
         results = _prepare_results(spec, args, root, kube, facts, target, extra)
     console.print(f"results: {results.path}", highlight=False)
+    warning = load_warning(os.getloadavg()[0], os.cpu_count(), "on this machine at the start")
+    if warning:  # the loadgens run in the cluster; this machine only drives them
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     runner = K8sRunner(spec, results, kube, target, extra, timeout_s, console)
     loop = ExperimentLoop(
         spec, results, runner, RunLines(console, spec.run.duration_s), selection, previous
     )
-    return results, loop.run()
+    try:
+        return results, loop.run()
+    finally:
+        finish_metadata(results.metadata_file)
 
 
 def _prepare_results(
@@ -475,7 +483,8 @@ def _prepare_results(
         shutil.copyfile(spec_path, results.spec_file)
     else:
         results.spec_file.write_text(yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
-    metadata = collect_metadata(root)
+    settings = {"target": "k8s", "bandwidth": target.bandwidth, "loadgen": target.loadgen}
+    metadata = collect_metadata(root, settings=settings)
     metadata.update(
         target="k8s",
         experiment=spec.name,

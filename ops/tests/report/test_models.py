@@ -248,3 +248,79 @@ def test_numbers_print_at_sensible_precision() -> None:
     assert format_number(float("nan")) == "\u2013"
     assert format_number(3) == "3"
     assert format_number(2.5, 0) == "2"
+
+
+def test_latency_figure_and_points_table_show_the_same_pooled_percentiles(
+    quickstart: Path,
+) -> None:
+    from cachelab import plots
+    from cachelab.report import latency_distributions
+    from cachelab.results.experiment import read_experiment
+
+    points = pd.read_csv(quickstart / "report" / "points.csv")
+    experiment = read_experiment(quickstart)
+    _, percentiles = latency_distributions(experiment, points, "total_clients", ["workers"])
+    for label, group in plots.iter_series(points, ["workers"]):
+        heaviest = group.sort_values("total_clients").iloc[-1]
+        shown = percentiles[f"{label}, total_clients={int(heaviest['total_clients'])}"]
+        for p in (50, 90, 99):
+            assert heaviest[f"p{p}_ms_pooled"] == pytest.approx(shown[float(p)], rel=1e-9)
+        # and by hand: both repetitions' interval logs over the measured seconds, merged
+        logs = [
+            read_hdr_log(run.hdr_logs("loadgen-0-hdr")[0]).measured(MeasuredInterval(2, 8))
+            for run in ResultsDir(quickstart).runs()
+            if run.point == int(heaviest["point"])
+        ]
+        merged = merge_histograms(logs)
+        assert merged is not None
+        assert percentiles_ms(merged, (99.0,))[99.0] == pytest.approx(shown[99.0], rel=1e-9)
+
+
+WORKER_POOL = DATA / "results-recorded-worker-pool"
+
+
+@pytest.fixture(scope="module")
+def worker_pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("wp") / "results"
+    shutil.copytree(WORKER_POOL, target)
+    build_report(target)
+    return target
+
+
+@pytest.mark.parametrize("point", [0, 2, 3, 4])
+def test_mva_with_one_worker_matches_the_textbook_recursion(worker_pool: Path, point: int) -> None:
+    # one worker: the pool is a single-server station, so exact MVA is the Reiser-Lavenberg
+    # recursion R(n) = D (1 + Q(n - 1)), X(n) = n / (Z + R(n)), Q(n) = X(n) R(n) (Jain §34.2)
+    x_pred, wait_pred = [], []
+    for r in _reps(worker_pool, point):
+        assert r["workers"] == 1
+        demand = r["mw_response_time_ms"] - r["mw_queue_time_ms"]
+        delay = r["response_time_ms"] - r["mw_response_time_ms"]
+        queue = 0.0
+        for n in range(1, int(r["total_clients"]) + 1):
+            residence = demand * (1 + queue)
+            x = n / (delay + residence)
+            queue = x * residence
+        x_pred.append(1000.0 * x)
+        wait_pred.append(residence - demand)
+    assert _model(worker_pool, point, "MVA", "throughput_ops_per_s")[1] == pytest.approx(
+        sum(x_pred) / len(x_pred), rel=1e-6
+    )
+    assert _model(worker_pool, point, "MVA", "queue_time_ms")[1] == pytest.approx(
+        sum(wait_pred) / len(wait_pred), rel=1e-6
+    )
+
+
+def test_where_the_pool_is_the_bottleneck_mva_is_within_15_percent(worker_pool: Path) -> None:
+    # the recorded run (a saturated host, load 17): at 16 and 32 clients the single worker is
+    # 94-106 % busy and the calibrated MVA is within the issue's ±15 %; at 4 and 8 clients the
+    # host CPU is the bottleneck and the model is off by 30-36 %, as its sentence says
+    bottlenecks = pd.read_csv(worker_pool / "report" / "bottlenecks.csv")
+    pool = bottlenecks[bottlenecks.stage == "worker pool"].set_index("point").utilisation
+    for point in (3, 4):
+        assert pool[point] > 0.9
+        assert abs(_model(worker_pool, point, "MVA", "throughput_ops_per_s")[2]) <= 15.0
+    named = bottlenecks[bottlenecks.bottleneck].set_index("point").stage
+    assert named[4] == "worker pool" and named[1] == "host CPU"
+    html = (worker_pool / "report" / "index.html").read_text()
+    assert "within ±15 % of the measured at 3 of 5 points" in html

@@ -106,7 +106,7 @@ public final class BackendConnection {
     if (!health.inRotation() && !(health.claimProbe(nowNanos) && probe(nowNanos))) {
       return false;
     }
-    if (!holdsWaiterSlot) {
+    if (!holdsWaiterSlot && health.suspect()) {
       if (!health.tryEnter()) {
         return false;
       }

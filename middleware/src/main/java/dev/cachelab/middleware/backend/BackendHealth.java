@@ -16,10 +16,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * rotation only if the probe succeeds, else ejected for another interval.
  *
  * <p>Waiters: once the server has failed (and until its next complete reply), at most {@code
- * maxWaiters} workers may wait on it at a time, so a server that hangs costs at most that many
- * workers while it collects the failures that eject it; a worker that finds the bound reached
- * answers as if the server were down. A healthy server has no bound (a replicated write holds every
- * server at once, and a burst must not be refused).
+ * maxWaiters} workers may start waiting on it at a time, so a server that hangs costs at most that
+ * many more workers while it collects the failures that eject it; a worker that finds the bound
+ * reached answers as if the server were down. A healthy server has no bound and no count (a
+ * replicated write holds every server at once, a burst must not be refused, and the request path of
+ * a healthy server stays free of shared writes).
  */
 public final class BackendHealth {
   private final String name;
@@ -75,12 +76,17 @@ public final class BackendHealth {
     probing.set(false);
   }
 
+  /** Whether the server has failed since its last complete reply (waiters are then counted). */
+  public boolean suspect() {
+    return consecutiveFailures.get() > 0;
+  }
+
   /**
-   * Takes a waiter slot; false if the server has failed recently and {@code maxWaiters} workers
-   * already wait on it.
+   * Takes a waiter slot on a {@link #suspect} server; false if {@code maxWaiters} workers already
+   * wait on it.
    */
   public boolean tryEnter() {
-    if (waiters.incrementAndGet() > maxWaiters && consecutiveFailures.get() > 0) {
+    if (waiters.incrementAndGet() > maxWaiters) {
       waiters.decrementAndGet();
       busyRefusals.incrementAndGet();
       return false;

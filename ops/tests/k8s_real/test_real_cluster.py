@@ -1,0 +1,257 @@
+"""The testbed on a real one-node cluster of this machine (make k8s-up): real containers from the
+images of `make images`, real networking (bridge CNI, kube-proxy), real probes and Jobs.
+
+Traffic from the host goes only to the cluster's own addresses on its bridge (pod IPs in
+10.244.0.0/24, Service IPs in 10.244.64.0/20, which kube-proxy translates to pod IPs).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import socket
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from k8s.conftest import Cluster
+from k8s.kube import wait_for
+
+from cachelab.cli import main
+from cachelab.summary import summary_columns
+
+from .conftest import LOCAL_VALUES, NAMESPACE, RELEASE
+
+pytestmark = pytest.mark.k8s_real
+
+SERVER_EGRESS_MBIT = 100.0  # bandwidth profile asl2017: servers 100M egress (ASL 2017 §2.4)
+
+
+def memcache_exchange(host: str, port: int, request: bytes, until: bytes) -> bytes:
+    """Send a memcached text request and read until the reply ends with `until`."""
+    with socket.create_connection((host, port), timeout=10) as sock:
+        sock.sendall(request)
+        reply = b""
+        while not reply.endswith(until):
+            chunk = sock.recv(65536)
+            assert chunk, f"connection closed after {reply!r}"
+            reply += chunk
+    return reply
+
+
+def pods(cluster: Cluster, selector: str = "") -> list[dict[str, Any]]:
+    args = ["pods", "-n", NAMESPACE] + (["-l", selector] if selector else [])
+    items: list[dict[str, Any]] = cluster.get(*args)["items"]
+    return items
+
+
+def test_release_runs_every_container_and_is_ready(real_cluster: Cluster, release: str) -> None:
+    items = pods(real_cluster, f"app.kubernetes.io/instance={RELEASE}")
+    components = sorted(p["metadata"]["labels"]["app.kubernetes.io/component"] for p in items)
+    assert components == ["memcached"] * 3 + ["middleware"], components
+    containers = 0
+    for pod in items:
+        assert pod["status"]["phase"] == "Running", pod["metadata"]["name"]
+        for status in pod["status"]["containerStatuses"]:
+            assert status["ready"] and "running" in status["state"], status
+            containers += 1
+        assert pod["spec"]["nodeSelector"] == {"agentpool": "local"}
+        assert pod["status"]["podIP"].startswith("10.244.0.")
+    print(f"{len(items)} pods, {containers} containers running and ready")
+
+
+def test_set_get_round_trip_through_the_middleware_service(
+    real_cluster: Cluster, release: str
+) -> None:
+    service = real_cluster.get("service", "-n", NAMESPACE, f"{RELEASE}-middleware")
+    ip = service["spec"]["clusterIP"]
+    assert ip.startswith("10.244."), ip  # the cluster's own range, translated by kube-proxy
+    value = f"real-{time.time_ns()}".encode()
+    request = b"set k8s-real 0 60 %d\r\n%s\r\nget k8s-real\r\n" % (len(value), value)
+    reply = memcache_exchange(ip, 11212, request, b"END\r\n")
+    assert reply == b"STORED\r\nVALUE k8s-real 0 %d\r\n%s\r\nEND\r\n" % (len(value), value)
+
+
+def test_helm_test_passes_for_real(real_cluster: Cluster, release: str) -> None:
+    out = real_cluster.helm("test", RELEASE, "-n", NAMESPACE, "--logs", "--timeout", "120s")
+    assert "Phase:          Succeeded" in out, out
+    assert f"OK: set/get round trip through {RELEASE}-middleware:11212" in out, out
+
+
+def test_bandwidth_annotation_limits_server_egress_past_the_burst(
+    real_cluster: Cluster, release: str
+) -> None:
+    """A server pod's egress (annotation 100M) measured from the host after containerd's burst."""
+    (pod,) = pods(real_cluster, "statefulset.kubernetes.io/pod-name=testbed-memcached-0")
+    assert pod["metadata"]["annotations"]["kubernetes.io/egress-bandwidth"] == "100M"
+    ip = pod["status"]["podIP"]
+    value = bytes(512 * 1024)
+    stored = memcache_exchange(ip, 11211, b"set bw 0 0 %d\r\n%s\r\n" % (len(value), value), b"\r\n")
+    assert stored == b"STORED\r\n"
+    reply_bytes = len(b"VALUE bw 0 %d\r\n" % len(value)) + len(value) + len(b"\r\nEND\r\n")
+    window_s, limit_s = 1.0, 120.0
+    shaped_windows: list[float] = []
+    burst_bytes = 0
+    with socket.create_connection((ip, 11211), timeout=10) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 256 * 1024)
+        started = window_start = time.monotonic()
+        window_bytes = received = sent = 0
+        while len(shaped_windows) < 4:
+            assert time.monotonic() - started < limit_s, (
+                f"no steady shaped rate within {limit_s:.0f} s ({burst_bytes} bytes so far)"
+            )
+            while sent - received // reply_bytes < 4:  # keep a few gets in flight
+                sock.sendall(b"get bw\r\n")
+                sent += 1
+            chunk = sock.recv(1 << 20)
+            assert chunk, "server closed the connection"
+            received += len(chunk)
+            window_bytes += len(chunk)
+            now = time.monotonic()
+            if now - window_start >= window_s:
+                mbit = window_bytes * 8 / (now - window_start) / 1e6
+                if mbit < 2 * SERVER_EGRESS_MBIT:  # the token bucket's burst is spent
+                    shaped_windows.append(mbit)
+                elif not shaped_windows:
+                    burst_bytes += window_bytes
+                window_start, window_bytes = now, 0
+    steady = sum(shaped_windows[1:]) / len(shaped_windows[1:])
+    print(
+        f"server egress: ~{burst_bytes / 1e6:.0f} MB at full speed (burst), then "
+        f"{steady:.1f} Mbit/s (windows {[round(w, 1) for w in shaped_windows]}) "
+        f"against the profile's {SERVER_EGRESS_MBIT:.0f} Mbit/s"
+    )
+    assert 0.5 * SERVER_EGRESS_MBIT <= steady <= 1.2 * SERVER_EGRESS_MBIT
+
+
+PROMETHEUS = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: prometheus, namespace: monitoring}
+data:
+  prometheus.yml: |
+    global: {scrape_interval: 1s, scrape_timeout: 1s}
+    scrape_configs:
+      - job_name: middleware
+        static_configs:
+          - targets: ["testbed-middleware.cachelab.svc.cluster.local:9102"]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: prometheus, namespace: monitoring, labels: {app: prometheus}}
+spec:
+  securityContext: {runAsNonRoot: true, runAsUser: 65534, runAsGroup: 65534}
+  containers:
+    - name: prometheus
+      image: cachelab.local/prometheus:2.42.0
+      imagePullPolicy: Never
+      args: ["--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus",
+             "--web.listen-address=:9090"]
+      resources:
+        requests: {cpu: 50m, memory: 64Mi}
+        limits: {memory: 256Mi}
+      readinessProbe:
+        httpGet: {path: /-/ready, port: 9090}
+        periodSeconds: 1
+      volumeMounts:
+        - {name: config, mountPath: /etc/prometheus}
+        - {name: data, mountPath: /prometheus}
+  volumes:
+    - name: config
+      configMap: {name: prometheus}
+    - name: data
+      emptyDir: {}
+"""
+
+
+def test_prometheus_in_the_cluster_scrapes_the_middleware(
+    real_cluster: Cluster, release: str, tmp_path: Path
+) -> None:
+    real_cluster.kubectl("create", "namespace", "monitoring")
+    manifest = tmp_path / "prometheus.yaml"
+    manifest.write_text(PROMETHEUS)
+    real_cluster.kubectl("apply", "-f", manifest)
+    real_cluster.kubectl(
+        "wait", "-n", "monitoring", "--for=condition=Ready", "pod/prometheus", "--timeout=120s",
+        timeout_s=150,
+    )  # fmt: skip
+    ip = real_cluster.get("pod", "-n", "monitoring", "prometheus")["status"]["podIP"]
+
+    def query(promql: str) -> list[dict[str, Any]]:
+        url = f"http://{ip}:9090/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+        with urllib.request.urlopen(url, timeout=5) as reply:
+            result: list[dict[str, Any]] = json.load(reply)["data"]["result"]
+        return result
+
+    up = wait_for("the middleware target up", lambda: query('up{job="middleware"} == 1'), 60)
+    series = wait_for(
+        "cachelab_middleware_* series",
+        lambda: query('count({__name__=~"cachelab_middleware_.+", job="middleware"})'),
+        30,
+    )
+    print(f"prometheus: {len(up)} target up, {series[0]['value'][1]} middleware series")
+    assert int(series[0]["value"][1]) > 5
+
+
+SPEC = {
+    "name": "k8s-real-workers",
+    "description": "real cluster: 1 loadgen -> 1 middleware -> 1 memcached, workers 2 and 4",
+    "topology": {
+        "client_machines": 1,
+        "instances_per_machine": 1,
+        "threads": 1,
+        "clients_per_thread": 2,
+        "middlewares": 1,
+        "workers": 2,
+        "servers": 1,
+        "backend": "memcached",
+        "hosts": {"client": "a2", "middleware": "a4", "server": "a1"},
+    },
+    "workload": {"ratio": "0:1", "value_bytes": 256, "key_maximum": 500},
+    "preload": {"enabled": True},
+    "sweep": {"topology.workers": [2, 4]},
+    "run": {"repetitions": 1, "duration_s": 4, "warmup_s": 1, "cooldown_s": 1},
+}
+
+
+def test_cachelab_run_target_k8s_sweeps_workers_on_the_real_cluster(
+    real_cluster: Cluster, release: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two points that differ in the middleware's worker count: each `helm upgrade --wait`
+    replaces the one middleware (one per node) without stalling, the Jobs of the kustomize
+    overlay run the real loadgen, and the summary has the local runner's columns."""
+    spec_file = tmp_path / "k8s-real-workers.yaml"
+    spec_file.write_text(yaml.safe_dump(SPEC))
+    monkeypatch.setenv("KUBECONFIG", str(real_cluster.kubeconfig))
+    monkeypatch.setenv("CACHELAB_K8S_NAMESPACE", NAMESPACE)
+    monkeypatch.setenv("CACHELAB_K8S_RELEASE", RELEASE)
+    monkeypatch.setenv("CACHELAB_K8S_LOADGEN", "cachelab")
+    monkeypatch.setenv("CACHELAB_K8S_VALUES", str(LOCAL_VALUES))
+    monkeypatch.setenv("CACHELAB_K8S_TIMEOUT_S", "240")
+    started = time.monotonic()
+    code = main(["run", str(spec_file), "--target", "k8s", "--results", str(tmp_path / "r")])
+    print(f"cachelab run --target k8s: 2 points in {time.monotonic() - started:.1f} s")
+    assert code == 0
+    (results,) = (tmp_path / "r" / "k8s-real-workers").iterdir()
+    status = json.loads((results / "status.json").read_text())
+    assert status["state"] == "complete" and status["runs_done"] == 2, status
+    with (results / "summary.csv").open() as f:
+        reader = csv.DictReader(f)
+        rows = list(reader)
+        assert reader.fieldnames == summary_columns(["topology.workers"])
+    assert [(r["topology.workers"], r["status"]) for r in rows] == [("2", "ok"), ("4", "ok")]
+    for row in rows:
+        print({k: row[k] for k in ("topology.workers", "throughput_ops_per_s", "p50_ms")})
+        assert float(row["throughput_ops_per_s"]) > 0, row
+        assert float(row["misses"]) == 0, row
+        assert row["mw_throughput_ops_per_s"] != "", row  # scraped through the pod proxy
+    values = json.loads(real_cluster.helm("get", "values", RELEASE, "-n", NAMESPACE, "-o", "json"))
+    assert values["middleware"]["workers"] == 4
+    (mw,) = pods(real_cluster, "app.kubernetes.io/component=middleware")
+    assert "-t" in mw["spec"]["containers"][0]["args"]
+    args = mw["spec"]["containers"][0]["args"]
+    assert args[args.index("-t") + 1] == "4"
