@@ -9,11 +9,14 @@ log() { echo "[$JOB_NAME-$index] $*" >&2; }
 
 # The loadgen command: memtier_benchmark, or the cachelab loadgen (jib image: classpath and main
 # class in files jib writes), which takes the same flags. CACHELAB_LOADGEN_CMD overrides the
-# latter (the scripts' own test runs them outside a container with the built jar).
+# latter (the scripts' own test runs them outside a container with the built jar). The cachelab
+# loadgen runs --quiet (no per-second progress line) unless a script sets progress="".
+progress="--quiet"
 loadgen() {
   case "$LOADGEN" in
     memtier) memtier_benchmark --hide-histogram "$@" ;;
-    cachelab) ${CACHELAB_LOADGEN_CMD:-java -cp @/app/jib-classpath-file @/app/jib-main-class-file} --quiet --hide-histogram "$@" ;;
+    # shellcheck disable=SC2086 # progress is empty or one flag
+    cachelab) ${CACHELAB_LOADGEN_CMD:-java -cp @/app/jib-classpath-file @/app/jib-main-class-file} $progress --hide-histogram "$@" ;;
     *) log "unknown LOADGEN=$LOADGEN (memtier, cachelab)"; return 2 ;;
   esac
 }

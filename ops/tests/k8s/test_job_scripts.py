@@ -2,7 +2,8 @@
 container: POSIX sh, the project's loadgen jar (the `cachelab` loadgen kind) and a memcached on a
 free loopback port. kwok never runs them, so this is where their logic is proven: the preload
 fills the key slice and verifies zero misses, the benchmark prints one JSON per instance between
-the markers that cachelab.k8s.collect parses, and with METRICS_PORT each instance j gets
+the markers that cachelab.k8s.collect parses and each instance's progress line tagged for the
+live line, and with METRICS_PORT each instance j gets
 `--metrics-port=METRICS_PORT+j` (more instances than declared ports is refused)."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 
 from cachelab.k8s import plan
 from cachelab.k8s.collect import result_blocks
+from cachelab.k8s.progress import progress_lines
 from cachelab.local.tools import find_java
 from cachelab.spec import parse_spec
 
@@ -142,6 +144,10 @@ def test_preload_fills_and_verifies_then_the_benchmark_prints_json_per_instance(
     for block in blocks[0::2]:
         gets = block.data()["ALL STATS"]["Gets"]
         assert gets["Count"] > 0 and float(gets["Misses/sec"]) == 0  # the keys were preloaded
+    # each instance's per-second progress line in the pod's log, tagged (the live line of
+    # `cachelab run --target k8s` follows them); the preload stays --quiet
+    assert {key for key, _ in progress_lines(bench.stderr)} == {(0, 0), (0, 1)}, bench.stderr
+    assert list(progress_lines(preload.stderr)) == []
 
 
 @pytest.mark.parametrize("memcached_port", [8], indirect=True)
