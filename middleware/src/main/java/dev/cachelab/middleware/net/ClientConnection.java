@@ -5,8 +5,6 @@ import dev.cachelab.middleware.protocol.Request;
 import dev.cachelab.middleware.protocol.RequestDecoder;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
@@ -57,11 +55,10 @@ public final class ClientConnection implements ReplySink {
   /** Returned by {@link #read()} when the buffer could not grow within the budget. */
   static final int OVER_BUDGET = -2;
 
-  private final SocketChannel channel;
-  private final NetThread net;
+  private final ClientChannel channel;
+  private final ConnectionEvents net;
   private final BufferBudget budget;
   private final AtomicLong readReservedBytes = new AtomicLong();
-  private SelectionKey key;
   private volatile long backlogBytes;
 
   // Net thread only.
@@ -89,19 +86,11 @@ public final class ClientConnection implements ReplySink {
   private boolean nextStalled;
 
   ClientConnection(
-      SocketChannel channel, NetThread net, BufferBudget budget, RequestDecoder parser) {
+      ClientChannel channel, ConnectionEvents net, BufferBudget budget, RequestDecoder parser) {
     this.channel = channel;
     this.net = net;
     this.budget = budget;
     this.parser = parser;
-  }
-
-  void attach(SelectionKey key) {
-    this.key = key;
-  }
-
-  SocketChannel channel() {
-    return channel;
   }
 
   // ---- net thread -------------------------------------------------------------------------------
@@ -195,7 +184,7 @@ public final class ClientConnection implements ReplySink {
     synchronized (this) {
       closeWhenDrained = true;
       if (!closed) {
-        key.interestOpsAnd(~SelectionKey.OP_READ);
+        channel.setReadInterest(false);
       }
       closeIfDrained();
     }
@@ -226,7 +215,7 @@ public final class ClientConnection implements ReplySink {
       return false;
     }
     readingPausedForBacklog = true;
-    key.interestOpsAnd(~SelectionKey.OP_READ);
+    channel.setReadInterest(false);
     return true;
   }
 
@@ -281,11 +270,7 @@ public final class ClientConnection implements ReplySink {
       if (closed) {
         return;
       }
-      if (reading) {
-        key.interestOpsOr(SelectionKey.OP_READ);
-      } else {
-        key.interestOpsAnd(~SelectionKey.OP_READ);
-      }
+      channel.setReadInterest(reading);
     }
   }
 
@@ -304,14 +289,7 @@ public final class ClientConnection implements ReplySink {
     }
     waiting.clear();
     // In-flight requests are still with workers; they are dropped when they complete.
-    if (key != null) {
-      key.cancel();
-    }
-    try {
-      channel.close();
-    } catch (IOException ignored) {
-      // already failing
-    }
+    channel.close();
     net.connectionClosed();
   }
 
@@ -440,8 +418,7 @@ public final class ClientConnection implements ReplySink {
       }
     }
     if (pendingOut.hasRemaining()) {
-      key.interestOpsOr(SelectionKey.OP_WRITE);
-      net.wakeup();
+      channel.setWriteInterest(true);
     } else {
       if (pendingOut.capacity() > KEEP_PENDING_BYTES) {
         budget.release(pendingReservedBytes);
@@ -449,9 +426,7 @@ public final class ClientConnection implements ReplySink {
         pendingOut = ByteBuffer.allocate(0);
       }
       pendingOut.clear().limit(0);
-      if ((key.interestOps() & SelectionKey.OP_WRITE) != 0) {
-        key.interestOpsAnd(~SelectionKey.OP_WRITE);
-      }
+      channel.setWriteInterest(false);
     }
   }
 
