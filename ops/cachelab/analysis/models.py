@@ -239,6 +239,9 @@ def explain(
         elif analysis is not None:
             text += ": " + _mva_departure(rows, worst, analysis)
         sentences["MVA"] = text
+        waits = _wait_placement(rows)
+        if waits:
+            sentences["MVA waits"] = waits
     for model, assumption in (
         ("M/M/1", "one fast server of rate WT/S"),
         ("M/M/m", "WT servers of rate 1/S"),
@@ -277,6 +280,35 @@ def explain(
             text += "."
         sentences[model] = text
     return sentences
+
+
+def _wait_placement(rows: Sequence[ModelRow]) -> str:
+    """Where the model puts the waiting against where it was measured, summed over points."""
+    cpu = [r for r in rows if (r.model, r.metric) == ("MVA", "cpu_wait_ms")]
+    pool = [r for r in rows if (r.model, r.metric) == ("MVA", "queue_time_ms")]
+    points = {r.point for r in cpu} & {r.point for r in pool}
+    cpu = [r for r in cpu if r.point in points and math.isfinite(r.measured + r.predicted)]
+    pool = [r for r in pool if r.point in points and math.isfinite(r.measured + r.predicted)]
+    if not cpu or not pool:
+        return ""
+    cpu_miss = sum(r.predicted - r.measured for r in cpu)
+    pool_miss = sum(r.predicted - r.measured for r in pool)
+    text = (
+        f"Summed over the {len(points)} points, the model's wait for a CPU is {cpu_miss:+.3f} ms "
+        f"off the schedstat run-queue wait and its wait for a worker {pool_miss:+.3f} ms off "
+        "the middleware's queue time"
+    )
+    if cpu_miss > 0 > pool_miss and abs(cpu_miss + pool_miss) < 0.5 * abs(pool_miss):
+        text += (
+            ": about the same waiting, in another place. The middleware's queue time holds CPU "
+            "waits too (an idle worker woken by the net thread waits for a CPU before it "
+            "dequeues; where N <= WT no request can wait for a worker, yet Q > 0), while the "
+            "model shares the cores left to the experiment between the pool's work and the rest "
+            "in fixed parts, so its queue forms at the CPU station instead."
+        )
+    else:
+        text += "."
+    return text
 
 
 def _row(rows: Sequence[ModelRow], point: int, metric: str) -> ModelRow | None:

@@ -413,3 +413,4 @@ def test_where_the_pool_is_the_bottleneck_mva_is_within_15_percent(worker_pool: 
     html = (worker_pool / "report" / "index.html").read_text()
     assert "within ±15 % of the measured at 4 of 5 points" in html
     assert "part of that CPU runs off the request" in html
+    assert "about the same waiting, in another place" in html
