@@ -2,10 +2,10 @@
 
 - **MVA, calibrated per point**: a closed network with the point's own measured demands
   (operational.py says how each is measured):
-  - the **host CPU**, a load-dependent station of m = the cores left to the experiment (cores
-    minus other processes' CPU, /proc/stat) minus those the pool threads and backends use; its
-    demand D_cpu is the rest of the experiment's CPU seconds per completed request (loadgens,
-    net thread, the JVMs' other threads; /proc/<pid>/stat);
+  - the **host CPU**, a load-dependent station of m = the cores left to the experiment's
+    request-path threads (cores minus everything else's CPU, /proc/stat) minus those the pool
+    threads and backends use; its demand D_cpu is the rest of the request-path CPU seconds per
+    completed request (the loadgens' event loops, the net thread; /proc/<pid>/task/*/stat);
   - the **worker pool**, m = WT x MW servers whose demand is a worker's holding time (dequeued
     to written, R_mw - Q: its own CPU work, the backends' and their CPU waits, the round trip);
   - a **delay** for what neither holds: Z' = (R_client - R_mw) - D_cpu - W_cpu + Z, where

@@ -305,7 +305,7 @@ def _thread_cpu_by_hand(run_dir: Path, warmup_s: int, end_s: int) -> dict[str, d
         wall = (float(rows[-1]["epoch_ms"]) - float(rows[0]["epoch_ms"])) / 1000.0
         found[name] = {"host": float(rows[0]["role"] == "host")}
         found[name]["server"] = float(rows[0]["role"] == "server")
-        for column in ("cpu_s", "wait_s", "pool_cpu_s", "pool_wait_s"):
+        for column in ("cpu_s", "wait_s", "pool_cpu_s", "pool_wait_s", "path_cpu_s", "path_wait_s"):
             first, last = rows[0][column], rows[-1][column]
             found[name][column] = (float(last) - float(first)) / wall if first else math.nan
     return found
@@ -348,20 +348,23 @@ def test_mva_with_one_worker_and_the_host_cpu_matches_hand_computation(
     worker_pool: Path, point: int
 ) -> None:
     # the worker pool (1 worker, D = R_mw - Q) and the host CPU (m = the cores left to the
-    # experiment minus those of the worker thread and memcached, D = the rest of the
-    # experiment's CPU per request) and a delay Z' = R - R_mw - D_cpu - W_cpu (0 if negative),
-    # all from the run's own files, solved by summing the product form by hand
+    # experiment's request-path threads minus those of the worker thread and memcached's
+    # workers, D = the rest of the request-path CPU per request) and a delay
+    # Z' = R - R_mw - D_cpu - W_cpu (0 if negative), all from the run's own files, solved by
+    # summing the product form by hand
     cores = json.loads((worker_pool / "metadata.json").read_text())["host"]["cpu_count"]
     x_pred, r_pred, pool_wait, cpu_wait, cpu_wait_measured, bound = [], [], [], [], [], []
     for r in _reps(worker_pool, point):
         assert r["workers"] == 1
         cpu = _thread_cpu_by_hand(worker_pool / "raw" / f"p{point}-r{int(r['repetition'])}", 2, 6)
+        # only the threads on a request's path are the experiment's; its other threads take
+        # cores away like other people's processes
         host = next(v["cpu_s"] for v in cpu.values() if v["host"])
-        experiment = sum(v["cpu_s"] for v in cpu.values() if not v["host"])
-        wait = sum(v["wait_s"] for v in cpu.values() if not v["host"])
+        experiment = sum(v["path_cpu_s"] for v in cpu.values() if not v["host"])
+        wait = sum(v["path_wait_s"] for v in cpu.values() if not v["host"])
         servers = [v for v in cpu.values() if v["server"]]
-        held = cpu["middleware-0"]["pool_cpu_s"] + sum(v["cpu_s"] for v in servers)
-        held_wait = cpu["middleware-0"]["pool_wait_s"] + sum(v["wait_s"] for v in servers)
+        held = cpu["middleware-0"]["pool_cpu_s"] + sum(v["path_cpu_s"] for v in servers)
+        held_wait = cpu["middleware-0"]["pool_wait_s"] + sum(v["path_wait_s"] for v in servers)
         available = cores - (host - experiment)
         x = r["throughput_ops_per_s"] / 1000.0  # per ms
         d_cpu = (experiment - held) / x
