@@ -495,6 +495,12 @@ def run(
     else:
         results = _prepare_results(spec, args, root, kube, facts, target, extra)
     console.print(f"results: {results.path}", highlight=False)
+    if target.loadgen != "cachelab":
+        console.print(
+            f"live line: none with the {target.loadgen} loadgen (its progress line has no p99); "
+            "CACHELAB_K8S_LOADGEN=cachelab shows one",
+            highlight=False,
+        )
     warning = load_warning(os.getloadavg()[0], os.cpu_count(), "on this machine at the start")
     if warning:  # the loadgens run in the cluster; this machine only drives them
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
