@@ -6,8 +6,8 @@ point, wait for the preload Job, release the benchmark Job (created suspended) a
 then collect the loadgen JSON from the pods' logs and the middleware's statistics from its
 `/metrics`, and write the results layout of the local runner (docs/interfaces.md §4). While the
 benchmark Job runs, the live line (ops/s, mean and p99 latency, errors) follows the loadgens'
-progress lines in the pods' logs (cachelab.k8s.progress; the cachelab loadgen only: memtier's
-progress line has no p99).
+progress lines in the pods' logs (cachelab.k8s.progress; with memtier, whose progress line has
+no p99, the p99 shows as a dash).
 `K8sRunner` is the Kubernetes executor of cachelab.experiment's loop, which owns the order,
 selection, resume, status.json and the summary.csv rows.
 
@@ -495,12 +495,6 @@ def run(
     else:
         results = _prepare_results(spec, args, root, kube, facts, target, extra)
     console.print(f"results: {results.path}", highlight=False)
-    if target.loadgen != "cachelab":
-        console.print(
-            f"live line: none with the {target.loadgen} loadgen (its progress line has no p99); "
-            "CACHELAB_K8S_LOADGEN=cachelab shows one",
-            highlight=False,
-        )
     warning = load_warning(os.getloadavg()[0], os.cpu_count(), "on this machine at the start")
     if warning:  # the loadgens run in the cluster; this machine only drives them
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
