@@ -4,6 +4,11 @@ tests/data/k8s-benchmark-pod.log is what one benchmark pod printed (stdout and s
 `kubectl logs` shows them): manifests/base/scripts/run-benchmark.sh run for real with the
 project's loadgen jar, two instances of 4 s against a memcached on loopback (2026-11-23). The
 follower reads it as it grew, one poll per line, as `kubectl logs --tail` would have shown it.
+
+With memtier_benchmark (the default k8s loadgen) the pods' logs are made here of
+tests/data/memtier-stderr-<i>.txt (two memtier 2.1 instances' stderr, written from the format in
+memtier's source) tagged as run-benchmark.sh tags them (tests/k8s/test_job_scripts.py runs the
+script's tagging on the same files).
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ import pytest
 
 from cachelab.k8s.kube import K8sError
 from cachelab.k8s.progress import TAIL_LINES, ProgressFollower, progress_lines
-from cachelab.terminal import LiveSample
+from cachelab.terminal import LiveSample, combine
 
-RECORDED = Path(__file__).parent / "data" / "k8s-benchmark-pod.log"
+DATA = Path(__file__).parent / "data"
+RECORDED = DATA / "k8s-benchmark-pod.log"
 
 
 def recorded() -> str:
@@ -94,3 +100,41 @@ def test_a_pod_whose_log_cannot_be_read_leaves_the_line_as_it_was() -> None:
         ProgressFollower(lambda pod: (_ for _ in ()).throw(ValueError("bug")), shown.append).poll(
             ["x"]
         )
+
+
+def memtier_pod_log(machine: int) -> list[str]:
+    """A benchmark pod's log with one memtier instance: the script's lines and the instance's
+    progress lines, tagged."""
+    stderr = (DATA / f"memtier-stderr-{machine}.txt").read_text().splitlines()
+    tagged = [
+        f"progress machine={machine} instance=0: {line}" for line in stderr if " secs]" in line
+    ]
+    return [f"[benchmark-{machine}] instance 0 -> testbed-middleware:11211", *tagged]
+
+
+def test_memtier_pods_give_a_live_line_without_p99_summed_over_pods() -> None:
+    logs = {"benchmark-0-x": memtier_pod_log(0), "benchmark-1-y": memtier_pod_log(1)}
+    # a tagged line that is not memtier's progress format (cut short) is skipped, no error
+    logs["benchmark-1-y"].insert(2, "progress machine=1 instance=0: [RUN #1 50%,   2 secs]  2 thr")
+    shown: list[LiveSample] = []
+    seen = 0
+
+    def read_log(pod: str) -> str:
+        return "\n".join(logs[pod][:seen][-TAIL_LINES:])
+
+    follower = ProgressFollower(read_log, shown.append)
+    for count in range(1, max(map(len, logs.values())) + 1):
+        seen = count
+        follower.poll(logs)
+    assert [s.second for s in shown] == [1, 2, 3, 4]
+    first = shown[0]
+    assert first.ops_per_s == 9645 + 8113
+    assert first.mean_ms == pytest.approx((0.83 * 9645 + 0.98 * 8113) / (9645 + 8113))
+    assert first.p99_ms is None and first.errors is None
+    assert first.text().endswith("p99 \u2013  \u2013 errors")
+    # the end of the run: each pod's last line (all threads stopped, the last second's rate)
+    assert follower.latest[(0, 0)].ops_per_s == 12503 and follower.latest[(1, 0)].second == 4
+    # second 4 came first from pod 0 (pod 1's log is a line longer): with pod 1's second 3
+    assert shown[-1].ops_per_s == 12503 + 11547
+    end = combine(list(follower.latest.values()))
+    assert end is not None and end.ops_per_s == 12503 + 11206

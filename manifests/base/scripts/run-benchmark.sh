@@ -4,11 +4,11 @@
 # print each one's memtier JSON and HDR interval log between markers. Exit status: the worst
 # instance's.
 #
-# With the cachelab loadgen, each instance's per-second progress line also goes to the pod's log
-# (stderr) while it runs, tagged with its machine and instance:
+# Each instance's per-second progress line also goes to the pod's log (stderr) while it runs,
+# tagged with its machine and instance (common.sh, tag_progress), with either loadgen:
 #   progress machine=<i> instance=<j>: [RUN #1  45%,   9 secs]  ... ops/sec, ... p99 msec, 0 errors
-# `cachelab run --target k8s` follows these for its live line (cachelab.k8s.progress). memtier's
-# progress line (carriage returns, no p99) stays in the instance's own file.
+#   progress machine=<i> instance=<j>: [RUN #1 45%,   9 secs]  2 threads: ... msec latency  (memtier)
+# `cachelab run --target k8s` follows these for its live line (cachelab.k8s.progress).
 . "${SCRIPTS_DIR:-/scripts}/common.sh"
 . "${SCRIPTS_DIR:-/scripts}/barrier.sh"
 
@@ -24,17 +24,6 @@ if [ -n "${METRICS_PORT:-}" ] && [ "$LOADGEN" = cachelab ]; then
   fi
 fi
 
-# tag <instance>: the instance's stderr (read from its fifo until the loadgen exits) into its log
-# file, and its progress lines, tagged, to the pod's log as well.
-tag() {
-  while IFS= read -r line; do
-    printf '%s\n' "$line" >>"$work/loadgen-$1.log"
-    case "$line" in
-      "[RUN #"*) printf 'progress machine=%s instance=%s: %s\n' "$index" "$1" "$line" >&2 ;;
-    esac
-  done <"$work/stderr-$1"
-}
-
 pids=""
 readers=""
 j=0
@@ -43,19 +32,15 @@ while [ "$j" -lt "$INSTANCES" ]; do
   log "instance $j -> $1:$2"
   [ -n "$metrics_base" ] && metrics_port="--metrics-port=$((metrics_base + j))"
   : >"$work/loadgen-$j.log"
-  stderr="$work/loadgen-$j.log"
-  if [ "$LOADGEN" = cachelab ]; then
-    progress=""
-    rm -f "$work/stderr-$j"
-    mkfifo "$work/stderr-$j"
-    tag "$j" &
-    readers="$readers $!"
-    stderr="$work/stderr-$j"
-  fi
+  progress=""  # the cachelab loadgen prints its progress line (memtier always does)
+  rm -f "$work/stderr-$j"
+  mkfifo "$work/stderr-$j"
+  tag_progress "$j" "$work/loadgen-$j.log" <"$work/stderr-$j" &
+  readers="$readers $!"
   # shellcheck disable=SC2086 # LOADGEN_ARGS and metrics_port are word lists
   loadgen --server="$1" --port="$2" $LOADGEN_ARGS \
     --json-out-file="$work/result-$j.json" --hdr-file-prefix="$work/hdr-$j" \
-    $metrics_port >>"$work/loadgen-$j.log" 2>>"$stderr" &
+    $metrics_port >>"$work/loadgen-$j.log" 2>"$work/stderr-$j" &
   pids="$pids $!"
   j=$((j + 1))
 done

@@ -6,8 +6,8 @@ point, wait for the preload Job, release the benchmark Job (created suspended) a
 then collect the loadgen JSON from the pods' logs and the middleware's statistics from its
 `/metrics`, and write the results layout of the local runner (docs/interfaces.md §4). While the
 benchmark Job runs, the live line (ops/s, mean and p99 latency, errors) follows the loadgens'
-progress lines in the pods' logs (cachelab.k8s.progress; the cachelab loadgen only: memtier's
-progress line has no p99).
+progress lines in the pods' logs (cachelab.k8s.progress; with memtier, whose progress line has
+no p99, the p99 shows as a dash).
 `K8sRunner` is the Kubernetes executor of cachelab.experiment's loop, which owns the order,
 selection, resume, status.json and the summary.csv rows.
 

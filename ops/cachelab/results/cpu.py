@@ -126,12 +126,22 @@ def measured_cpu(
                 name,
                 max(0.0, last.cpu_s - first.cpu_s) / wall_s,
                 wall_s,
-                (last.wait_s - first.wait_s) / wall_s,
-                (last.pool_cpu_s - first.pool_cpu_s) / wall_s,
-                (last.pool_wait_s - first.pool_wait_s) / wall_s,
+                _rate(rows, "wait_s"),
+                _rate(rows, "pool_cpu_s"),
+                _rate(rows, "pool_wait_s"),
             )
         )
     return found
+
+
+def _rate(rows: Sequence[CpuSample], column: str) -> float:
+    """A thread column's increase per wall second between its first and last measured sample
+    (NaN with fewer than two: a thread that did not exist yet, a kernel without schedstat)."""
+    found = [r for r in rows if math.isfinite(getattr(r, column))]
+    if len(found) < 2 or found[-1].epoch_ms <= found[0].epoch_ms:
+        return math.nan
+    increase = float(getattr(found[-1], column)) - float(getattr(found[0], column))
+    return increase / ((found[-1].epoch_ms - found[0].epoch_ms) / 1000.0)
 
 
 def _seconds(value: float) -> str:
