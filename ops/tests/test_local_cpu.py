@@ -83,6 +83,8 @@ def test_sampler_records_run_queue_wait_and_the_worker_threads(tmp_path: Path) -
     mw = used["mw"]
     assert mw.pool_cores > 0 and mw.pool_cores <= mw.cores + 0.05  # the worker is most of it
     assert mw.wait_cores >= 0 and mw.pool_wait_cores >= 0
+    # worker-<n> is on a request's path too
+    assert mw.path_cores >= mw.pool_cores - 0.05 and mw.path_wait_cores >= 0
 
 
 def test_cpu_files_without_the_thread_columns_read_as_not_measured(tmp_path: Path) -> None:

@@ -17,18 +17,22 @@ and the per-process CPU samples:
   U = (X / MW) D / WT.
 - **backend servers**: each server's CPU seconds per second over its threads (CPU samples);
   without samples they are not shown. Their work is CPU work inside a worker's holding time.
-- **host CPU** (the experiment's share of the machine, a load-dependent station): the cores
-  left to the experiment, c = cores - (machine busy - experiment), from /proc/stat and the
-  processes' /proc samples over the point's measured interval (c = cores when the samples have
-  no `host` row). With a middleware, a worker holds its request through its own CPU work and
-  the backends' (synchronous workers), and that time is already in the pool's demand; the CPU
-  station holds the rest of the experiment's CPU (loadgens, net thread, the JVMs' other
-  threads), D_cpu = (experiment - pool threads - backends) CPU seconds per completed request,
-  on m = c - (pool threads + backends) cores; its measured wait is the run-queue wait (schedstat)
-  of the same threads per request. Without a middleware D_cpu is all of the experiment's CPU
-  per request on m = c cores. U = X D_cpu / m. The station needs the schedstat and worker-thread
-  columns of `cpu.csv`; without them it is not modelled and the row shows the experiment's CPU
-  over c.
+- **host CPU** (the experiment's share of the machine, a load-dependent station): the cores left
+  to the experiment, c = cores - (machine busy - experiment), from /proc/stat and the processes'
+  /proc samples over the point's measured interval (c = cores when the samples have no `host`
+  row). "The experiment" is the threads a request passes through (the loadgens' event loops, the
+  middleware's net thread and workers, memcached's workers, redis's main thread: the `path_*`
+  columns of `cpu.csv`); the processes' other threads (JIT compilers, GC, stats reporters,
+  memcached's LRU maintainer) take cores away like other people's processes. Without the path
+  columns every thread of the processes counts. With a middleware, a worker holds its request
+  through its own CPU work and the backends' (synchronous workers), and that time is already in
+  the pool's demand; the CPU station holds the rest of the experiment's CPU (the loadgens, the
+  net thread), D_cpu = (experiment - pool threads - backends) CPU seconds
+  per completed request, on m = c - (pool threads + backends) cores; its measured wait is the
+  run-queue wait (schedstat) of the same threads per request. Without a middleware D_cpu is all
+  of the experiment's CPU per request on m = c cores. U = X D_cpu / m. The station needs the
+  schedstat and worker-thread columns of `cpu.csv`; without them it is not modelled and the row
+  shows the experiment's CPU over c.
 - **each process's CPU**: its CPU seconds per second over the machine's cores (shown, not a
   station of its own).
 
@@ -73,6 +77,8 @@ class PointMeasurement:
     # the middlewares' worker-pool threads: CPU and run-queue wait seconds per second
     pool_cores: float = math.nan
     pool_wait_cores: float = math.nan
+    # process name -> (CPU, run-queue wait) seconds per second of its request-path threads
+    process_path: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def has_middleware(self) -> bool:
@@ -132,21 +138,34 @@ class CpuShare:
 
 
 def cpu_share(m: PointMeasurement) -> CpuShare | None:
-    """The split of the experiment's CPU (None without CPU samples)."""
+    """The split of the experiment's CPU (None without CPU samples). With the request-path
+    columns, only the threads a request passes through are the experiment's; its other threads
+    (JIT compilers, GC, stats reporters, memcached's LRU maintainer) take cores away like other
+    people's processes."""
     rows = {n: v for n, v in m.process_cpu.items() if v[0] != "host"}
     if not m.host_cores or not rows:
         return None
-    experiment = sum(cores for _, cores in rows.values())
+    whole = sum(cores for _, cores in rows.values())
     host_busy = next((c for r, c in m.process_cpu.values() if r == "host"), None)
-    others = host_busy - experiment if host_busy is not None else 0.0
+    busy = host_busy if host_busy is not None else whole
+    servers = [n for n, (role, _) in rows.items() if role == "server"]
+    paths = [m.process_path.get(name, (math.nan, math.nan)) for name in rows]
+    if all(math.isfinite(c) and math.isfinite(w) for c, w in paths):
+        path = {name: m.process_path[name] for name in rows}
+        experiment = sum(c for c, _ in path.values())
+        wait = sum(w for _, w in path.values())
+        held, held_wait = 0.0, 0.0
+        if m.has_middleware:
+            held = m.pool_cores + sum(path[n][0] for n in servers)
+            held_wait = m.pool_wait_cores + sum(path[n][1] for n in servers)
+        return CpuShare(m.host_cores - (busy - experiment), experiment, held, wait, held_wait)
     waits = [m.process_wait.get(name, math.nan) for name in rows]
     wait = sum(waits)  # NaN when any process's wait was not measured
-    servers = [n for n, (role, _) in rows.items() if role == "server"]
     held, held_wait = 0.0, 0.0
     if m.has_middleware:
         held = m.pool_cores + sum(rows[n][1] for n in servers)
         held_wait = m.pool_wait_cores + sum(m.process_wait.get(n, math.nan) for n in servers)
-    return CpuShare(m.host_cores - others, experiment, held, wait, held_wait)
+    return CpuShare(m.host_cores - (busy - whole), whole, held, wait, held_wait)
 
 
 def analyse(m: PointMeasurement) -> OperationalAnalysis:

@@ -44,6 +44,19 @@ def process_wait(runs: Sequence[RunData]) -> dict[str, float]:
     return {name: sum(v) / len(v) for name, v in found.items()}
 
 
+def process_path(runs: Sequence[RunData]) -> dict[str, tuple[float, float]]:
+    """Per process name, its request-path threads' CPU and run-queue wait seconds per second
+    averaged over the runs (NaN when a run did not measure them)."""
+    found: dict[str, list[tuple[float, float]]] = {}
+    for run in runs:
+        for cpu in run.cpu:
+            found.setdefault(cpu.name, []).append((cpu.path_cores, cpu.path_wait_cores))
+    return {
+        name: (sum(c for c, _ in v) / len(v), sum(w for _, w in v) / len(v))
+        for name, v in found.items()
+    }
+
+
 def pool_threads(runs: Sequence[RunData]) -> tuple[float, float]:
     """CPU and run-queue wait seconds per second of the middlewares' worker-pool threads,
     summed over the middlewares and averaged over the runs (NaN when not measured)."""
@@ -92,6 +105,7 @@ def measurement(
         process_wait=process_wait(runs),
         pool_cores=pool_cores,
         pool_wait_cores=pool_wait_cores,
+        process_path=process_path(runs),
     )
 
 

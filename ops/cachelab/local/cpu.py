@@ -5,7 +5,9 @@ the file format and the reader).
 utime + stime of each listed process from `/proc/<pid>/stat` (all threads of the process), the
 time its threads spent runnable but waiting for a CPU (the 2nd field of
 `/proc/<pid>/task/<tid>/schedstat`, summed over the live threads), the CPU time and run-queue wait
-of its worker-pool threads (threads named `worker-<n>`, the middleware's), and the whole
+of its worker-pool threads (threads named `worker-<n>`, the middleware's), the same two for its
+threads on a request's path (`REQUEST_PATH_THREAD`: the loadgen's event loops, the
+middleware's net thread and workers, memcached's workers, redis's main thread), and the whole
 machine's busy time from `/proc/stat` (role `host`: every process, also other people's), and
 appends one row each to the run's `cpu.csv`. A process that has exited is skipped; a kernel
 without schedstat leaves the wait columns empty.
@@ -34,6 +36,10 @@ ProcessRef = tuple[str, str, int]
 HOST_ROLE, HOST_NAME = "host", "all processes"
 # the middleware's worker threads (Middleware.java names them worker-<n>)
 WORKER_THREAD = re.compile(r"worker-\d+")
+# threads a request passes through (Loadgen's BenchmarkRun names its event loops
+# loadgen-<run>-<thread>); the others (JIT compilers, GC, stats reporters, memcached's LRU
+# maintainer) work off any request's path
+REQUEST_PATH_THREAD = re.compile(r"loadgen-\d+-\d+|net|worker-\d+|mc-worker|redis-server")
 
 
 def host_cpu_s() -> float | None:
@@ -75,6 +81,8 @@ class ThreadTimes:
     wait_s: float | None
     pool_cpu_s: float | None
     pool_wait_s: float | None
+    path_cpu_s: float | None = None
+    path_wait_s: float | None = None
 
 
 def _task_cpu_s(task: Path) -> float | None:
@@ -97,8 +105,9 @@ def _task_wait_s(task: Path) -> float | None:
 
 
 def thread_times(pid: int) -> ThreadTimes:
-    """Run-queue wait summed over a process's live threads, and its `worker-<n>` threads' CPU
-    time and wait (None when the process is gone or the kernel has no schedstat)."""
+    """Run-queue wait summed over a process's live threads, and the CPU time and wait of its
+    `worker-<n>` threads and of its request-path threads (None when the process is gone or the
+    kernel has no schedstat)."""
     try:
         tasks = list(Path(f"/proc/{pid}/task").iterdir())
     except OSError:
@@ -106,6 +115,8 @@ def thread_times(pid: int) -> ThreadTimes:
     wait: float | None = None
     pool_cpu: float | None = None
     pool_wait: float | None = None
+    path_cpu: float | None = None
+    path_wait: float | None = None
     for task in tasks:
         task_wait = _task_wait_s(task)
         if task_wait is not None:
@@ -120,7 +131,13 @@ def thread_times(pid: int) -> ThreadTimes:
                 pool_cpu = (pool_cpu or 0.0) + task_cpu
             if task_wait is not None:
                 pool_wait = (pool_wait or 0.0) + task_wait
-    return ThreadTimes(wait, pool_cpu, pool_wait)
+        if REQUEST_PATH_THREAD.fullmatch(name):
+            task_cpu = _task_cpu_s(task)
+            if task_cpu is not None:
+                path_cpu = (path_cpu or 0.0) + task_cpu
+            if task_wait is not None:
+                path_wait = (path_wait or 0.0) + task_wait
+    return ThreadTimes(wait, pool_cpu, pool_wait, path_cpu, path_wait)
 
 
 class ProcessCpuSampler:
@@ -183,6 +200,8 @@ class ProcessCpuSampler:
                         _or_nan(times.wait_s),
                         _or_nan(times.pool_cpu_s),
                         _or_nan(times.pool_wait_s),
+                        _or_nan(times.path_cpu_s),
+                        _or_nan(times.path_wait_s),
                     )
                 )
         writer.write(rows)

@@ -1,16 +1,17 @@
 """Per-process CPU samples of a run: `raw/p<point>-r<rep>/cpu.csv`.
 
-Columns `epoch_ms,role,name,pid,cpu_s,wait_s,pool_cpu_s,pool_wait_s`: `cpu_s` is the process's
-cumulative user + system CPU time in seconds (all its threads; /proc/<pid>/stat utime + stime
-locally, the scraped `process_cpu_seconds_total` / container counters on Kubernetes); `wait_s`
-its threads' cumulative time runnable but waiting for a CPU (schedstat run delay, summed over
-the live threads); `pool_cpu_s` and `pool_wait_s` the same two for its worker-pool threads
-(the middleware's `worker-<n>`). The last three are empty where not measured (Kubernetes, a
-kernel without schedstat, a process without worker threads, files written before they
-existed). `role` is one of `loadgen`, `middleware`, `server`, or `host` for the whole
-machine's busy time (/proc/stat, every process including other people's; name `all
-processes`); `name` tells the processes apart. A process's utilisation over the measured
-interval is its CPU seconds per wall second (cores).
+Columns `epoch_ms,role,name,pid,cpu_s,wait_s,pool_cpu_s,pool_wait_s,path_cpu_s,path_wait_s`.
+`cpu_s` is the process's cumulative user + system CPU time in seconds (all its threads;
+/proc/<pid>/stat utime + stime locally, the scraped `process_cpu_seconds_total` / container
+counters on Kubernetes). `wait_s` is its threads' cumulative time runnable but waiting for a
+CPU (schedstat run delay, summed over the live threads). `pool_cpu_s` and `pool_wait_s` are the
+same two for its worker-pool threads (the middleware's `worker-<n>`), `path_cpu_s` and
+`path_wait_s` for its threads on a request's path (local/cpu.py names them). The last five are
+empty where not measured (Kubernetes, a kernel without schedstat, a process without such
+threads, files written before they existed). `role` is one of `loadgen`, `middleware`,
+`server`, or `host` for the whole machine's busy time (/proc/stat, every process including
+other people's; name `all processes`); `name` tells the processes apart. A process's
+utilisation over the measured interval is its CPU seconds per wall second (cores).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from cachelab.results.memtier import number
 from cachelab.results.trim import MeasuredInterval
 
 CPU_COLUMNS = ("epoch_ms", "role", "name", "pid", "cpu_s")
-THREAD_COLUMNS = ("wait_s", "pool_cpu_s", "pool_wait_s")
+THREAD_COLUMNS = ("wait_s", "pool_cpu_s", "pool_wait_s", "path_cpu_s", "path_wait_s")
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class CpuSample:
     wait_s: float = math.nan
     pool_cpu_s: float = math.nan
     pool_wait_s: float = math.nan
+    path_cpu_s: float = math.nan
+    path_wait_s: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ class ProcessCpu:
     wait_cores: float = math.nan  # run-queue wait seconds per wall second, all threads
     pool_cores: float = math.nan  # CPU seconds per wall second of the worker-pool threads
     pool_wait_cores: float = math.nan  # run-queue wait per wall second of those threads
+    path_cores: float = math.nan  # CPU seconds per wall second of the request-path threads
+    path_wait_cores: float = math.nan  # run-queue wait per wall second of those threads
 
 
 class CpuSampleWriter:
@@ -70,7 +75,10 @@ class CpuSampleWriter:
         for s in samples:
             self._writer.writerow(
                 [f"{s.epoch_ms:.0f}", s.role, s.name, s.pid, f"{s.cpu_s:.3f}"]
-                + [_seconds(v) for v in (s.wait_s, s.pool_cpu_s, s.pool_wait_s)]
+                + [
+                    _seconds(v)
+                    for v in (s.wait_s, s.pool_cpu_s, s.pool_wait_s, s.path_cpu_s, s.path_wait_s)
+                ]
             )
         self._handle.flush()
 
@@ -97,6 +105,8 @@ def read_cpu_samples(path: Path) -> list[CpuSample]:
                 wait_s=_optional(row, "wait_s"),
                 pool_cpu_s=_optional(row, "pool_cpu_s"),
                 pool_wait_s=_optional(row, "pool_wait_s"),
+                path_cpu_s=_optional(row, "path_cpu_s"),
+                path_wait_s=_optional(row, "path_wait_s"),
             )
             for row in reader
         ]
@@ -129,6 +139,8 @@ def measured_cpu(
                 _rate(rows, "wait_s"),
                 _rate(rows, "pool_cpu_s"),
                 _rate(rows, "pool_wait_s"),
+                _rate(rows, "path_cpu_s"),
+                _rate(rows, "path_wait_s"),
             )
         )
     return found
