@@ -1,11 +1,13 @@
 """The live line of a Kubernetes run: the benchmark pods' progress lines, followed as the Job runs.
 
-manifests/base/scripts/run-benchmark.sh copies each cachelab loadgen instance's per-second
-progress line to the pod's log, tagged `progress machine=<i> instance=<j>: [RUN #1 ...]`.
-`ProgressFollower.poll` reads the end of every benchmark pod's log, keeps the latest second of
-each instance (parsed by cachelab.terminal, as locally) and hands all instances together to the
-live line once per new second. Reading a log never fails a run: a pod that has not started yet,
-or a log that cannot be read, only leaves the line where it was. Called from the runner's thread.
+manifests/base/scripts/run-benchmark.sh copies each loadgen instance's per-second progress line
+(the cachelab loadgen's or memtier's) to the pod's log, tagged
+`progress machine=<i> instance=<j>: [RUN #1 ...]`. `ProgressFollower.poll` reads the end of every
+benchmark pod's log, keeps the latest second of each instance (parsed by cachelab.terminal, as
+locally; a tagged line neither format matches is skipped) and hands all instances together to
+the live line once per new second (memtier's has no p99: the line shows a dash). Reading a log
+never fails a run: a pod that has not started yet, or a log that cannot be read, only leaves the
+line where it was. Called from the runner's thread.
 """
 
 from __future__ import annotations

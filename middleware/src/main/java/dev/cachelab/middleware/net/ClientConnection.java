@@ -25,14 +25,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * non-blocking socket does not take goes to {@code pendingOut}, flushed when the selector reports
  * the socket writable.
  *
- * <p>Memory: the read buffer starts at {@link #BASE_READ_BYTES}; growth past that (a large or
- * incomplete request) and every byte of {@code pendingOut} are reserved from the global {@link
- * BufferBudget}; a connection that cannot reserve is closed with {@code SERVER_ERROR out of
- * memory}. Buffers grown for one large request or reply are given back once it is done.
- * Backpressure: when the connection's backlog (reply bytes the client has not taken, plus the
- * requests decoded and not yet answered) reaches {@link #HIGH_WATER_BYTES}, the net thread stops
- * reading it; when unsent reply bytes alone reach that mark, its next request is not queued either.
- * Both resume below {@link #LOW_WATER_BYTES}.
+ * <p>Memory: the read buffer is allocated at the first read (an idle connection that never sends
+ * holds none), at {@link #BASE_READ_BYTES}; growth past that (a large or incomplete request) and
+ * every byte of {@code pendingOut} are reserved from the global {@link BufferBudget}; a connection
+ * that cannot reserve is closed with {@code SERVER_ERROR out of memory}. Buffers grown for one
+ * large request or reply are given back once it is done. Backpressure: when the connection's
+ * backlog (reply bytes the client has not taken, plus the requests decoded and not yet answered)
+ * reaches {@link #HIGH_WATER_BYTES}, the net thread stops reading it; when unsent reply bytes alone
+ * reach that mark, its next request is not queued either. Both resume below {@link
+ * #LOW_WATER_BYTES}.
  */
 public final class ClientConnection implements ReplySink {
   private static final int POOL_LIMIT = 64;
@@ -52,6 +53,8 @@ public final class ClientConnection implements ReplySink {
   /** Unsent reply capacity kept after a drain; more is given back. */
   private static final int KEEP_PENDING_BYTES = 64 * 1024;
 
+  private static final byte[] NO_BYTES = new byte[0];
+
   /** Returned by {@link #read()} when the buffer could not grow within the budget. */
   static final int OVER_BUDGET = -2;
 
@@ -63,7 +66,8 @@ public final class ClientConnection implements ReplySink {
 
   // Net thread only.
   final RequestDecoder parser;
-  byte[] readBuf = new byte[BASE_READ_BYTES];
+  // Allocated at the first read: a connection that never sends holds no read buffer.
+  byte[] readBuf = NO_BYTES;
   ByteBuffer readView = ByteBuffer.wrap(readBuf);
   int parseStart;
   int readEnd;
@@ -101,7 +105,10 @@ public final class ClientConnection implements ReplySink {
    * @return bytes read, -1 at end of stream, or {@link #OVER_BUDGET}
    */
   int read() throws IOException {
-    if (readEnd == readBuf.length) {
+    if (readBuf.length == 0) {
+      readBuf = new byte[BASE_READ_BYTES];
+      readView = ByteBuffer.wrap(readBuf);
+    } else if (readEnd == readBuf.length) {
       if (parseStart > 0) {
         compact();
       } else {

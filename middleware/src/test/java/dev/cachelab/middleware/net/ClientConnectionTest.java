@@ -186,6 +186,16 @@ class ClientConnectionTest {
     assertTrue(connection.isClosed());
   }
 
+  @Test
+  void anIdleConnectionHoldsNoReadBufferUntilItsFirstRead() throws Exception {
+    assertEquals(
+        0, connection.readBuf.length, "nothing allocated for a connection that never sent");
+    channel.input = ByteBuffer.wrap("get a\r\n".getBytes(US_ASCII));
+    assertEquals(7, connection.read());
+    assertEquals(ClientConnection.BASE_READ_BYTES, connection.readBuf.length);
+    assertEquals(0, budget.usedBytes(), "the base buffer is not charged to the budget");
+  }
+
   // ---- helpers ------------------------------------------------------------------------------
 
   /** Decodes one forwarded request and admits it as the net thread does. */
@@ -230,6 +240,7 @@ class ClientConnectionTest {
   private static final class FakeChannel implements ClientChannel {
     private final ByteArrayOutputStream written = new ByteArrayOutputStream();
     int acceptBytes = Integer.MAX_VALUE;
+    ByteBuffer input = ByteBuffer.allocate(0);
     boolean readInterest = true;
     boolean writeInterest;
     boolean closed;
@@ -240,7 +251,10 @@ class ClientConnectionTest {
 
     @Override
     public int read(ByteBuffer into) {
-      return 0;
+      int n = Math.min(into.remaining(), input.remaining());
+      into.put(input.array(), input.position(), n);
+      input.position(input.position() + n);
+      return n;
     }
 
     @Override
