@@ -35,10 +35,11 @@ JAVA_SOURCES   := pom.xml $(shell find middleware loadgen -path '*/target' -prun
 ##@ General
 
 .PHONY: help
-help: ## Show this help (targets by section).
-	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} \
-	  /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-20s\033[0m %s\n", $$1, $$2 } \
-	  /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+help: ## Show this help (targets by section; coloured on a terminal only).
+	@if [[ -t 1 ]]; then c='\033[36m' b='\033[1m' r='\033[0m'; else c='' b='' r=''; fi; \
+	awk -v c="$$c" -v b="$$b" -v r="$$r" 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make %s<target>%s\n", c, r} \
+	  /^[a-zA-Z_0-9-]+:.*?##/ { printf "  %s%-20s%s %s\n", c, $$1, r, $$2 } \
+	  /^##@/ { printf "\n%s%s%s\n", b, substr($$0, 5), r }' $(MAKEFILE_LIST)
 
 ##@ Setup
 

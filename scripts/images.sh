@@ -173,7 +173,9 @@ build_jib() {  # jib:buildTar of one module on the java-base tar; jib writes <mo
   ref="$(image_ref "$module")"
   local sources; sources="$(find "$root/$module/src" "$root/$module/pom.xml" "$root/pom.xml" -newer "$images_dir/$module.tar" -print -quit 2>/dev/null || echo missing)"
   [[ -f "$images_dir/$module.tar" && -z "$sources" && "$images_dir/$module.tar" -nt "$images_dir/java-base.tar" ]] && return
-  ( cd "$root" && JAVA_HOME="$(java_home)" mvn -B -q -ntp -DskipTests -pl "$module" -am package jib:buildTar \
+  local jdk; jdk="$(java_home)"
+  ( cd "$root" && JAVA_HOME="$jdk" MAVEN_OPTS="$(JAVA_HOME="$jdk" "$root/scripts/maven-opts.sh")" \
+      mvn -B -q -ntp -Dstyle.color=never -DskipTests -pl "$module" -am package jib:buildTar \
       -Djib.base.image="tar://$images_dir/java-base.tar" -Dimage.registry="${ref%/*}" -Dimage.tag="${ref##*:}" \
       -Djib.container.environment=PATH=/opt/java/bin:/usr/bin:/bin )
   cp "$root/$module/target/jib-image.tar" "$images_dir/$module.tar"

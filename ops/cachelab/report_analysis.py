@@ -151,7 +151,7 @@ def analyse_points(
                     section.processes.append(name)
             else:
                 columns[f"U {stage.name}"] = stage.utilisation
-                if stage.kind == "queue" and stage.name not in section.stages:
+                if stage.kind in ("queue", "work") and stage.name not in section.stages:
                     section.stages.append(stage.name)
         for r in rows:
             key = {

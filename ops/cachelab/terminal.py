@@ -35,6 +35,20 @@ _PROGRESS = re.compile(
     r"(?P<mean_ms>[\d.]+) \(avg: [\d.]+\) msec latency, (?P<p99_ms>[\d.]+) p99 msec, "
     r"(?P<errors>\d+) errors"
 )
+# memtier_benchmark's progress line (memtier_benchmark.cpp, run_benchmark: printf format
+# "[RUN #%u %.0f%%, %3u secs] %2u threads: %11lu ops, %7lu (avg: %7lu) ops/sec, %s/sec (avg:
+# %s/sec), %5.2f (avg: %5.2f) msec latency", ended by a carriage return): this second's ops/s and
+# mean latency, no p99. Versions after 2.1.2 put "%2u conns" after the threads, "%lu conn errors"
+# after that once a connection failed (the count so far). Early versions had run averages
+# only ("11857 ops/sec, 1.27MB/sec,  0.67msec latency"): it does not match and is not shown. The
+# mean is "nan" (or "-nan") in a second without replies.
+_MEMTIER_PROGRESS = re.compile(
+    r"\[RUN #\d+ +[^,\]]*%, +(?P<second>\d+) secs\] +\d+ threads"
+    r"(?P<conns> +\d+ conns(?: +(?P<conn_errors>\d+) conn errors)?)?: +\d+ ops, "
+    r"+(?P<ops_s>\d+) \(avg: +\d+\) ops/sec, \S+/sec \(avg: \S+/sec\), "
+    r"+(?P<mean_ms>-?nan|[\d.]+) \(avg: +(?:-?nan|[\d.]+)\) msec latency"
+)
+DASH = "\u2013"  # what the live line shows for a measure the loadgen does not print
 
 
 def make_console() -> Console:
@@ -55,32 +69,52 @@ def format_seconds(seconds: float) -> str:
 
 @dataclass(frozen=True)
 class LiveSample:
-    """One second of a run, over all loadgen instances."""
+    """One second of a run, over all loadgen instances. None is a measure the loadgen's progress
+    line does not carry (memtier: no p99, and errors only from versions that count connection
+    errors; the mean of a second without replies); the live line shows it as "\u2013"."""
 
     second: int
     ops_per_s: float
-    mean_ms: float
-    p99_ms: float
-    errors: int
+    mean_ms: float | None
+    p99_ms: float | None
+    errors: int | None
 
     def text(self) -> str:
         return (
-            f"{self.second:>3d}s {self.ops_per_s:>10,.0f} ops/s  mean {self.mean_ms:.3f} ms  "
-            f"p99 {self.p99_ms:.3f} ms  {self.errors} errors"
+            f"{self.second:>3d}s {self.ops_per_s:>10,.0f} ops/s  mean {_ms(self.mean_ms)}  "
+            f"p99 {_ms(self.p99_ms)}  {DASH if self.errors is None else self.errors} errors"
         )
 
 
+def _ms(value: float | None) -> str:
+    return DASH if value is None else f"{value:.3f} ms"
+
+
 def parse_progress(line: str) -> LiveSample | None:
-    """The loadgen's progress line as a sample, or None for any other line."""
+    """The progress line of the project's loadgen or of memtier_benchmark as a sample, or None
+    for any other line (a line neither format matches is not progress)."""
     match = _PROGRESS.search(line)
+    if match is not None:
+        return LiveSample(
+            second=int(match["second"]),
+            ops_per_s=float(match["ops_s"]),
+            mean_ms=float(match["mean_ms"]),
+            p99_ms=float(match["p99_ms"]),
+            errors=int(match["errors"]),
+        )
+    match = _MEMTIER_PROGRESS.search(line)
     if match is None:
         return None
+    if match["conn_errors"] is not None:
+        errors: int | None = int(match["conn_errors"])
+    else:  # versions that print "conns" print the connection errors once there are any
+        errors = 0 if match["conns"] is not None else None
     return LiveSample(
         second=int(match["second"]),
         ops_per_s=float(match["ops_s"]),
-        mean_ms=float(match["mean_ms"]),
-        p99_ms=float(match["p99_ms"]),
-        errors=int(match["errors"]),
+        mean_ms=None if "nan" in match["mean_ms"] else float(match["mean_ms"]),
+        p99_ms=None,
+        errors=errors,
     )
 
 
@@ -103,17 +137,25 @@ def last_progress(log: Path, tail_bytes: int = 2048) -> LiveSample | None:
 
 def combine(samples: Sequence[LiveSample]) -> LiveSample | None:
     """All instances together: summed ops/s and errors, the mean weighted by ops/s, the highest
-    p99 (an upper bound of the pooled p99)."""
+    p99 (an upper bound of the pooled p99). A measure that one instance lacks is lacking in the
+    sum (p99, errors); the mean is over the instances that have one."""
     if not samples:
         return None
     ops = sum(s.ops_per_s for s in samples)
-    mean = sum(s.mean_ms * s.ops_per_s for s in samples) / ops if ops > 0 else 0.0
+    timed = [(s.mean_ms, s.ops_per_s) for s in samples if s.mean_ms is not None]
+    timed_ops = sum(weight for _, weight in timed)
+    if timed_ops > 0:
+        mean: float | None = sum(m * weight for m, weight in timed) / timed_ops
+    else:
+        mean = 0.0 if timed else None
+    p99s = [s.p99_ms for s in samples if s.p99_ms is not None]
+    errors = [s.errors for s in samples if s.errors is not None]
     return LiveSample(
         second=max(s.second for s in samples),
         ops_per_s=ops,
         mean_ms=mean,
-        p99_ms=max(s.p99_ms for s in samples),
-        errors=sum(s.errors for s in samples),
+        p99_ms=max(p99s) if len(p99s) == len(samples) else None,
+        errors=sum(errors) if len(errors) == len(samples) else None,
     )
 
 

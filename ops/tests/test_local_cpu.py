@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 import time
@@ -44,3 +45,52 @@ def test_cpu_of_a_missing_process_is_none() -> None:
     done = subprocess.run([sys.executable, "-c", "pass"], check=True)
     assert done.returncode == 0
     assert process_cpu_s(2**22 + 12345) is None
+
+
+POOL = """import threading, time
+def work() -> None:
+    with open(f"/proc/self/task/{threading.get_native_id()}/comm", "w") as comm:
+        comm.write("worker-0")
+    end = time.time() + 3
+    while time.time() < end:
+        pass
+thread = threading.Thread(target=work)
+thread.start()
+thread.join()
+"""
+
+
+def test_sampler_records_run_queue_wait_and_the_worker_threads(tmp_path: Path) -> None:
+    # a process whose one busy thread is named like the middleware's workers: its CPU shows up
+    # both as the process's and as the pool's, and the schedstat wait columns are filled
+    busy = subprocess.Popen([sys.executable, "-c", POOL])
+    path = tmp_path / "cpu.csv"
+    origin_ms = time.time() * 1000.0
+    sampler = ProcessCpuSampler(path, lambda: [("middleware", "mw", busy.pid)], 0.2).start()
+    try:
+        busy.wait(timeout=60)
+    finally:
+        sampler.stop()
+        if busy.poll() is None:
+            busy.kill()
+    samples = [s for s in read_cpu_samples(path) if s.name == "mw"]
+    assert len(samples) >= 2
+    assert all(math.isfinite(s.wait_s) and s.wait_s >= 0 for s in samples)
+    assert any(math.isfinite(s.pool_cpu_s) for s in samples)
+    used = {
+        p.name: p for p in measured_cpu(read_cpu_samples(path), origin_ms, MeasuredInterval(0, 60))
+    }
+    mw = used["mw"]
+    assert mw.pool_cores > 0 and mw.pool_cores <= mw.cores + 0.05  # the worker is most of it
+    assert mw.wait_cores >= 0 and mw.pool_wait_cores >= 0
+    # worker-<n> is on a request's path too
+    assert mw.path_cores >= mw.pool_cores - 0.05 and mw.path_wait_cores >= 0
+
+
+def test_cpu_files_without_the_thread_columns_read_as_not_measured(tmp_path: Path) -> None:
+    path = tmp_path / "cpu.csv"
+    path.write_text("epoch_ms,role,name,pid,cpu_s\n1000,loadgen,lg,7,1.0\n2000,loadgen,lg,7,1.5\n")
+    samples = read_cpu_samples(path)
+    assert all(math.isnan(s.wait_s) and math.isnan(s.pool_cpu_s) for s in samples)
+    (used,) = measured_cpu(samples, 0.0, MeasuredInterval(0, 60))
+    assert used.cores == 0.5 and math.isnan(used.wait_cores) and math.isnan(used.pool_cores)

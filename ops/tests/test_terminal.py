@@ -125,3 +125,64 @@ def test_the_loadgen_progress_line_is_parsed_and_instances_combined(tmp_path: Pa
     log.write_text("starting\n" + PROGRESS.replace("9 secs", "8 secs") + "\n" + PROGRESS + "\n")
     assert last_progress(log) == sample
     assert last_progress(tmp_path / "missing.log") is None
+
+
+# memtier_benchmark's progress line in each format its source prints (tests/data/README.md).
+MEMTIER_FORMATS = dict(
+    line.split("\t", 1)
+    for line in (Path(__file__).parent / "data" / "memtier-progress-formats.tsv")
+    .read_text()
+    .splitlines()
+)
+
+
+def test_memtier_progress_lines_of_each_version_are_parsed_without_p99() -> None:
+    # 2.1 (the k8s default image's version): this second's ops/s and mean, no p99, no errors
+    assert parse_progress(MEMTIER_FORMATS["2.1"]) == LiveSample(2, 12410.0, 0.64, None, None)
+    # later versions name the connections, and the connection errors once there are any
+    assert parse_progress(MEMTIER_FORMATS["conns"]) == LiveSample(2, 44110.0, 0.91, None, 0)
+    assert parse_progress(MEMTIER_FORMATS["conn-errors"]) == LiveSample(3, 32280.0, 1.24, None, 3)
+    # a second without replies has no mean
+    assert parse_progress(MEMTIER_FORMATS["nan"]) == LiveSample(3, 0.0, None, None, None)
+    # lines that cannot be parsed are not progress (no error): run averages only (early memtier
+    # versions), a line cut short
+    assert parse_progress(MEMTIER_FORMATS["averages-only"]) is None
+    assert parse_progress(MEMTIER_FORMATS["cut"]) is None
+    assert parse_progress("[RUN #1] Launching threads now...") is None
+
+
+def test_the_live_line_of_memtier_shows_a_dash_for_what_it_does_not_print() -> None:
+    sample = parse_progress(MEMTIER_FORMATS["2.1"])
+    assert sample is not None
+    assert sample.text() == "  2s     12,410 ops/s  mean 0.640 ms  p99 \u2013  \u2013 errors"
+    counted = parse_progress(MEMTIER_FORMATS["conn-errors"])
+    assert counted is not None and counted.text().endswith("p99 \u2013  3 errors")
+    idle = parse_progress(MEMTIER_FORMATS["nan"])
+    assert idle is not None and "0 ops/s  mean \u2013  p99 \u2013" in idle.text()
+    console, out = _plain()
+    lines = RunLines(console, run_s=4)
+    lines.live(sample)  # the same sink as the cachelab loadgen's samples
+    assert out.getvalue().rstrip().endswith("mean 0.640 ms  p99 \u2013  \u2013 errors")
+
+
+def test_memtier_instances_combine_and_a_measure_one_lacks_stays_unknown() -> None:
+    a = parse_progress(MEMTIER_FORMATS["conns"])
+    b = parse_progress(MEMTIER_FORMATS["conn-errors"])
+    idle = parse_progress(MEMTIER_FORMATS["nan"])
+    old = parse_progress(MEMTIER_FORMATS["2.1"])
+    assert a is not None and b is not None and idle is not None and old is not None
+    both = combine([a, b])
+    assert both == LiveSample(3, 44110.0 + 32280.0, pytest.approx(
+        (0.91 * 44110 + 1.24 * 32280) / (44110 + 32280)), None, 3)  # fmt: skip
+    # an instance without a mean (no replies this second) weighs nothing in it
+    with_idle = combine([a, idle])
+    assert with_idle is not None and with_idle.mean_ms == pytest.approx(0.91)
+    assert with_idle.errors is None  # one instance does not count errors: the sum is unknown
+    only_idle = combine([idle])
+    assert only_idle is not None and only_idle.mean_ms is None
+    # a p99 that one instance lacks is not made up from the others
+    cachelab = parse_progress(PROGRESS)
+    assert cachelab is not None
+    mixed = combine([cachelab, old])
+    assert mixed is not None and mixed.p99_ms is None and mixed.errors is None
+    assert mixed.ops_per_s == 68012.0 + 12410.0

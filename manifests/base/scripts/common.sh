@@ -9,13 +9,41 @@ log() { echo "[$JOB_NAME-$index] $*" >&2; }
 
 # The loadgen command: memtier_benchmark, or the cachelab loadgen (jib image: classpath and main
 # class in files jib writes), which takes the same flags. CACHELAB_LOADGEN_CMD overrides the
-# latter (the scripts' own test runs them outside a container with the built jar).
+# latter (the scripts' own test runs them outside a container with the built jar). The cachelab
+# loadgen runs --quiet (no per-second progress line) unless a script sets progress="".
+progress="--quiet"
 loadgen() {
   case "$LOADGEN" in
     memtier) memtier_benchmark --hide-histogram "$@" ;;
-    cachelab) ${CACHELAB_LOADGEN_CMD:-java -cp @/app/jib-classpath-file @/app/jib-main-class-file} --quiet --hide-histogram "$@" ;;
+    # shellcheck disable=SC2086 # progress is empty or one flag
+    cachelab) ${CACHELAB_LOADGEN_CMD:-java -cp @/app/jib-classpath-file @/app/jib-main-class-file} $progress --hide-histogram "$@" ;;
     *) log "unknown LOADGEN=$LOADGEN (memtier, cachelab)"; return 2 ;;
   esac
+}
+
+# A loadgen's stderr (stdin) as lines, each passed on as soon as it is complete: memtier ends its
+# progress lines with a carriage return, not a newline. GNU tr holds its output to a pipe until
+# a few kilobytes have gathered, so it runs line-buffered under stdbuf (coreutils, as in the
+# memtier image); busybox's tr (the project's loadgen image, no stdbuf) writes what it reads.
+split_lines() {
+  if command -v stdbuf >/dev/null 2>&1; then
+    stdbuf -oL tr '\r' '\n'
+  else
+    tr '\r' '\n'
+  fi
+}
+
+# tag_progress <instance> <log>: a loadgen's stderr (stdin) appended to <log>, line by line, and
+# its per-second progress lines ("[RUN #1  45%,   9 secs] ...", the cachelab loadgen's or
+# memtier's) also to this script's stderr (the pod's log), tagged with the machine and instance:
+#   progress machine=<i> instance=<j>: [RUN #1  45%,   9 secs] ...
+tag_progress() {
+  split_lines | while IFS= read -r line; do
+    printf '%s\n' "$line" >>"$2"
+    case "$line" in
+      "[RUN #"*" secs]"*) printf 'progress machine=%s instance=%s: %s\n' "$index" "$1" "$line" >&2 ;;
+    esac
+  done
 }
 
 # host:port of the target of instance $1 of this machine. With TARGET=servers, the instances of

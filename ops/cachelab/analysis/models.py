@@ -1,10 +1,23 @@
 """Queueing models of one measured point, each set beside the measurement with its error.
 
-- **MVA, calibrated per point**: a closed network with the point's own measured demands: the
-  worker pool as one station of m = WT x MW servers whose demand is a worker's holding time
-  (dequeued to written, R_mw - Q), and a delay for everything outside the middleware plus the
-  think time (R_client - R_mw + Z). Solved exactly at the point's N, per repetition, then
-  averaged over the repetitions; predicted throughput and response time.
+- **MVA, calibrated per point**: a closed network with the point's own measured demands
+  (operational.py says how each is measured):
+  - the **host CPU**, a load-dependent station of m = the cores left to the experiment's
+    request-path threads (cores minus everything else's CPU, /proc/stat) minus those the pool
+    threads and backends use; its demand D_cpu is the rest of the request-path CPU seconds per
+    completed request (the loadgens' event loops, the net thread; /proc/<pid>/task/*/stat);
+  - the **worker pool**, m = WT x MW servers whose demand is a worker's holding time (dequeued
+    to written, R_mw - Q: its own CPU work, the backends' and their CPU waits, the round trip);
+  - a **delay** for what neither holds: Z' = (R_client - R_mw) - D_cpu - W_cpu + Z, where
+    W_cpu is the measured run-queue wait (schedstat) of the CPU station's threads per request;
+    without a middleware Z' = R_client - D_cpu - W_cpu + Z and the CPU station holds all of the
+    experiment's CPU.
+  Nothing is fitted to the throughput being predicted: every input is a CPU counter, a
+  schedstat counter or a middleware timestamp of the point itself. Without schedstat and
+  worker-thread samples (older results, Kubernetes) the CPU station is left out and the delay
+  is R_client - R_mw + Z, the model before the CPU station. Solved exactly at the point's N, per
+  repetition, then averaged over the repetitions; predicted throughput, response time, the
+  wait for a worker and the wait for a CPU (against the measured schedstat wait).
 - **Asymptotic bounds** from the same demands: X <= 1 / max_k(D_k / m_k), X <= N / (D + Z).
 - **M/M/1** (the ASL 2017 §7 model: the pool as one server of rate WT / S) and **M/M/m**
   (m = WT servers of rate 1 / S), fed by the measured per-middleware arrival rate: predicted
@@ -24,6 +37,8 @@ from cachelab.analysis import queueing
 from cachelab.analysis.operational import OperationalAnalysis, PointMeasurement
 
 MVA_TARGET_PCT = 15.0
+MVA_SMALL_PCT = 5.0  # the sentence says why the model departs beyond this
+CPU, POOL = "host CPU", "worker pool"
 MODELS = ("MVA", "M/M/1", "M/M/m")
 
 
@@ -51,10 +66,15 @@ class ModelRow:
 class ClosedModel:
     """The calibrated closed network of one point."""
 
+    names: list[str]
     demands_ms: list[float]
-    servers: list[int]
-    delay_ms: float
+    servers: list[float]
+    delay_ms: float  # Z' + Z: time outside the stations, think time included
     clients: int
+    think_time_ms: float = 0.0
+    # how far the CPU station's measured CPU and wait exceed the time they are taken from
+    # (CPU off any request's path); the delay Z' is 0 then, and this says by how much
+    overlap_ms: float = 0.0
 
     def solve(self, max_clients: int | None = None) -> queueing.MVAResult:
         return queueing.mva(
@@ -70,14 +90,45 @@ class ClosedModel:
         per_server = max(d / m for d, m in zip(self.demands_ms, self.servers, strict=True))
         return 1000.0 * min(clients / (total + self.delay_ms), 1.0 / per_server)
 
+    def station(self, name: str) -> int | None:
+        return self.names.index(name) if name in self.names else None
+
 
 def closed_model(m: PointMeasurement, analysis: OperationalAnalysis) -> ClosedModel | None:
-    """The point's closed network from its own demands (None without a middleware)."""
-    pool = analysis.stage("worker pool")
-    if not m.has_middleware or pool is None or pool.demand_ms <= 0:
+    """The point's closed network from its own demands (None when it has no station with a
+    positive demand). When the CPU station's measured CPU and run-queue wait per request exceed
+    the time outside the middleware (threads off the request's path: JVM background threads,
+    the net thread's selector rounds for other requests), Z' is 0 and `overlap_ms` says by how
+    much they exceed it."""
+    names: list[str] = []
+    demands: list[float] = []
+    servers: list[float] = []
+    pool = analysis.stage(POOL)
+    if m.has_middleware and pool is not None and pool.demand_ms > 0:
+        names.append(POOL)
+        demands.append(pool.demand_ms)
+        servers.append(float(m.workers * m.middlewares))
+    elif m.has_middleware:
         return None
-    delay = analysis.outside_ms() + m.think_time_ms
-    return ClosedModel([pool.demand_ms], [m.workers * m.middlewares], max(0.0, delay), m.clients)
+    delay = analysis.outside_ms()
+    cpu = analysis.cpu_station()
+    if cpu is not None and cpu.demand_ms > 0 and cpu.servers > 0:
+        names.append(CPU)
+        demands.append(cpu.demand_ms)
+        servers.append(cpu.servers)
+        delay -= cpu.demand_ms + cpu.wait_ms
+    if not names or not math.isfinite(delay):
+        return None
+    overlap = max(0.0, -delay)
+    return ClosedModel(
+        names,
+        demands,
+        servers,
+        delay + overlap + m.think_time_ms,
+        m.clients,
+        m.think_time_ms,
+        overlap,
+    )
 
 
 def model_rows(m: PointMeasurement, analysis: OperationalAnalysis) -> list[ModelRow]:
@@ -88,24 +139,37 @@ def model_rows(m: PointMeasurement, analysis: OperationalAnalysis) -> list[Model
         return rows
     solved = closed.solve()
     x_pred, r_pred_s = solved.at(m.clients)
-    residence_ms = 1000.0 * float(solved.station_response_time_s[m.clients - 1, 0])
-    pool_wait_ms = residence_ms - closed.demands_ms[0]
-    if abs(pool_wait_ms) < 1e-9:  # no wait for a worker: what is left is rounding
-        pool_wait_ms = 0.0
-    # the delay holds the outside time and Z; the client's response time excludes only Z
-    r_client_pred = 1000.0 * r_pred_s + analysis.outside_ms()
+
+    def wait_ms(name: str) -> float:
+        k = closed.station(name)
+        if k is None:
+            return math.nan
+        residence = 1000.0 * float(solved.station_response_time_s[m.clients - 1, k])
+        wait = residence - closed.demands_ms[k]
+        return 0.0 if abs(wait) < 1e-9 else wait  # no wait: what is left is rounding
+
+    # the delay holds Z' and Z; the client's response time excludes only Z
+    r_client_pred = 1000.0 * r_pred_s + closed.delay_ms - closed.think_time_ms
     rows += [
         ModelRow(m.point, "MVA", "throughput_ops_per_s", m.throughput_ops_per_s, x_pred),
         ModelRow(m.point, "MVA", "response_time_ms", m.response_time_ms, r_client_pred),
-        ModelRow(m.point, "MVA", "queue_time_ms", m.mw_queue_time_ms, max(0.0, pool_wait_ms)),
+    ]
+    if closed.station(POOL) is not None:
+        rows.append(ModelRow(m.point, "MVA", "queue_time_ms", m.mw_queue_time_ms, wait_ms(POOL)))
+    cpu = analysis.cpu_station()
+    if closed.station(CPU) is not None and cpu is not None:
+        rows.append(ModelRow(m.point, "MVA", "cpu_wait_ms", cpu.wait_ms, wait_ms(CPU)))
+    rows.append(
         ModelRow(
             m.point,
             "bounds",
             "throughput_ops_per_s",
             m.throughput_ops_per_s,
             closed.throughput_bound_ops_per_s(m.clients),
-        ),
-    ]
+        )
+    )
+    if not m.has_middleware:
+        return rows
     x_mw = m.mw_throughput_ops_per_s if math.isfinite(m.mw_throughput_ops_per_s) else math.nan
     arrivals = x_mw / m.middlewares
     service_s = m.mw_service_time_ms / 1000.0
@@ -170,41 +234,15 @@ def explain(
             f"({worst.predicted:,.0f} predicted against {worst.measured:,.0f} ops/s, "
             f"{worst.error_pct:+.1f} %)"
         )
-        if abs(worst.error_pct) <= MVA_TARGET_PCT:
-            text += ", where the product-form assumptions (exponential, load-independent service "
-            text += "at each station) cost little."
-        elif analysis is not None:
-            pool = analysis.stage("worker pool")
-            pool_u = pool.utilisation if pool else math.nan
-            queue = next(
-                (
-                    r
-                    for r in rows
-                    if (r.point, r.model, r.metric) == (worst.point, "MVA", "queue_time_ms")
-                ),
-                None,
-            )
-            waits = (
-                f"it predicts {queue.predicted:.3f} ms of waiting for a worker where "
-                f"{queue.measured:.3f} ms was measured"
-                if queue is not None
-                else "its wait for a worker differs from the measured queue time"
-            )
-            text += (
-                f": {waits}, with the pool {100 * pool_u:.0f} % busy. The bottleneck is the "
-                f"{analysis.bottleneck or 'unmeasured stage'}"
-                f"{_stage_u(analysis, analysis.bottleneck)}: "
-            )
-            if analysis.bottleneck == "host CPU":
-                text += (
-                    "queued requests wait for their worker thread to be scheduled on a busy "
-                    "CPU, a station the model does not hold."
-                )
-            elif worst.error_pct > 0:
-                text += "time is lost outside the stations the model holds."
-            else:
-                text += "the model's queue is longer than the measured one."
+        if abs(worst.error_pct) <= MVA_SMALL_PCT or analysis is None:
+            text += ", where the product-form assumptions (exponential service, stations that "
+            text += "do not hold each other) cost little."
+        else:
+            text += ": " + _mva_departure(rows, worst, analysis)
         sentences["MVA"] = text
+        waits = _wait_placement(rows)
+        if waits:
+            sentences["MVA waits"] = waits
     for model, assumption in (
         ("M/M/1", "one fast server of rate WT/S"),
         ("M/M/m", "WT servers of rate 1/S"),
@@ -243,6 +281,96 @@ def explain(
             text += "."
         sentences[model] = text
     return sentences
+
+
+def _wait_placement(rows: Sequence[ModelRow]) -> str:
+    """Where the model puts the waiting against where it was measured, summed over points."""
+    cpu = [r for r in rows if (r.model, r.metric) == ("MVA", "cpu_wait_ms")]
+    pool = [r for r in rows if (r.model, r.metric) == ("MVA", "queue_time_ms")]
+    points = {r.point for r in cpu} & {r.point for r in pool}
+    cpu = [r for r in cpu if r.point in points and math.isfinite(r.measured + r.predicted)]
+    pool = [r for r in pool if r.point in points and math.isfinite(r.measured + r.predicted)]
+    if not cpu or not pool:
+        return ""
+    cpu_miss = sum(r.predicted - r.measured for r in cpu)
+    pool_miss = sum(r.predicted - r.measured for r in pool)
+    text = (
+        f"Summed over the {len(points)} points, the model's wait for a CPU is {cpu_miss:+.3f} ms "
+        f"off the schedstat run-queue wait and its wait for a worker {pool_miss:+.3f} ms off "
+        "the middleware's queue time"
+    )
+    if cpu_miss > 0 > pool_miss and abs(cpu_miss + pool_miss) < 0.5 * abs(pool_miss):
+        text += (
+            ": about the same waiting, in another place. The middleware's queue time holds CPU "
+            "waits too (an idle worker woken by the net thread waits for a CPU before it "
+            "dequeues; where N <= WT no request can wait for a worker, yet Q > 0), while the "
+            "model shares the cores left to the experiment between the pool's work and the rest "
+            "in fixed parts, so its queue forms at the CPU station instead."
+        )
+    else:
+        text += "."
+    return text
+
+
+def _row(rows: Sequence[ModelRow], point: int, metric: str) -> ModelRow | None:
+    return next((r for r in rows if (r.point, r.model, r.metric) == (point, "MVA", metric)), None)
+
+
+def _mva_departure(rows: Sequence[ModelRow], worst: ModelRow, analysis: OperationalAnalysis) -> str:
+    """Which of the model's terms misses most at its worst point: the wait for a CPU, the wait
+    for a worker (each against its measurement), or the rest of the predicted response time
+    (the stations' demands and the delay, taken from the measurement and fixed)."""
+    terms = []
+    for metric, label in (("cpu_wait_ms", "a CPU"), ("queue_time_ms", "a worker")):
+        row = _row(rows, worst.point, metric)
+        if row is not None and math.isfinite(row.measured) and math.isfinite(row.predicted):
+            terms.append((row.predicted - row.measured, f"the wait for {label}", row))
+    bottleneck = (
+        f"The bottleneck is the {analysis.bottleneck or 'unmeasured stage'}"
+        f"{_stage_u(analysis, analysis.bottleneck)}"
+    )
+    response = _row(rows, worst.point, "response_time_ms")
+    if not terms or response is None:
+        return f"{bottleneck}, a station the model does not hold."
+    said = "; ".join(
+        f"it predicts {r.predicted:.3f} ms of {label.removeprefix('the ')} where "
+        f"{r.measured:.3f} ms was measured"
+        + (" (schedstat run-queue wait)" if label.endswith("CPU") else "")
+        for _, label, r in terms
+    )
+    rest = (response.predicted - response.measured) - sum(t[0] for t in terms)
+    miss, label = max([(t[0], t[1]) for t in terms] + [(rest, "rest")], key=lambda t: abs(t[0]))
+    text = f"{said}. {bottleneck}. "
+    if label == "rest":
+        text += (
+            f"The waits are not where it misses: its response time is {rest:+.3f} ms off "
+            f"beyond them (of {response.measured:.3f} ms measured), in the demands and the delay "
+            "it takes from the measurement"
+        )
+        if rest > 0:
+            return text + (
+                ": the CPU seconds per request of the threads a request passes through (loadgen "
+                "event loops, net thread, workers, memcached's workers) and their run-queue waits "
+                "add up to more than the time they are taken from, so part of that CPU runs off "
+                "the request's path (a thread's work between requests, or every thread when "
+                "the run has no request-path samples) and the model, which puts all of it on "
+                "the path, is too slow."
+            )
+        return text + ": time is spent outside the stations and the measured CPU."
+    text += f"It misses most in {label} ({miss:+.3f} ms of the {response.measured:.3f} ms "
+    text += "response time)"
+    if analysis.cpu_station() is None:
+        return text + (
+            ", and it holds no CPU station (the run has no schedstat samples), so waiting for a "
+            "busy CPU is not predicted."
+        )
+    if label.endswith("CPU"):
+        return text + (
+            ": the CPU station is a fluid share of the cores left to the experiment (cores "
+            "minus other processes' use), while the scheduler shares them with other people's "
+            "processes in time slices."
+        )
+    return text + "."
 
 
 def _stage_u(analysis: OperationalAnalysis, name: str | None) -> str:

@@ -16,15 +16,30 @@ and the per-process CPU samples:
   thread's received-to-enqueued share is left in, it is one selector round at most);
   U = (X / MW) D / WT.
 - **backend servers**: each server's CPU seconds per second over its threads (CPU samples);
-  without samples they are not shown.
-- **host CPU** (m = cores): the whole machine's busy CPU seconds per second over the cores (every
-  process, also other people's, when the samples have the `host` row), else the sum of the run's
-  processes.
+  without samples they are not shown. Their work is CPU work inside a worker's holding time.
+- **host CPU** (the experiment's share of the machine, a load-dependent station): the cores left
+  to the experiment, c = cores - (machine busy - experiment), from /proc/stat and the processes'
+  /proc samples over the point's measured interval (c = cores when the samples have no `host`
+  row). "The experiment" is the threads a request passes through (the loadgens' event loops, the
+  middleware's net thread and workers, memcached's workers, redis's main thread: the `path_*`
+  columns of `cpu.csv`); the processes' other threads (JIT compilers, GC, stats reporters,
+  memcached's LRU maintainer) take cores away like other people's processes. Without the path
+  columns every thread of the processes counts. With a middleware, a worker holds its request
+  through its own CPU work and the backends' (synchronous workers), and that time is already in
+  the pool's demand; the CPU station holds the rest of the experiment's CPU (the loadgens, the
+  net thread), D_cpu = (experiment - pool threads - backends) CPU seconds
+  per completed request, on m = c - (pool threads + backends) cores; its measured wait is the
+  run-queue wait (schedstat) of the same threads per request. Without a middleware D_cpu is all
+  of the experiment's CPU per request on m = c cores. U = X D_cpu / m. The station needs the
+  schedstat and worker-thread columns of `cpu.csv`; without them it is not modelled and the row
+  shows the experiment's CPU over c.
 - **each process's CPU**: its CPU seconds per second over the machine's cores (shown, not a
   station of its own).
 
-The bottleneck is the queueing station (net thread, worker pool, a backend, the host CPU) with
-the highest utilisation.
+The bottleneck is the model's station (worker pool, host CPU) with the highest utilisation,
+the same station whose queue the calibrated MVA predicts. The net thread and the backends are
+shown but not candidates when the host CPU station is modelled (their work is CPU work, held
+in the host CPU and the pool); without it they are candidates as before.
 """
 
 from __future__ import annotations
@@ -57,6 +72,13 @@ class PointMeasurement:
     # process name -> (role, CPU seconds per second)
     process_cpu: Mapping[str, tuple[str, float]] = field(default_factory=dict)
     server_threads: int = MEMCACHED_DEFAULT_THREADS
+    # process name -> run-queue wait seconds per second of its threads (NaN: not measured)
+    process_wait: Mapping[str, float] = field(default_factory=dict)
+    # the middlewares' worker-pool threads: CPU and run-queue wait seconds per second
+    pool_cores: float = math.nan
+    pool_wait_cores: float = math.nan
+    # process name -> (CPU, run-queue wait) seconds per second of its request-path threads
+    process_path: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def has_middleware(self) -> bool:
@@ -72,9 +94,10 @@ class Stage:
 
     name: str
     demand_ms: float
-    servers: int
+    servers: float
     utilisation: float
-    kind: str  # "delay", "queue" or "cpu"
+    kind: str  # "delay", "queue" (a station), "work" (shown, not a station) or "cpu"
+    wait_ms: float = math.nan  # measured wait per request (host CPU: run-queue wait)
 
     @property
     def is_station(self) -> bool:
@@ -93,15 +116,66 @@ class OperationalAnalysis:
         return next((s for s in self.stages if s.name == name), None)
 
     def outside_ms(self) -> float:
-        """The delay outside the modelled stations, per request: clients and network plus Z."""
+        """Time outside the middleware per request (R - R_mw; R without a middleware)."""
         found = self.stage("clients+network")
         return found.demand_ms if found else math.nan
+
+    def cpu_station(self) -> Stage | None:
+        """The host CPU as a modelled station (None when its split was not measured)."""
+        found = self.stage("host CPU")
+        return found if found is not None and math.isfinite(found.wait_ms) else None
+
+
+@dataclass(frozen=True)
+class CpuShare:
+    """The experiment's CPU at one point (cores = CPU seconds per second)."""
+
+    available_cores: float  # cores - other processes' CPU
+    experiment_cores: float
+    held_cores: float  # used while a worker holds the request (pool threads, backends)
+    wait_cores: float  # run-queue wait of every experiment thread
+    held_wait_cores: float  # run-queue wait of the pool threads and backends
+
+
+def cpu_share(m: PointMeasurement) -> CpuShare | None:
+    """The split of the experiment's CPU (None without CPU samples). With the request-path
+    columns, only the threads a request passes through are the experiment's; its other threads
+    (JIT compilers, GC, stats reporters, memcached's LRU maintainer) take cores away like other
+    people's processes."""
+    rows = {n: v for n, v in m.process_cpu.items() if v[0] != "host"}
+    if not m.host_cores or not rows:
+        return None
+    whole = sum(cores for _, cores in rows.values())
+    host_busy = next((c for r, c in m.process_cpu.values() if r == "host"), None)
+    busy = host_busy if host_busy is not None else whole
+    servers = [n for n, (role, _) in rows.items() if role == "server"]
+    paths = [m.process_path.get(name, (math.nan, math.nan)) for name in rows]
+    if all(math.isfinite(c) and math.isfinite(w) for c, w in paths):
+        path = {name: m.process_path[name] for name in rows}
+        experiment = sum(c for c, _ in path.values())
+        wait = sum(w for _, w in path.values())
+        held, held_wait = 0.0, 0.0
+        if m.has_middleware:
+            held = m.pool_cores + sum(path[n][0] for n in servers)
+            held_wait = m.pool_wait_cores + sum(path[n][1] for n in servers)
+        return CpuShare(m.host_cores - (busy - experiment), experiment, held, wait, held_wait)
+    waits = [m.process_wait.get(name, math.nan) for name in rows]
+    wait = sum(waits)  # NaN when any process's wait was not measured
+    held, held_wait = 0.0, 0.0
+    if m.has_middleware:
+        held = m.pool_cores + sum(rows[n][1] for n in servers)
+        held_wait = m.pool_wait_cores + sum(m.process_wait.get(n, math.nan) for n in servers)
+    return CpuShare(m.host_cores - (busy - whole), whole, held, wait, held_wait)
 
 
 def analyse(m: PointMeasurement) -> OperationalAnalysis:
     """Stages, utilisations and bottleneck of one point (see the module docstring)."""
     stages: list[Stage] = []
     x = m.throughput_ops_per_s
+    share = cpu_share(m)
+    cpu_modelled = share is not None and math.isfinite(share.wait_cores - share.held_wait_cores)
+    cpu_modelled = cpu_modelled and share is not None and math.isfinite(share.held_cores)
+    part = "work" if cpu_modelled else "queue"
     if m.has_middleware:
         outside_ms = max(0.0, m.response_time_ms - m.mw_response_time_ms)
         x_mw = m.mw_throughput_ops_per_s if math.isfinite(m.mw_throughput_ops_per_s) else x
@@ -116,13 +190,13 @@ def analyse(m: PointMeasurement) -> OperationalAnalysis:
                 "delay",
             )
         )
-        stages.append(Stage("net thread", net_ms, 1, per_mw * net_ms / 1000.0, "queue"))
+        stages.append(Stage("net thread", net_ms, 1, per_mw * net_ms / 1000.0, part))
         holding_ms = max(0.0, m.mw_response_time_ms - m.mw_queue_time_ms)
         stages.append(
             Stage(
                 "worker pool",
                 holding_ms,
-                m.workers,
+                m.workers * m.middlewares,
                 per_mw * holding_ms / 1000.0 / max(1, m.workers),
                 "queue",
             )
@@ -137,20 +211,13 @@ def analyse(m: PointMeasurement) -> OperationalAnalysis:
                 "delay",
             )
         )
-    total_cores = 0.0
-    host_busy = next((c for r, c in m.process_cpu.values() if r == "host"), None)
     for name, (role, cores) in sorted(m.process_cpu.items()):
-        if role == "host":
-            continue
-        total_cores += cores
         if role == "server":
             demand = 1000.0 * cores / (x / max(1, m.servers)) if x > 0 else math.nan
             stages.append(
-                Stage(
-                    f"backend {name}", demand, m.server_threads, cores / m.server_threads, "queue"
-                )
+                Stage(f"backend {name}", demand, m.server_threads, cores / m.server_threads, part)
             )
-    if m.host_cores and m.process_cpu:
+    if share is not None:
         for name, (role, cores) in sorted(m.process_cpu.items()):
             if role == "host":
                 continue
@@ -163,19 +230,33 @@ def analyse(m: PointMeasurement) -> OperationalAnalysis:
                     "cpu",
                 )
             )
-        busy = host_busy if host_busy is not None else total_cores
-        stages.append(
-            Stage(
-                "host CPU",
-                1000.0 * busy / x if x > 0 else math.nan,
-                m.host_cores,
-                busy / m.host_cores,
-                "queue",
-            )
-        )
+        stages.append(_host_cpu(share, x, cpu_modelled))
     stations = [s for s in stages if s.is_station and math.isfinite(s.utilisation)]
     bottleneck = max(stations, key=lambda s: s.utilisation).name if stations else None
     return OperationalAnalysis(m.point, stages, bottleneck)
+
+
+def _host_cpu(share: CpuShare, x: float, modelled: bool) -> Stage:
+    """The host CPU station: the experiment's CPU outside a worker's holding on the cores left
+    to it (see the module docstring); without the split, all of it over the available cores."""
+    if not modelled:
+        return Stage(
+            "host CPU",
+            1000.0 * share.experiment_cores / x if x > 0 else math.nan,
+            share.available_cores,
+            share.experiment_cores / share.available_cores,
+            "queue",
+        )
+    cores = share.experiment_cores - share.held_cores
+    servers = share.available_cores - share.held_cores
+    return Stage(
+        "host CPU",
+        1000.0 * cores / x if x > 0 else math.nan,
+        servers,
+        cores / servers if servers > 0 else math.inf,
+        "queue",
+        1000.0 * (share.wait_cores - share.held_wait_cores) / x if x > 0 else math.nan,
+    )
 
 
 def combine(analyses: list[OperationalAnalysis]) -> OperationalAnalysis:
@@ -193,9 +274,10 @@ def combine(analyses: list[OperationalAnalysis]) -> OperationalAnalysis:
             Stage(
                 name,
                 sum(s.demand_ms for s in found) / len(found),
-                found[0].servers,
+                sum(s.servers for s in found) / len(found),
                 sum(s.utilisation for s in found) / len(found),
                 found[0].kind,
+                sum(s.wait_ms for s in found) / len(found),
             )
         )
     stations = [s for s in stages if s.is_station and math.isfinite(s.utilisation)]

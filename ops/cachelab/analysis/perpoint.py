@@ -34,6 +34,43 @@ def process_cpu(runs: Sequence[RunData]) -> dict[str, tuple[str, float]]:
     return {name: (roles[name], sum(v) / len(v)) for name, v in found.items()}
 
 
+def process_wait(runs: Sequence[RunData]) -> dict[str, float]:
+    """Per process name, its threads' run-queue wait seconds per second averaged over the runs
+    (NaN when a run did not measure it)."""
+    found: dict[str, list[float]] = {}
+    for run in runs:
+        for cpu in run.cpu:
+            found.setdefault(cpu.name, []).append(cpu.wait_cores)
+    return {name: sum(v) / len(v) for name, v in found.items()}
+
+
+def process_path(runs: Sequence[RunData]) -> dict[str, tuple[float, float]]:
+    """Per process name, its request-path threads' CPU and run-queue wait seconds per second
+    averaged over the runs (NaN when a run did not measure them)."""
+    found: dict[str, list[tuple[float, float]]] = {}
+    for run in runs:
+        for cpu in run.cpu:
+            found.setdefault(cpu.name, []).append((cpu.path_cores, cpu.path_wait_cores))
+    return {
+        name: (sum(c for c, _ in v) / len(v), sum(w for _, w in v) / len(v))
+        for name, v in found.items()
+    }
+
+
+def pool_threads(runs: Sequence[RunData]) -> tuple[float, float]:
+    """CPU and run-queue wait seconds per second of the middlewares' worker-pool threads,
+    summed over the middlewares and averaged over the runs (NaN when not measured)."""
+    cpu, wait = [], []
+    for run in runs:
+        rows = [c for c in run.cpu if c.role == "middleware"]
+        if rows:
+            cpu.append(sum(c.pool_cores for c in rows))
+            wait.append(sum(c.pool_wait_cores for c in rows))
+    if not cpu:
+        return math.nan, math.nan
+    return sum(cpu) / len(cpu), sum(wait) / len(wait)
+
+
 def measurement(
     row: pd.Series,
     runs: Sequence[RunData],
@@ -47,6 +84,7 @@ def measurement(
     def metric(name: str) -> float:
         return _value(row, f"{name}{suffix}")
 
+    pool_cores, pool_wait_cores = pool_threads(runs)
     return PointMeasurement(
         point=int(row["point"]),
         clients=int(row["total_clients"]),
@@ -64,6 +102,10 @@ def measurement(
         host_cores=host_cores,
         process_cpu=process_cpu(runs),
         server_threads=server_threads,
+        process_wait=process_wait(runs),
+        pool_cores=pool_cores,
+        pool_wait_cores=pool_wait_cores,
+        process_path=process_path(runs),
     )
 
 

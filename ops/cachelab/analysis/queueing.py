@@ -229,7 +229,7 @@ def mva(
     demands_s: Sequence[float],
     think_time_s: float,
     max_clients: int,
-    servers: Sequence[int] | None = None,
+    servers: Sequence[float] | None = None,
 ) -> MVAResult:
     """Exact mean value analysis of a single-class closed network with a think-time station.
 
@@ -243,8 +243,10 @@ def mva(
         Solve for every population 1..N.
     servers
         Number of identical servers per station (default 1 each); the middleware's worker pool
-        is one station with m = workers. Single-server networks are solved with the MVA
-        recursion (Jain §34.2). A station with m > 1 servers is load dependent (rate multiplier
+        is one station with m = workers. m may be fractional (the host CPU with the cores
+        left to the experiment, e.g. 1.3): the station serves at rate min(j, m) with j jobs.
+        Single-server networks are solved with the MVA recursion (Jain §34.2). A station
+        with m != 1 servers is load dependent (rate multiplier
         min(j, m)); such networks are solved exactly from the product form with the
         normalising constant computed in log space, because the load-dependent MVA recursion
         (Jain §36.3) loses its marginal probabilities to cancellation at high load.
@@ -263,14 +265,13 @@ def mva(
     if max_clients < 1:
         raise ValueError(f"max_clients: must be >= 1, got {max_clients}")
     station_count = len(demands_s)
-    server_counts = [1] * station_count if servers is None else list(servers)
+    server_counts = [1.0] * station_count if servers is None else [float(m) for m in servers]
     if len(server_counts) != station_count:
         raise ValueError(
             f"servers: {len(server_counts)} entries (expected: one per station, {station_count})"
         )
     for k, m in enumerate(server_counts):
-        if m < 1:
-            raise ValueError(f"servers[{k}]: must be >= 1, got {m}")
+        _require_positive(f"servers[{k}]", m)
 
     demand = np.asarray(demands_s, dtype=np.float64)
     if all(m == 1 for m in server_counts):
@@ -309,7 +310,7 @@ def _mva_recursion(
     return throughput, out
 
 
-def _log_weights(demand: float, servers: int, max_clients: int) -> FloatArray:
+def _log_weights(demand: float, servers: float, max_clients: int) -> FloatArray:
     """log of D^n / prod_{j<=n} min(j, m): a station's product-form factor for n jobs."""
     n = np.arange(max_clients + 1, dtype=np.float64)
     rate_multiplier = np.minimum(np.arange(1, max_clients + 1, dtype=np.float64), servers)
@@ -339,7 +340,7 @@ def _log_convolve(a: FloatArray, b: FloatArray) -> FloatArray:
 
 
 def _throughput(
-    demand: FloatArray, servers: Sequence[int], think_time_s: float, max_clients: int
+    demand: FloatArray, servers: Sequence[float], think_time_s: float, max_clients: int
 ) -> FloatArray:
     """X(n) = G(n - 1) / G(n) from the normalising constant G."""
     log_g = _delay_log_weights(think_time_s, max_clients)
@@ -349,7 +350,7 @@ def _throughput(
 
 
 def _product_form_jobs(
-    demand: FloatArray, servers: Sequence[int], think_time_s: float, max_clients: int
+    demand: FloatArray, servers: Sequence[float], think_time_s: float, max_clients: int
 ) -> FloatArray:
     """Mean jobs per station for populations 1..N from the product-form solution.
 

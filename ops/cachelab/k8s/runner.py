@@ -4,7 +4,10 @@ For each run: `helm upgrade --install` the testbed release with the point's valu
 for it), delete the previous Jobs, `kubectl apply -k` a kustomization of manifests/base for the
 point, wait for the preload Job, release the benchmark Job (created suspended) and wait for it,
 then collect the loadgen JSON from the pods' logs and the middleware's statistics from its
-`/metrics`, and write the results layout of the local runner (docs/interfaces.md §4).
+`/metrics`, and write the results layout of the local runner (docs/interfaces.md §4). While the
+benchmark Job runs, the live line (ops/s, mean and p99 latency, errors) follows the loadgens'
+progress lines in the pods' logs (cachelab.k8s.progress; with memtier, whose progress line has
+no p99, the p99 shows as a dash).
 `K8sRunner` is the Kubernetes executor of cachelab.experiment's loop, which owns the order,
 selection, resume, status.json and the summary.csv rows.
 
@@ -23,6 +26,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +38,7 @@ from cachelab.k8s import plan
 from cachelab.k8s.collect import CollectError, log_without_blocks, result_blocks
 from cachelab.k8s.kube import K8sError, Kube, find_helm
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
+from cachelab.k8s.progress import TAIL_LINES, ProgressFollower
 from cachelab.results import (
     ResultsDir,
     RunRecord,
@@ -47,7 +52,7 @@ from cachelab.results import (
 )
 from cachelab.results.noise import load_warning
 from cachelab.spec import Point, Spec
-from cachelab.terminal import RunLines
+from cachelab.terminal import LiveSample, RunLines
 
 BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
 POLL_S = 1.0  # how often the runner looks at pods and Jobs while it waits
@@ -92,6 +97,7 @@ class K8sRunner:
         self.console = console
         self.root = repo_root()
         self.target_name = "k8s"
+        self.live: Callable[[LiveSample], None] | None = None  # gets each second of a run's load
 
     # --- one run ------------------------------------------------------------------------------
 
@@ -161,7 +167,11 @@ class K8sRunner:
             "patch", "job/benchmark", "--type=merge", "-p", '{"spec":{"suspend":false}}'
         )
         record["benchmark_released_epoch_ms"] = started * 1000.0
-        self._wait_job("benchmark", spec.run.duration_s + BARRIER_TIMEOUT_S + 120)
+        self._wait_job(
+            "benchmark",
+            spec.run.duration_s + BARRIER_TIMEOUT_S + 120,
+            each_poll=self._progress_poll(spec),
+        )
         seconds = time.time() - started
         record["middlewares"] = self._middleware_stats(middlewares, before, seconds, run_dir)
         return self._collect_loadgens(spec, run_dir, record)
@@ -205,7 +215,36 @@ class K8sRunner:
         pods = self.kube.get("pod", "-l", selector)
         return {str(p["metadata"]["uid"]) for p in pods.get("items", [])}
 
-    def _wait_job(self, name: str, timeout_s: float) -> None:
+    def _progress_poll(self, spec: Spec) -> Callable[[], None] | None:
+        """What `_wait_job` calls once per poll while the benchmark runs: the pods' progress
+        lines to the live line (None without a live line)."""
+        if self.live is None:
+            return None
+        follower = ProgressFollower(
+            lambda pod: self.kube.kubectl(
+                "logs", pod, "-c", "loadgen", f"--tail={TAIL_LINES}", timeout_s=10
+            ),
+            self.live,
+            (K8sError,),
+        )
+        pods: list[str] = []
+
+        def poll() -> None:
+            nonlocal pods
+            if len(pods) < spec.topology.client_machines:  # until every machine's pod exists
+                try:
+                    pods = [p["metadata"]["name"] for p in self._job_pods("benchmark")]
+                except (K8sError, ValueError, KeyError):
+                    return
+            follower.poll(pods)
+
+        return poll
+
+    def _wait_job(
+        self, name: str, timeout_s: float, each_poll: Callable[[], None] | None = None
+    ) -> None:
+        """Until the Job completes (K8sError if it fails or times out); `each_poll` runs once
+        per poll while it has not."""
         deadline = time.monotonic() + timeout_s
         while True:
             job = self.kube.get("job", name)
@@ -226,6 +265,8 @@ class K8sRunner:
                     f"{job_status.get('succeeded', 0)} of {completions}); see "
                     f"kubectl -n {self.kube.namespace} describe job {name}"
                 )
+            if each_poll is not None:
+                each_poll()
             time.sleep(POLL_S)
 
     def _failed_pod_logs(self, job: str) -> str:
@@ -458,9 +499,9 @@ def run(
     if warning:  # the loadgens run in the cluster; this machine only drives them
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     runner = K8sRunner(spec, results, kube, target, extra, timeout_s, console)
-    loop = ExperimentLoop(
-        spec, results, runner, RunLines(console, spec.run.duration_s), selection, previous
-    )
+    reporter = RunLines(console, spec.run.duration_s)
+    runner.live = reporter.live
+    loop = ExperimentLoop(spec, results, runner, reporter, selection, previous)
     try:
         return results, loop.run()
     finally:

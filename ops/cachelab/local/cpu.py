@@ -2,17 +2,26 @@
 the file format and the reader).
 
 `ProcessCpuSampler` runs on its own thread while the loadgens measure: every `period_s` it reads
-utime + stime of each listed process from `/proc/<pid>/stat` (all threads of the process), and
-the whole machine's busy time from `/proc/stat` (role `host`: every process, also other
-people's), and appends one row each to the run's `cpu.csv`. A process that has exited is skipped.
+utime + stime of each listed process from `/proc/<pid>/stat` (all threads of the process), the
+time its threads spent runnable but waiting for a CPU (the 2nd field of
+`/proc/<pid>/task/<tid>/schedstat`, summed over the live threads), the CPU time and run-queue wait
+of its worker-pool threads (threads named `worker-<n>`, the middleware's), the same two for its
+threads on a request's path (`REQUEST_PATH_THREAD`: the loadgen's event loops, the
+middleware's net thread and workers, memcached's workers, redis's main thread), and the whole
+machine's busy time from `/proc/stat` (role `host`: every process, also other people's), and
+appends one row each to the run's `cpu.csv`. A process that has exited is skipped; a kernel
+without schedstat leaves the wait columns empty.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from cachelab.results.cpu import CpuSample, CpuSampleWriter
@@ -25,6 +34,12 @@ ProcessRef = tuple[str, str, int]
 
 
 HOST_ROLE, HOST_NAME = "host", "all processes"
+# the middleware's worker threads (Middleware.java names them worker-<n>)
+WORKER_THREAD = re.compile(r"worker-\d+")
+# threads a request passes through (Loadgen's BenchmarkRun names its event loops
+# loadgen-<run>-<thread>); the others (JIT compilers, GC, stats reporters, memcached's LRU
+# maintainer) work off any request's path
+REQUEST_PATH_THREAD = re.compile(r"loadgen-\d+-\d+|net|worker-\d+|mc-worker|redis-server")
 
 
 def host_cpu_s() -> float | None:
@@ -56,6 +71,73 @@ def process_cpu_s(pid: int) -> float | None:
     except (IndexError, ValueError):
         return None
     return (utime + stime) / CLOCK_TICKS_PER_S
+
+
+@dataclass(frozen=True)
+class ThreadTimes:
+    """Cumulative run-queue wait of a process's threads, and CPU time and wait of its
+    worker-pool threads (seconds; None where /proc does not say)."""
+
+    wait_s: float | None
+    pool_cpu_s: float | None
+    pool_wait_s: float | None
+    path_cpu_s: float | None = None
+    path_wait_s: float | None = None
+
+
+def _task_cpu_s(task: Path) -> float | None:
+    try:
+        text = (task / "stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2 :].split()
+    try:
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS_PER_S
+    except (IndexError, ValueError):
+        return None
+
+
+def _task_wait_s(task: Path) -> float | None:
+    try:
+        return int((task / "schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def thread_times(pid: int) -> ThreadTimes:
+    """Run-queue wait summed over a process's live threads, and the CPU time and wait of its
+    `worker-<n>` threads and of its request-path threads (None when the process is gone or the
+    kernel has no schedstat)."""
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return ThreadTimes(None, None, None)
+    wait: float | None = None
+    pool_cpu: float | None = None
+    pool_wait: float | None = None
+    path_cpu: float | None = None
+    path_wait: float | None = None
+    for task in tasks:
+        task_wait = _task_wait_s(task)
+        if task_wait is not None:
+            wait = (wait or 0.0) + task_wait
+        try:
+            name = (task / "comm").read_text().strip()
+        except OSError:
+            continue
+        if WORKER_THREAD.fullmatch(name):
+            task_cpu = _task_cpu_s(task)
+            if task_cpu is not None:
+                pool_cpu = (pool_cpu or 0.0) + task_cpu
+            if task_wait is not None:
+                pool_wait = (pool_wait or 0.0) + task_wait
+        if REQUEST_PATH_THREAD.fullmatch(name):
+            task_cpu = _task_cpu_s(task)
+            if task_cpu is not None:
+                path_cpu = (path_cpu or 0.0) + task_cpu
+            if task_wait is not None:
+                path_wait = (path_wait or 0.0) + task_wait
+    return ThreadTimes(wait, pool_cpu, pool_wait, path_cpu, path_wait)
 
 
 class ProcessCpuSampler:
@@ -107,5 +189,23 @@ class ProcessCpuSampler:
         for role, name, pid in self.processes():
             cpu_s = process_cpu_s(pid)
             if cpu_s is not None:
-                rows.append(CpuSample(now_ms, role, name, pid, cpu_s))
+                times = thread_times(pid)
+                rows.append(
+                    CpuSample(
+                        now_ms,
+                        role,
+                        name,
+                        pid,
+                        cpu_s,
+                        _or_nan(times.wait_s),
+                        _or_nan(times.pool_cpu_s),
+                        _or_nan(times.pool_wait_s),
+                        _or_nan(times.path_cpu_s),
+                        _or_nan(times.path_wait_s),
+                    )
+                )
         writer.write(rows)
+
+
+def _or_nan(value: float | None) -> float:
+    return math.nan if value is None else value

@@ -59,10 +59,13 @@ def stats_section(data: Mapping[str, Any], source: Path | str) -> dict[str, Any]
 
 @dataclass(frozen=True)
 class SecondBucket:
-    """One 1 s bucket of memtier's ``Time-Serie`` (latencies in ms)."""
+    """One 1 s bucket of memtier's ``Time-Serie`` (latencies in ms). The cachelab loadgen also
+    says when its sampler cut the bucket (`Cut At ms` since the start of the run): on a busy
+    machine the sampler wakes late, so a bucket may hold 1.3 s of requests and the next 0.7 s."""
 
     count: int
     average_latency_ms: float
+    cut_at_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -82,11 +85,12 @@ class OpStats:
 
 @dataclass(frozen=True)
 class SeriesWindow:
-    """Requests and latency of one op type summed over the measured seconds."""
+    """Requests and latency of one op type summed over the measured seconds, and the time those
+    requests completed in (the measured seconds, or the time between their buckets' cuts)."""
 
     count: float = 0.0
     latency_sum_ms: float = 0.0
-    seconds: int = 0
+    seconds: float = 0.0
 
     @property
     def ops_per_s(self) -> float:
@@ -120,7 +124,9 @@ class LoadgenRun:
         return math.ceil(self.duration_ms / 1000.0 - 1e-6)
 
     def measured(self, op: str, interval: MeasuredInterval) -> SeriesWindow:
-        """An op block's per-second series summed over the measured interval."""
+        """An op block's per-second series summed over the measured interval. Its length is the
+        time between the cuts of the buckets around it when the loadgen recorded them (so that
+        a late sampler does not put requests of 1.3 s into "one second"), else whole seconds."""
         block = self.stats.get(op)
         if block is None:
             return SeriesWindow()
@@ -135,10 +141,24 @@ class LoadgenRun:
             return SeriesWindow()
         last = max(block.time_series)
         lasted = self.run_seconds if self.run_seconds is not None else last + 1
-        seconds = max(0, min(interval.end_s, lasted) - interval.start_s)
+        end_s = min(interval.end_s, lasted)
+        seconds: float = max(0, end_s - interval.start_s)
         if seconds == 0 and present:
             seconds = len(present)
+        elif seconds > 0:
+            seconds = _cut_span_s(block.time_series, interval.start_s, end_s) or seconds
         return SeriesWindow(count, latency_sum, seconds)
+
+
+def _cut_span_s(series: Mapping[int, SecondBucket], start_s: int, end_s: int) -> float | None:
+    """Seconds between the cut before bucket `start_s` (the run's start for 0) and the cut of
+    bucket `end_s - 1`, if both are recorded."""
+    last = series.get(end_s - 1)
+    first = series.get(start_s - 1) if start_s > 0 else SecondBucket(0, 0.0, 0.0)
+    if last is None or first is None or last.cut_at_ms is None or first.cut_at_ms is None:
+        return None
+    span_s = (last.cut_at_ms - first.cut_at_ms) / 1000.0
+    return span_s if span_s > 0 else None
 
 
 def _percentile_key(key: str) -> float | None:
@@ -167,7 +187,12 @@ def _op_stats(block: Mapping[str, Any], where: str) -> OpStats:
             continue
         count = int(number(bucket.get("Count")))
         latency = number(bucket.get("Average Latency")) if count else 0.0
-        series[index] = SecondBucket(count=count, average_latency_ms=latency)
+        cut = bucket.get("Cut At ms")
+        series[index] = SecondBucket(
+            count=count,
+            average_latency_ms=latency,
+            cut_at_ms=number(cut) if isinstance(cut, int | float) else None,
+        )
     average = block.get("Average Latency", block.get("Latency"))
     if average is None:
         raise ResultsError(f"{where}: missing field 'Average Latency'")

@@ -4,7 +4,10 @@ A run measures the seconds `s` (counted from the loadgens' start) with
 `warmup_s <= s < duration_s - cooldown_s`. Every reader applies this rule and nothing else:
 
 - memtier's per-second `Time-Serie`: second `s` counts when it lies in the interval; the divisor
-  is the number of those seconds the run lasted (a second without requests still counts);
+  is the time those seconds' requests completed in: with the cachelab loadgen, the time between
+  the sampler's cuts around them (`Cut At ms`: a sampler woken late on a busy machine makes a
+  "second" longer or shorter than 1 s), otherwise the number of those seconds the run lasted (a
+  second without requests still counts);
 - HdrHistogram interval logs: an interval counts when it starts in the interval, to within half
   a second (the loadgen's intervals start on its own second boundaries);
 - the middleware's 1 s windows: a window counts when its midpoint lies in the interval, with the

@@ -2,12 +2,20 @@
 container: POSIX sh, the project's loadgen jar (the `cachelab` loadgen kind) and a memcached on a
 free loopback port. kwok never runs them, so this is where their logic is proven: the preload
 fills the key slice and verifies zero misses, the benchmark prints one JSON per instance between
-the markers that cachelab.k8s.collect parses, and with METRICS_PORT each instance j gets
-`--metrics-port=METRICS_PORT+j` (more instances than declared ports is refused)."""
+the markers that cachelab.k8s.collect parses and each instance's progress line tagged for the
+live line, and with METRICS_PORT each instance j gets
+`--metrics-port=METRICS_PORT+j` (more instances than declared ports is refused).
+
+memtier_benchmark (the default k8s loadgen) is not packaged for this machine (no Debian package),
+so the memtier path is proven in its one memtier-specific part: the script's tagging
+(common.sh, tag_progress) fed memtier's stderr bytes (tests/data/memtier-stderr-0.txt, progress
+lines ended by carriage returns as memtier writes them) through a fifo, as run-benchmark.sh does,
+passes each progress line on, tagged, while the instance still runs."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -19,6 +27,7 @@ import pytest
 
 from cachelab.k8s import plan
 from cachelab.k8s.collect import result_blocks
+from cachelab.k8s.progress import progress_lines
 from cachelab.local.tools import find_java
 from cachelab.spec import parse_spec
 
@@ -142,6 +151,10 @@ def test_preload_fills_and_verifies_then_the_benchmark_prints_json_per_instance(
     for block in blocks[0::2]:
         gets = block.data()["ALL STATS"]["Gets"]
         assert gets["Count"] > 0 and float(gets["Misses/sec"]) == 0  # the keys were preloaded
+    # each instance's per-second progress line in the pod's log, tagged (the live line of
+    # `cachelab run --target k8s` follows them); the preload stays --quiet
+    assert {key for key, _ in progress_lines(bench.stderr)} == {(0, 0), (0, 1)}, bench.stderr
+    assert list(progress_lines(preload.stderr)) == []
 
 
 @pytest.mark.parametrize("memcached_port", [8], indirect=True)
@@ -192,3 +205,62 @@ def test_benchmark_passes_each_instance_its_metrics_port(
     assert bench.returncode == 1, bench.stderr
     assert "instance 1 failed" in bench.stderr and "instance 0 failed" not in bench.stderr
     assert [b.instance for b in result_blocks(bench.stdout)] == ["0", "hdr-0"]
+
+
+@pytest.mark.parametrize("tools", ["machine", "busybox"])
+def test_memtier_progress_lines_are_tagged_while_the_instance_runs(
+    tools: str, tmp_path: Path
+) -> None:
+    """`machine`: this machine's sh and GNU tr under stdbuf (as in the memtier image, whose
+    coreutils has stdbuf); `busybox`: only busybox's tr on the PATH, no stdbuf (as in the
+    project's loadgen image)."""
+    stderr = (ROOT / "ops" / "tests" / "data" / "memtier-stderr-0.txt").read_text().splitlines()
+    # memtier's stderr: its first lines end in a newline, each progress line in a carriage
+    # return (rewritten in place on a terminal), and the run in two newlines
+    launch = [line for line in stderr if " secs]" not in line]
+    progress = [line for line in stderr if " secs]" in line]
+    first = "".join(line + "\n" for line in launch) + progress[0] + "\r" + progress[1] + "\r"
+    rest = "".join(line + "\r" for line in progress[2:]) + "\n\n"
+    fifo = tmp_path / "stderr-0"
+    os.mkfifo(fifo)
+    pod_log = tmp_path / "pod.log"
+    instance_log = tmp_path / "loadgen-0.log"
+    script = f'. "{SCRIPTS}/common.sh"; tag_progress 0 "{instance_log}" <"{fifo}"'
+    path = os.environ["PATH"]
+    if tools == "busybox":
+        busybox = shutil.which("busybox")
+        assert busybox is not None, "busybox is missing: scripts/install-debs.sh installs it"
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "tr").symlink_to(busybox)
+        path = str(bin_dir)  # sh's builtins and busybox's tr: no stdbuf
+    env = {"PATH": path, "JOB_NAME": "benchmark", "JOB_COMPLETION_INDEX": "2"}
+    with pod_log.open("w") as err:
+        tagger = subprocess.Popen(
+            [shutil.which("sh") or "/bin/sh", "-c", script], env=env, stderr=err
+        )
+    try:
+        with fifo.open("w") as writer:
+            writer.write(first)
+            writer.flush()
+            # the first two progress lines reach the pod's log before memtier ends (the fifo
+            # is still open): memtier's carriage returns end lines, nothing waits for more
+            deadline = time.monotonic() + 30
+            while len(list(progress_lines(pod_log.read_text()))) < 2:
+                assert time.monotonic() < deadline, pod_log.read_text()
+                assert tagger.poll() is None
+                time.sleep(0.05)
+            writer.write(rest)
+        assert tagger.wait(timeout=30) == 0
+    finally:
+        if tagger.poll() is None:
+            tagger.kill()
+            tagger.wait()
+    found = list(progress_lines(pod_log.read_text()))
+    assert [key for key, _ in found] == [(2, 0)] * len(progress)
+    assert [s.second for _, s in found] == [1, 2, 3, 4, 4]
+    assert found[0][1].ops_per_s == 9645 and found[0][1].p99_ms is None
+    # only the progress lines are tagged; the instance's file has every line, one per line
+    assert len(pod_log.read_text().splitlines()) == len(progress)
+    kept = [line for line in instance_log.read_text().splitlines() if line]
+    assert kept == stderr

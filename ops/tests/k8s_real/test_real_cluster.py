@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import socket
 import time
 import urllib.parse
@@ -219,11 +220,16 @@ SPEC = {
 
 
 def test_cachelab_run_target_k8s_sweeps_workers_on_the_real_cluster(
-    real_cluster: Cluster, release: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    real_cluster: Cluster,
+    release: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Two points that differ in the middleware's worker count: each `helm upgrade --wait`
     replaces the one middleware (one per node) without stalling, the Jobs of the kustomize
-    overlay run the real loadgen, and the summary has the local runner's columns."""
+    overlay run the real loadgen, the live line follows the loadgen pod's log while the Job
+    runs, and the summary has the local runner's columns."""
     spec_file = tmp_path / "k8s-real-workers.yaml"
     spec_file.write_text(yaml.safe_dump(SPEC))
     monkeypatch.setenv("KUBECONFIG", str(real_cluster.kubeconfig))
@@ -234,8 +240,20 @@ def test_cachelab_run_target_k8s_sweeps_workers_on_the_real_cluster(
     monkeypatch.setenv("CACHELAB_K8S_TIMEOUT_S", "240")
     started = time.monotonic()
     code = main(["run", str(spec_file), "--target", "k8s", "--results", str(tmp_path / "r")])
-    print(f"cachelab run --target k8s: 2 points in {time.monotonic() - started:.1f} s")
+    elapsed = time.monotonic() - started
+    out = capsys.readouterr().out
+    print(out)
+    print(f"cachelab run --target k8s: 2 points in {elapsed:.1f} s")
     assert code == 0
+    # the live line (printed every few seconds when stdout is not a terminal), for each point
+    live = re.findall(
+        r"^\[(\d)/2\] p\d r0 \(workers=\d\) +\d+s +([\d,]+) ops/s  mean [\d.]+ ms  "
+        r"p99 [\d.]+ ms  (\d+) errors$",
+        out,
+        re.MULTILINE,
+    )
+    assert {number for number, _, _ in live} == {"1", "2"}, out
+    assert all(float(ops.replace(",", "")) > 0 and errors == "0" for _, ops, errors in live), live
     (results,) = (tmp_path / "r" / "k8s-real-workers").iterdir()
     status = json.loads((results / "status.json").read_text())
     assert status["state"] == "complete" and status["runs_done"] == 2, status

@@ -82,7 +82,8 @@ public final class BenchmarkRun {
       if (finished && control.failure() != null && second == 0 && allEmpty(stats)) {
         break; // nothing was measured (e.g. connection refused)
       }
-      sample(result, second, stats, intervals, total, lastBytes);
+      long cutMicros = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - startNanos);
+      sample(result, second, cutMicros, stats, intervals, total, lastBytes);
       setCounters(result, stats); // errors so far, for the progress line (once a second)
       long elapsed = Math.min(System.nanoTime(), tick) - startNanos;
       for (IntervalListener l : listeners) {
@@ -125,6 +126,7 @@ public final class BenchmarkRun {
   private void sample(
       RunResult result,
       int second,
+      long cutMicros,
       List<ThreadStats> stats,
       Map<OpType, Histogram> intervals,
       Histogram total,
@@ -154,7 +156,7 @@ public final class BenchmarkRun {
           .series()
           .add(
               new SecondSample(
-                  second, LatencySummary.of(h, config.percentiles()), rxDelta, txDelta));
+                  second, LatencySummary.of(h, config.percentiles()), rxDelta, txDelta, cutMicros));
       total.add(h);
     }
     result.totals().latencyMicros().add(total);
@@ -163,7 +165,11 @@ public final class BenchmarkRun {
         .series()
         .add(
             new SecondSample(
-                second, LatencySummary.of(total, config.percentiles()), totalRx, totalTx));
+                second,
+                LatencySummary.of(total, config.percentiles()),
+                totalRx,
+                totalTx,
+                cutMicros));
   }
 
   private static void setCounters(RunResult result, List<ThreadStats> stats) {

@@ -197,6 +197,8 @@ public final class MemtierJson {
       entry.put("Bytes TX", sample.txBytes());
       LatencySummary l = sample.latency();
       entry.put("Count", l.count());
+      // An extension memtier lacks: when the sampler cut this second (ms since the start).
+      entry.put("Cut At ms", sample.cutMicros() / 1000.0);
       if (l.count() > 0) {
         entry.put("Average Latency", millis(l.meanMicros()));
         entry.put("Accumulated Latency", l.sumMicros() / 1000);

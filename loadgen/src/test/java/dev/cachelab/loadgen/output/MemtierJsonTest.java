@@ -65,16 +65,18 @@ class MemtierJsonTest {
     r.totals().latencyMicros().add(total);
     r.op(OpType.GET)
         .series()
-        .add(new SecondSample(0, LatencySummary.of(get, c.percentiles()), 30, 60));
+        .add(new SecondSample(0, LatencySummary.of(get, c.percentiles()), 30, 60, 1_000_250));
     r.op(OpType.SET)
         .series()
-        .add(new SecondSample(0, LatencySummary.of(set, c.percentiles()), 8, 1100));
+        .add(new SecondSample(0, LatencySummary.of(set, c.percentiles()), 8, 1100, 1_000_250));
     r.totals()
         .series()
-        .add(new SecondSample(0, LatencySummary.of(total, c.percentiles()), 38, 1160));
+        .add(new SecondSample(0, LatencySummary.of(total, c.percentiles()), 38, 1160, 1_000_250));
     Histogram empty = new Histogram(3);
     for (var section : List.of(r.op(OpType.GET), r.op(OpType.SET), r.totals())) {
-      section.series().add(new SecondSample(1, LatencySummary.of(empty, c.percentiles()), 0, 0));
+      section
+          .series()
+          .add(new SecondSample(1, LatencySummary.of(empty, c.percentiles()), 0, 0, 2_000_500));
     }
     r.op(OpType.GET).setCounters(2, 1, 0, 30, 60);
     r.op(OpType.SET).setCounters(0, 0, 0, 8, 1100);
@@ -138,6 +140,7 @@ class MemtierJsonTest {
             "Bytes RX",
             "Bytes TX",
             "Count",
+            "Cut At ms",
             "Average Latency",
             "Accumulated Latency",
             "Min Latency",
@@ -146,7 +149,11 @@ class MemtierJsonTest {
             "p99.00",
             "p99.90");
     assertThat(series.at("/0/Count").asLong()).isEqualTo(3);
-    assertThat(fieldNames(series.get("1"))).containsExactly("Bytes RX", "Bytes TX", "Count");
+    // when the sampler cut each second (late cuts make a second longer than 1 s)
+    assertThat(series.at("/0/Cut At ms").asDouble()).isEqualTo(1000.25);
+    assertThat(series.at("/1/Cut At ms").asDouble()).isEqualTo(2000.5);
+    assertThat(fieldNames(series.get("1")))
+        .containsExactly("Bytes RX", "Bytes TX", "Count", "Cut At ms");
 
     assertThat(all.get("Sets").get("Hits/sec").asDouble()).isZero();
     assertThat(all.get("Totals").get("Count").asLong()).isEqualTo(4);

@@ -5,8 +5,6 @@ import dev.cachelab.middleware.protocol.Request;
 import dev.cachelab.middleware.protocol.RequestDecoder;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
@@ -27,14 +25,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * non-blocking socket does not take goes to {@code pendingOut}, flushed when the selector reports
  * the socket writable.
  *
- * <p>Memory: the read buffer starts at {@link #BASE_READ_BYTES}; growth past that (a large or
- * incomplete request) and every byte of {@code pendingOut} are reserved from the global {@link
- * BufferBudget}; a connection that cannot reserve is closed with {@code SERVER_ERROR out of
- * memory}. Buffers grown for one large request or reply are given back once it is done.
- * Backpressure: when the connection's backlog (reply bytes the client has not taken, plus the
- * requests decoded and not yet answered) reaches {@link #HIGH_WATER_BYTES}, the net thread stops
- * reading it; when unsent reply bytes alone reach that mark, its next request is not queued either.
- * Both resume below {@link #LOW_WATER_BYTES}.
+ * <p>Memory: the read buffer is allocated at the first read (an idle connection that never sends
+ * holds none), at {@link #BASE_READ_BYTES}; growth past that (a large or incomplete request) and
+ * every byte of {@code pendingOut} are reserved from the global {@link BufferBudget}; a connection
+ * that cannot reserve is closed with {@code SERVER_ERROR out of memory}. Buffers grown for one
+ * large request or reply are given back once it is done. Backpressure: when the connection's
+ * backlog (reply bytes the client has not taken, plus the requests decoded and not yet answered)
+ * reaches {@link #HIGH_WATER_BYTES}, the net thread stops reading it; when unsent reply bytes alone
+ * reach that mark, its next request is not queued either. Both resume below {@link
+ * #LOW_WATER_BYTES}.
  */
 public final class ClientConnection implements ReplySink {
   private static final int POOL_LIMIT = 64;
@@ -54,19 +53,21 @@ public final class ClientConnection implements ReplySink {
   /** Unsent reply capacity kept after a drain; more is given back. */
   private static final int KEEP_PENDING_BYTES = 64 * 1024;
 
+  private static final byte[] NO_BYTES = new byte[0];
+
   /** Returned by {@link #read()} when the buffer could not grow within the budget. */
   static final int OVER_BUDGET = -2;
 
-  private final SocketChannel channel;
-  private final NetThread net;
+  private final ClientChannel channel;
+  private final ConnectionEvents net;
   private final BufferBudget budget;
   private final AtomicLong readReservedBytes = new AtomicLong();
-  private SelectionKey key;
   private volatile long backlogBytes;
 
   // Net thread only.
   final RequestDecoder parser;
-  byte[] readBuf = new byte[BASE_READ_BYTES];
+  // Allocated at the first read: a connection that never sends holds no read buffer.
+  byte[] readBuf = NO_BYTES;
   ByteBuffer readView = ByteBuffer.wrap(readBuf);
   int parseStart;
   int readEnd;
@@ -89,19 +90,11 @@ public final class ClientConnection implements ReplySink {
   private boolean nextStalled;
 
   ClientConnection(
-      SocketChannel channel, NetThread net, BufferBudget budget, RequestDecoder parser) {
+      ClientChannel channel, ConnectionEvents net, BufferBudget budget, RequestDecoder parser) {
     this.channel = channel;
     this.net = net;
     this.budget = budget;
     this.parser = parser;
-  }
-
-  void attach(SelectionKey key) {
-    this.key = key;
-  }
-
-  SocketChannel channel() {
-    return channel;
   }
 
   // ---- net thread -------------------------------------------------------------------------------
@@ -112,7 +105,10 @@ public final class ClientConnection implements ReplySink {
    * @return bytes read, -1 at end of stream, or {@link #OVER_BUDGET}
    */
   int read() throws IOException {
-    if (readEnd == readBuf.length) {
+    if (readBuf.length == 0) {
+      readBuf = new byte[BASE_READ_BYTES];
+      readView = ByteBuffer.wrap(readBuf);
+    } else if (readEnd == readBuf.length) {
       if (parseStart > 0) {
         compact();
       } else {
@@ -195,7 +191,7 @@ public final class ClientConnection implements ReplySink {
     synchronized (this) {
       closeWhenDrained = true;
       if (!closed) {
-        key.interestOpsAnd(~SelectionKey.OP_READ);
+        channel.setReadInterest(false);
       }
       closeIfDrained();
     }
@@ -226,7 +222,7 @@ public final class ClientConnection implements ReplySink {
       return false;
     }
     readingPausedForBacklog = true;
-    key.interestOpsAnd(~SelectionKey.OP_READ);
+    channel.setReadInterest(false);
     return true;
   }
 
@@ -281,11 +277,7 @@ public final class ClientConnection implements ReplySink {
       if (closed) {
         return;
       }
-      if (reading) {
-        key.interestOpsOr(SelectionKey.OP_READ);
-      } else {
-        key.interestOpsAnd(~SelectionKey.OP_READ);
-      }
+      channel.setReadInterest(reading);
     }
   }
 
@@ -304,14 +296,7 @@ public final class ClientConnection implements ReplySink {
     }
     waiting.clear();
     // In-flight requests are still with workers; they are dropped when they complete.
-    if (key != null) {
-      key.cancel();
-    }
-    try {
-      channel.close();
-    } catch (IOException ignored) {
-      // already failing
-    }
+    channel.close();
     net.connectionClosed();
   }
 
@@ -440,8 +425,7 @@ public final class ClientConnection implements ReplySink {
       }
     }
     if (pendingOut.hasRemaining()) {
-      key.interestOpsOr(SelectionKey.OP_WRITE);
-      net.wakeup();
+      channel.setWriteInterest(true);
     } else {
       if (pendingOut.capacity() > KEEP_PENDING_BYTES) {
         budget.release(pendingReservedBytes);
@@ -449,9 +433,7 @@ public final class ClientConnection implements ReplySink {
         pendingOut = ByteBuffer.allocate(0);
       }
       pendingOut.clear().limit(0);
-      if ((key.interestOps() & SelectionKey.OP_WRITE) != 0) {
-        key.interestOpsAnd(~SelectionKey.OP_WRITE);
-      }
+      channel.setWriteInterest(false);
     }
   }
 

@@ -37,7 +37,7 @@ import java.util.function.Supplier;
  * is closed with {@code SERVER_ERROR out of memory}; with an idle timeout, a connection with
  * nothing in flight and no input for that long is closed.
  */
-public final class NetThread implements Runnable {
+public final class NetThread implements Runnable, ConnectionEvents {
   private final Selector selector;
   private final ServerSocketChannel server;
   private final RequestQueue queue;
@@ -109,24 +109,23 @@ public final class NetThread implements Runnable {
     selector.wakeup();
   }
 
-  void wakeup() {
-    selector.wakeup();
-  }
-
   /**
    * A worker queues a connection's next pipelined request after completing the previous one. Its
    * queue length is not sampled (the sampler is the net thread's single-writer recorder).
    */
-  void enqueueWaiting(Request request) {
+  @Override
+  public void enqueueWaiting(Request request) {
     queue.enqueue(request);
   }
 
-  void connectionClosed() {
+  @Override
+  public void connectionClosed() {
     connections.decrementAndGet();
   }
 
   /** Any thread: a connection paused for its backlog may be read again. */
-  void resumeReading(ClientConnection connection) {
+  @Override
+  public void resumeReading(ClientConnection connection) {
     toResume.add(connection);
     selector.wakeup();
   }
@@ -204,8 +203,9 @@ public final class NetThread implements Runnable {
         }
         channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        ClientConnection connection = new ClientConnection(channel, this, budget, decoders.get());
-        connection.attach(channel.register(selector, SelectionKey.OP_READ, connection));
+        SocketClientChannel client = new SocketClientChannel(channel);
+        ClientConnection connection = new ClientConnection(client, this, budget, decoders.get());
+        client.attach(channel.register(selector, SelectionKey.OP_READ, connection));
         connections.incrementAndGet();
         totalConnections++;
       } catch (IOException e) {

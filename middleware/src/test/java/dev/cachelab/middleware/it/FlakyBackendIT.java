@@ -43,11 +43,18 @@ class FlakyBackendIT {
             assertThat(reply).isIn("STORED\r\n", "VALUE f 0 2\r\nok\r\nEND\r\n");
           }
         }
-        assertThat(proxy.drops()).as("chunks dropped").isPositive();
-        // Each drop fails the request on that connection (and rarely one more); with a backoff
-        // after every failure about half the requests failed. Generous bound: 6 %.
+        int drops = proxy.drops();
+        System.out.printf(
+            "FlakyBackendIT: %d of %d requests failed (%.2f %%), %d reply chunks dropped%n",
+            failed, REQUESTS, 100.0 * failed / REQUESTS, drops);
+        assertThat(drops).as("chunks dropped").isPositive();
+        // The case: with a reconnect backoff after every broken connection, the requests
+        // of the whole backoff period failed (about half of them). Now a drop costs the request
+        // on that connection (a get may even be retried), and the next request reconnects at
+        // once: failures stay near the drops, not near half the requests. Generous bounds.
         assertThat(failed)
-            .as("failed of %d, %d drops", REQUESTS, proxy.drops())
+            .as("failed of %d, %d drops", REQUESTS, drops)
+            .isLessThanOrEqualTo(2 * drops + 5)
             .isLessThanOrEqualTo(REQUESTS * 6 / 100);
       }
     }
