@@ -48,7 +48,7 @@ deps: ## Install missing Debian packages (memcached, redis, nutcracker, memcasla
 	@scripts/install-debs.sh
 
 .PHONY: k8s-tools
-k8s-tools: ## Build helm, kwok, kwokctl, kube-apiserver/-controller-manager/-scheduler into TOOLS_DIR/bin (~10 min once).
+k8s-tools: ## Build helm, kwok, kwokctl, kube-apiserver/-controller-manager/-scheduler into TOOLS_DIR/bin (~10 min once; CILIUM=1 adds Cilium, 15-25 min once).
 	@TOOLS_DIR=$(TOOLS_DIR) scripts/k8s-tools.sh
 
 .PHONY: jdk
