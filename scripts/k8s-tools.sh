@@ -87,5 +87,28 @@ if ! stamp_ok coredns "$COREDNS_VERSION"; then
   stamp coredns "$COREDNS_VERSION"
 fi
 
+# Cilium (opt-in, CILIUM=1): the NetworkPolicy enforcer of the local cluster
+# (CLUSTER_NETWORK_POLICY=cilium scripts/local-cluster.sh up). Built inside a copy of its module:
+# the BGP library version it pins is not in the module proxy, so the nearest release replaces it.
+CILIUM_VERSION="${CILIUM_VERSION:-v1.20.2}"
+CILIUM_GOBGP="${CILIUM_GOBGP:-v4.8.0}"
+if [[ "${CILIUM:-0}" == 1 ]]; then
+  # The agent compiles its BPF programs at run time with clang >= 18.1; curl asks it for health.
+  "$root/scripts/install-debs.sh" clang-19 llvm-19 curl
+fi
+if [[ "${CILIUM:-0}" == 1 ]] && { ! stamp_ok cilium-agent "$CILIUM_VERSION" || ! stamp_ok cilium-cni "$CILIUM_VERSION"; }; then
+  echo "building cilium-agent and cilium-cni $CILIUM_VERSION (first time ~15-25 min on 2 cores)"
+  src_mod="$(go mod download -json "github.com/cilium/cilium@$CILIUM_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "$src_mod" ]] || { echo "error: could not download github.com/cilium/cilium@$CILIUM_VERSION" >&2; exit 1; }
+  rm -rf "$tools_dir/cilium-src"
+  cp -r "$src_mod" "$tools_dir/cilium-src"
+  chmod -R u+w "$tools_dir/cilium-src"
+  ( cd "$tools_dir/cilium-src"
+    go mod edit -replace "github.com/osrg/gobgp/v4=github.com/osrg/gobgp/v4@$CILIUM_GOBGP"
+    go build -trimpath -ldflags "-s -w" -o "$bin/cilium-agent" ./daemon
+    go build -trimpath -ldflags "-s -w" -o "$bin/cilium-cni" ./plugins/cilium-cni )
+  stamp cilium-agent "$CILIUM_VERSION"; stamp cilium-cni "$CILIUM_VERSION"
+fi
+
 [[ -x /usr/bin/etcd ]] || echo "note: etcd not found at /usr/bin/etcd; run scripts/install-debs.sh etcd-server" >&2
 echo "Kubernetes tools ready in $bin"

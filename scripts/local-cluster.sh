@@ -16,6 +16,8 @@
 # What `up` changes on the machine (bridge, veths, /run/netns mounts, iptables chains of kubelet,
 # kube-proxy and CNI in IPv4 and IPv6, ip_forward and bridge-nf-call sysctls, kubepods cgroups,
 # /var/log/pods and /var/log/containers) is recorded first and undone by `down`.
+# CLUSTER_NETWORK_POLICY=cilium adds Cilium's agent (NetworkPolicies enforced; docs/kubernetes.md):
+# its CILIUM_* chains, cilium_* devices and the sysctls it sets are undone by `down` as well.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -31,6 +33,18 @@ dns_ip="${service_base%.*}.10"
 node_name="${CLUSTER_NODE_NAME:-cachelab-local}"
 api_port=6443
 kubeconfig="$dir/kubeconfig"
+# NetworkPolicy enforcement: none (the bridge plugin alone) or cilium (Cilium's agent chained after
+# the bridge plugin in generic-veth mode; built by `CILIUM=1 make k8s-tools`).
+network_policy="${CLUSTER_NETWORK_POLICY:-none}"
+cilium_dir="$dir/cilium"
+cilium_sock="$cilium_dir/run/cilium.sock"
+cilium_src="${TOOLS_DIR:-$root/.cache/tools}/cilium-src"  # the module's bpf/ and CRDs (k8s-tools.sh)
+cilium_router_cidr="${node_ip%.*.*}.1.0/24"
+clang_dir="${CILIUM_CLANG_DIR:-/usr/lib/llvm-19/bin}"  # clang >= 18.1 with the BPF target
+# Machine-wide sysctls Cilium's agent sets (datapath/loader, iptables); restored by `down`.
+cilium_sysctls=(net/ipv4/conf/all/rp_filter net/ipv4/conf/default/rp_filter net/ipv4/conf/all/forwarding
+  net/ipv4/fib_multipath_use_neigh net/ipv4/ip_early_demux kernel/unprivileged_bpf_disabled
+  kernel/timer_migration net/core/bpf_jit_enable)
 state="$dir/machine-state"
 pids="$dir/pids"
 
@@ -48,7 +62,12 @@ record_state() {  # once per up/down cycle: what to restore
     echo "ip6_forwarding=$(cat /proc/sys/net/ipv6/conf/all/forwarding)"
     echo "nf_call_iptables=$(cat /proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null || echo none)"
     echo "nf_call_ip6tables=$(cat /proc/sys/net/bridge/bridge-nf-call-ip6tables 2>/dev/null || echo none)"
-    for d in /run/netns /var/log/pods /var/log/containers /run/containerd; do
+    local k
+    for k in "${cilium_sysctls[@]}"; do
+      [[ -r /proc/sys/$k ]] && echo "sysctl_$(echo "$k" | tr '/' '.')=$(cat "/proc/sys/$k")"
+    done
+    echo "had_bpffs=$(awk '$2 == "/sys/fs/bpf" {f=1} END {print f+0}' /proc/mounts)"
+    for d in /run/netns /var/log/pods /var/log/containers /run/containerd /var/run/cilium /var/lib/cilium; do
       echo "had_$(echo "$d" | tr '/' '_')=$([[ -e $d ]] && echo 1 || echo 0)"
     done
   } > "$state"
@@ -143,6 +162,9 @@ setup_network() {
   echo 1 > /proc/sys/net/bridge/bridge-nf-call-ip6tables
   echo 1 > /proc/sys/net/ipv4/ip_forward
   mkdir -p "$dir/cni/net.d" "$dir/cni/ipam"
+  local cilium_cni=""
+  # Cilium attaches its programs to the veth the bridge plugin made (policy per endpoint).
+  [[ $network_policy == cilium ]] && cilium_cni=$',\n    {"type": "cilium-cni", "chaining-mode": "generic-veth"}'
   cat > "$dir/cni/net.d/10-cachelab.conflist" <<EOF
 {
   "cniVersion": "0.4.0",
@@ -153,16 +175,22 @@ setup_network() {
               "ranges": [[{"subnet": "$pod_cidr", "rangeStart": "${node_ip%.*}.10", "gateway": "$node_ip"}]],
               "routes": [{"dst": "0.0.0.0/0"}]}},
     {"type": "portmap", "capabilities": {"portMappings": true}},
-    {"type": "bandwidth", "capabilities": {"bandwidth": true}}
+    {"type": "bandwidth", "capabilities": {"bandwidth": true}}$cilium_cni
   ]
 }
 EOF
 }
 
 write_containerd_config() {
-  local cni_bin=/usr/lib/cni
+  local cni_bin=/usr/lib/cni p
   [[ -x $cni_bin/bridge ]] || cni_bin=/opt/cni/bin
   [[ -x $cni_bin/bridge ]] || die "CNI plugins missing: run scripts/install-debs.sh (containernetworking-plugins)"
+  if [[ $network_policy == cilium ]]; then  # one plugin folder: Debian's plugins and cilium-cni
+    mkdir -p "$dir/cni/bin"
+    for p in "$cni_bin"/*; do ln -sf "$p" "$dir/cni/bin/"; done
+    ln -sf "$bin/cilium-cni" "$dir/cni/bin/cilium-cni"
+    cni_bin="$dir/cni/bin"
+  fi
   cat > "$dir/containerd.toml" <<EOF
 version = 2
 root = "$dir/containerd/root"
@@ -238,6 +266,41 @@ conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeou
 EOF
 }
 
+start_cilium() {  # after the node is Ready: Cilium's CRDs, the node's pod CIDR, the agent
+  local crds
+  crds="$cilium_src/pkg/k8s/apis/cilium.io/client/crds"
+  kubectl_ apply -f "$crds/v2" -f "$crds/v2alpha1" >/dev/null
+  kubectl_ wait --for condition=established --timeout=60s -f "$crds/v2" -f "$crds/v2alpha1" >/dev/null
+  # IPAM stays the bridge plugin's; the agent only wants a range for its own router address,
+  # one the bridge's host-local allocator never hands out.
+  kubectl_ patch node "$node_name" --type merge \
+    -p "{\"spec\": {\"podCIDR\": \"$cilium_router_cidr\", \"podCIDRs\": [\"$cilium_router_cidr\"]}}" >/dev/null
+  mkdir -p "$cilium_dir/lib" "$cilium_dir/run"
+  ln -sfn "$cilium_src/bpf" "$cilium_dir/lib/bpf"
+  # The agent runs in a mount namespace of its own: its bpffs and cgroup2 mounts vanish with it,
+  # and kernel.unprivileged_bpf_disabled, which it would set to 1 (irreversible until reboot),
+  # is read-only there (the agent ignores that write failing).
+  start_proc cilium-agent unshare --mount --propagation private sh -c '
+    f=/proc/sys/kernel/unprivileged_bpf_disabled
+    mount --bind "$f" "$f" && mount -o remount,bind,ro "$f" "$f" || exit 1
+    exec "$@"' cilium-agent env PATH="$clang_dir:$PATH" K8S_NODE_NAME="$node_name" "$bin/cilium-agent" \
+    --k8s-kubeconfig-path "$kubeconfig" --k8s-require-ipv4-pod-cidr=false \
+    --cni-chaining-mode generic-veth --enable-local-node-route=false --enable-host-legacy-routing=true \
+    --routing-mode native --ipv4-native-routing-cidr "${node_ip%.*.*}.0.0/16" \
+    --enable-ipv4-masquerade=false --enable-ipv6=false --kube-proxy-replacement=false \
+    --enable-l7-proxy=false --enable-hubble=false --enable-endpoint-health-checking=false \
+    --enable-health-checking=false --ipam kubernetes --identity-allocation-mode crd \
+    --devices "$bridge" --cni-exclusive=false --write-cni-conf-when-ready "" \
+    --lib-dir "$cilium_dir/lib" --state-dir "$cilium_dir/run" --socket-path "$cilium_sock" \
+    --bpf-root /sys/fs/bpf --cgroup-root "$cilium_dir/cgroupv2" --enable-policy default \
+    ${CILIUM_AGENT_ARGS:-}
+  wait_for 300 "cilium-agent" cilium-agent cilium_ready
+}
+
+cilium_ready() {
+  curl -sf --max-time 2 --unix-socket "$cilium_sock" http://localhost/v1/healthz | grep -q '"cilium":{[^}]*"state":"Ok"'
+}
+
 deploy_coredns() {
   sed -e "s/@DNS_IP@/$dns_ip/g" "$root/scripts/local-cluster/coredns.yaml" | kubectl_ apply -f - >/dev/null
 }
@@ -251,6 +314,15 @@ up() {
   for b in containerd runc ctr etcd iptables openssl kubectl; do
     command -v "$b" >/dev/null || die "$b is missing: run scripts/install-debs.sh"
   done
+  case "$network_policy" in
+    none) ;;
+    cilium)
+      [[ -x "$bin/cilium-agent" && -x "$bin/cilium-cni" && -d "$cilium_src/bpf" ]] \
+        || die "cilium is not built: run CILIUM=1 make k8s-tools"
+      [[ -x "$clang_dir/clang" ]] || die "$clang_dir/clang is missing: scripts/install-debs.sh clang-19 llvm-19"
+      command -v curl >/dev/null || die "curl is missing" ;;
+    *) die "CLUSTER_NETWORK_POLICY must be none or cilium, not '$network_policy'" ;;
+  esac
   if status; then log "already running"; echo "export KUBECONFIG=$kubeconfig"; return; fi
   mkdir -p "$dir/logs" "$pids"
   record_state
@@ -277,7 +349,8 @@ up() {
     --service-cluster-ip-range "$service_cidr" --authorization-mode Node,RBAC --allow-privileged=true \
     --kubelet-client-certificate "$pki/admin.crt" --kubelet-client-key "$pki/admin.key" \
     --kubelet-preferred-address-types InternalIP --profiling=false
-  start_proc containerd containerd --config "$dir/containerd.toml"
+  # cilium-cni, run by containerd, finds the agent through CILIUM_SOCK.
+  start_proc containerd env CILIUM_SOCK="$cilium_sock" containerd --config "$dir/containerd.toml"
   wait_for 60 "kube-apiserver" kube-apiserver kubectl_ get --raw /readyz
   start_proc kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$kubeconfig" \
     --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
@@ -292,10 +365,11 @@ up() {
   start_proc kube-proxy "$bin/kube-proxy" --config "$dir/kube-proxy.yaml"
   wait_for 90 "node $node_name" kubelet kubectl_ wait --for=condition=Ready "node/$node_name" --timeout=1s
   wait_for 60 "default service account" kube-controller-manager kubectl_ get serviceaccount default
+  [[ $network_policy == cilium ]] && start_cilium
   deploy_coredns
   kubectl_ -n kube-system rollout status deployment/coredns --timeout=90s >&2 || die "CoreDNS did not become ready"
   trap - EXIT
-  log "cluster up in $((SECONDS - started)) s (node $node_name at $node_ip; logs in $dir/logs)"
+  log "cluster up in $((SECONDS - started)) s (node $node_name at $node_ip, NetworkPolicy: $network_policy; logs in $dir/logs)"
   echo "export KUBECONFIG=$kubeconfig"
 }
 
@@ -326,7 +400,7 @@ stop_shims() {  # containerd-shim processes of our containerd (by pid, matched o
   done
 }
 
-clean_iptables() {  # every KUBE-* and CNI-* chain and the rules that jump to them, IPv4 and IPv6
+clean_iptables() {  # every KUBE-*, CNI-* and CILIUM_* chain and the rules that jump to them, IPv4 and IPv6
   local cmd table line chain
   for cmd in iptables ip6tables; do
     command -v "$cmd" >/dev/null || continue
@@ -334,11 +408,11 @@ clean_iptables() {  # every KUBE-* and CNI-* chain and the rules that jump to th
       "$cmd" -t "$table" -S >/dev/null 2>&1 || continue
       while IFS= read -r line; do
         eval "$cmd -w -t $table ${line/#-A /-D }" 2>/dev/null || true
-      done < <("$cmd" -t "$table" -S | grep -E '^-A ' | grep -E -- '-j (KUBE-|CNI-)' | grep -vE '^-A (KUBE-|CNI-)' || true)
-      for chain in $("$cmd" -t "$table" -S | awk '/^-N (KUBE-|CNI-)/ {print $2}'); do
+      done < <("$cmd" -t "$table" -S | grep -E '^-A ' | grep -E -- '-j (KUBE-|CNI-|CILIUM_)' | grep -vE '^-A (KUBE-|CNI-|CILIUM_)' || true)
+      for chain in $("$cmd" -t "$table" -S | awk '/^-N (KUBE-|CNI-|CILIUM_)/ {print $2}'); do
         "$cmd" -w -t "$table" -F "$chain" 2>/dev/null || true
       done
-      for chain in $("$cmd" -t "$table" -S | awk '/^-N (KUBE-|CNI-)/ {print $2}'); do
+      for chain in $("$cmd" -t "$table" -S | awk '/^-N (KUBE-|CNI-|CILIUM_)/ {print $2}'); do
         "$cmd" -w -t "$table" -X "$chain" 2>/dev/null || true
       done
     done
@@ -361,6 +435,10 @@ clean_links() {
     done
     ip link del "$bridge" 2>/dev/null || true
   fi
+  # Cilium's own devices (cilium_host/cilium_net, tunnels if any).
+  for l in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1 | grep '^cilium_' || true); do
+    ip link del "$l" 2>/dev/null || true
+  done
   # ifb devices of the bandwidth plugin (ingress limits) are named bwp<hash>.
   for l in $(ip -o link show type ifb 2>/dev/null | awk -F': ' '{print $2}' | grep '^bwp' || true); do
     ip link del "$l" 2>/dev/null || true
@@ -382,7 +460,7 @@ down() {
   [[ -d "$dir" ]] || return 0
   delete_pods
   local p
-  for p in kube-controller-manager kube-scheduler kubelet; do stop_proc "$p"; done
+  for p in kube-controller-manager kube-scheduler kubelet cilium-agent; do stop_proc "$p"; done
   stop_proc kube-proxy
   [[ -x "$bin/kube-proxy" ]] && "$bin/kube-proxy" --cleanup >/dev/null 2>&1 || true
   stop_proc containerd
@@ -398,7 +476,15 @@ down() {
     echo "$(state_value ip6_forwarding)" > /proc/sys/net/ipv6/conf/all/forwarding
     [[ "$(state_value nf_call_iptables)" == none ]] || echo "$(state_value nf_call_iptables)" > /proc/sys/net/bridge/bridge-nf-call-iptables
     [[ "$(state_value nf_call_ip6tables)" == none ]] || echo "$(state_value nf_call_ip6tables)" > /proc/sys/net/bridge/bridge-nf-call-ip6tables
-    for p in /run/netns /var/log/pods /var/log/containers /run/containerd; do restore_dir "$p"; done
+    local line k
+    while IFS= read -r line; do  # sysctls Cilium's agent sets
+      k="${line%%=*}"; k="${k#sysctl_}"
+      echo "${line#*=}" > "/proc/sys/$(echo "$k" | tr '.' '/')" 2>/dev/null || true
+    done < <(grep '^sysctl_' "$state" || true)
+    if [[ "$(state_value had_bpffs)" == 0 ]] && awk '$2 == "/sys/fs/bpf" {f=1} END {exit !f}' /proc/mounts; then
+      umount /sys/fs/bpf 2>/dev/null || umount -l /sys/fs/bpf 2>/dev/null || true
+    fi
+    for p in /run/netns /var/log/pods /var/log/containers /run/containerd /var/run/cilium /var/lib/cilium; do restore_dir "$p"; done
     rm -f "$state"
   fi
   # Keep the certificates and etcd out of the next run; keep nothing that would surprise it.

@@ -202,3 +202,15 @@ def test_recursion_and_product_form_agree_on_single_server_networks() -> None:
     jobs_pf = q._product_form_jobs(demand, [1, 1, 1], 0.006, 40)
     np.testing.assert_allclose(jobs_mva, jobs_pf, rtol=1e-9)
     np.testing.assert_allclose(x_mva, q._throughput(demand, [1, 1, 1], 0.006, 40), rtol=1e-9)
+
+
+def test_mva_with_a_fraction_of_a_server_is_a_slower_single_server() -> None:
+    # the host CPU station with 0.5 cores left: rate min(j, 0.5) = 0.5 for every j >= 1, so it
+    # is a single server of twice the demand (the Reiser-Lavenberg recursion)
+    shared = q.mva([0.002, 0.001], 0.003, 12, [0.5, 1])
+    slower = q.mva([0.004, 0.001], 0.003, 12)
+    for n in (1, 4, 12):
+        assert shared.at(n)[0] == pytest.approx(slower.at(n)[0], rel=1e-9)
+        assert shared.at(n)[1] == pytest.approx(slower.at(n)[1], rel=1e-9)
+    with pytest.raises(ValueError, match=r"servers\[0\]: must be a finite number > 0"):
+        q.mva([0.002], 0.0, 2, [0.0])

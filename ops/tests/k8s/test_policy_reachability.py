@@ -1,7 +1,8 @@
 """Tier 4 (no cluster needed): the chart's NetworkPolicies evaluated as a reachability table.
 
-The local cluster's bridge CNI does not enforce NetworkPolicies, and no policy controller is
-built here (docs/kubernetes.md), so this evaluates the rendered policies by the rules of the
+The local cluster's bridge CNI alone does not enforce NetworkPolicies; Cilium does when built
+(CILIUM=1, ops/tests/k8s_real/test_network_policy.py, docs/kubernetes.md) but not by default, so
+this also evaluates the rendered policies, without any cluster, by the rules of the
 NetworkPolicy API (a pod selected by a policy of a direction allows only what some rule of such a
 policy admits; peers by pod/namespace selectors or ipBlock; ports) for the release's pods, a pod
 of the monitoring namespace, an unrelated pod and the API server's address."""

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from k8s.tools import run, tool
+from k8s.tools import TOOLS_BIN, run, tool
 
 from .conftest import SCRIPTS, _lock, leftovers
 
@@ -47,3 +47,18 @@ def test_a_failed_start_restores_the_machine(tmp_path: Path) -> None:
         run([SCRIPTS / "local-cluster.sh", "down"], env=env, check=False, timeout_s=300)
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def test_an_unknown_network_policy_enforcer_is_refused_before_anything_changes(
+    tmp_path: Path,
+) -> None:
+    assert os.geteuid() == 0, "the real-cluster tier needs root"
+    env = {
+        "TOOLS_DIR": str(TOOLS_BIN.parent),
+        "CLUSTER_DIR": str(tmp_path / "cluster"),
+        "CLUSTER_NETWORK_POLICY": "calico",
+    }
+    failed = run([SCRIPTS / "local-cluster.sh", "up"], env=env, check=False, timeout_s=60)
+    assert failed.returncode != 0
+    assert "CLUSTER_NETWORK_POLICY must be none or cilium, not 'calico'" in failed.stderr
+    assert not (tmp_path / "cluster").exists()  # refused before any state was written
