@@ -346,6 +346,8 @@ class LocalRunner:
         last = -1
         while any(p.running() for p in loadgens) and time.monotonic() < deadline:
             time.sleep(LIVE_POLL_S)
+            if not any(p.running() for p in loadgens):
+                break  # what they printed last is the run's cut-off partial second, not a live one
             logs = [run_dir / f"loadgen-{i}.log" for i in range(len(loadgens))]
             sample = combine([s for s in map(last_progress, logs) if s is not None])
             if sample is not None and sample.second != last:
