@@ -22,7 +22,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * stack and caches are warm; the others stay asleep). A worker that leaves requests behind wakes
  * more by the same rule. Parking and waking are done outside the lock, so a woken worker does not
  * block on the lock its waker still holds. The length counts staged requests too (the bound and the
- * sampled length include them).
+ * sampled length include them). Each request is stamped when staged ({@code enqueuedNanos}), when
+ * published ({@code publishedNanos}, one clock read per round) and when taken ({@code
+ * dequeuedNanos}), so its queue time splits into staging and the wait after publishing.
  */
 public final class RequestQueue {
   private final ReentrantLock lock = new ReentrantLock();
@@ -88,8 +90,10 @@ public final class RequestQueue {
     Waiter toWake;
     lock.lock();
     try {
+      long now = System.nanoTime();
       Request request;
       while ((request = staged.pollFirst()) != null) {
+        request.publishedNanos = now;
         queue.addLast(request);
       }
       toWake = signalNeeded();
@@ -134,6 +138,7 @@ public final class RequestQueue {
   public int enqueue(Request request) {
     int lengthBefore = length.getAndIncrement();
     request.enqueuedNanos = System.nanoTime();
+    request.publishedNanos = request.enqueuedNanos;
     Waiter toWake;
     lock.lock();
     try {
