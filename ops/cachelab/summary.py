@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,8 @@ METRIC_COLUMNS = [
     "mw_throughput_ops_per_s",
     "mw_response_time_ms",
     "mw_queue_time_ms",
+    "mw_staging_time_ms",
+    "mw_publish_wait_ms",
     "mw_service_time_ms",
     "mw_queue_length",
     "cpu_loadgen_cores",
@@ -179,7 +182,7 @@ def _middleware_columns(mws: list[MiddlewareStats]) -> dict[str, Any]:
     # summaries without counts (the k8s runner's scrapes) weigh every middleware the same
     counted = any(m.count > 0 for m in mws)
     weights = [m.count if counted else 1.0 for m in mws]
-    return {
+    columns: dict[str, Any] = {
         "mw_throughput_ops_per_s": sum(m.throughput for m in mws),
         "mw_response_time_ms": _weighted_mean(
             (w, m.response_time_ms) for w, m in zip(weights, mws, strict=True)
@@ -192,6 +195,14 @@ def _middleware_columns(mws: list[MiddlewareStats]) -> dict[str, Any]:
         ),
         "mw_queue_length": sum(m.queue_length for m in mws),
     }
+    if all(math.isfinite(m.staging_time_ms) for m in mws):
+        columns["mw_staging_time_ms"] = _weighted_mean(
+            (w, m.staging_time_ms) for w, m in zip(weights, mws, strict=True)
+        )
+        columns["mw_publish_wait_ms"] = _weighted_mean(
+            (w, m.publish_wait_ms) for w, m in zip(weights, mws, strict=True)
+        )
+    return columns
 
 
 # --- the whole experiment ---------------------------------------------------------------------

@@ -259,6 +259,7 @@ MIDDLEWARE_FAMILIES = {
     "cachelab_middleware_response_time_seconds": "histogram",
     "cachelab_middleware_queue_time_seconds": "histogram",
     "cachelab_middleware_service_time_seconds": "histogram",
+    "cachelab_middleware_staging_time_seconds": "histogram",
     "cachelab_middleware_queue_length": "gauge",
     "cachelab_middleware_workers": "gauge",
     "cachelab_middleware_worker_busy_seconds": "counter",

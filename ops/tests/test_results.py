@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from pathlib import Path
+
+import pytest
 
 from cachelab.results import ResultsDir, RunRecord, Status, collect_metadata, utc_stamp
 
@@ -65,3 +68,32 @@ def test_metadata_has_git_sha_tools_and_host() -> None:
     assert "v=" in meta["tools"]["redis-server"]
     assert meta["host"]["cpu_count"] >= 1
     assert meta["jars"]["missing"]["sha256"] is None
+
+
+def test_middleware_windows_split_the_queue_time_at_publishing(tmp_path: Path) -> None:
+    from cachelab.results.middleware import measured_windows, read_windows
+    from cachelab.results.trim import MeasuredInterval
+
+    header = (
+        "window,start_epoch_ms,duration_ms,op,count,throughput_ops_per_s,response_time_mean_us,"
+        "queue_time_mean_us,service_time_mean_us,response_time_p50_us,response_time_p99_us,"
+        "queue_length_mean,queue_length_max,keys_requested,hits,errors"
+    )
+    rows = [
+        "0,1000,1000,all,100,100,300,100,150,250,900,1.5,4,100,100,0",
+        "1,2000,1000,all,300,300,500,200,250,450,990,2.5,6,300,300,0",
+    ]
+    old = tmp_path / "old.csv"
+    old.write_text("\n".join([header, *rows]) + "\n")
+    stats = measured_windows(read_windows(old), 0.0, MeasuredInterval(0, 4))
+    assert stats is not None and math.isnan(stats.staging_time_ms)  # written before the split
+    new = tmp_path / "new.csv"
+    new.write_text(
+        "\n".join([header + ",staging_time_mean_us", rows[0] + ",40", rows[1] + ",80"]) + "\n"
+    )
+    stats = measured_windows(read_windows(new), 0.0, MeasuredInterval(0, 4))
+    assert stats is not None
+    # weighted by the windows' counts: (100 x 40 + 300 x 80) / 400 us, and the queue time's rest
+    assert stats.staging_time_ms == pytest.approx(0.070)
+    assert stats.queue_time_ms == pytest.approx(0.175)
+    assert stats.publish_wait_ms == pytest.approx(0.105)

@@ -56,6 +56,7 @@ def summary_from_scrapes(
                 "response_time_us": {"mean": mean_us("response_time")},
                 "queue_time_us": {"mean": mean_us("queue_time")},
                 "service_time_us": {"mean": mean_us("service_time")},
+                "staging_time_us": {"mean": mean_us("staging_time")},
                 "errors": delta("errors_total"),
             }
         },

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,9 @@ class MiddlewareWindow:
     queue_time_mean_us: float
     service_time_mean_us: float
     queue_length_mean: float
+    # the part of the queue time before the net thread published the request (NaN: the
+    # column is absent, files written before it existed)
+    staging_time_mean_us: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,14 @@ class MiddlewareStats:
     queue_length: float
     seconds: float
     source: str
+    # queue time = staging (decoded until the end of the net thread's round) + the wait after
+    # publishing (until a worker dequeues it); NaN where the middleware did not record it
+    staging_time_ms: float = math.nan
+
+    @property
+    def publish_wait_ms(self) -> float:
+        """Queue time after the request was published to the workers."""
+        return self.queue_time_ms - self.staging_time_ms
 
 
 def read_windows(path: Path) -> list[MiddlewareWindow]:
@@ -77,6 +89,7 @@ def read_windows(path: Path) -> list[MiddlewareWindow]:
                 queue_time_mean_us=number(row["queue_time_mean_us"]),
                 service_time_mean_us=number(row["service_time_mean_us"]),
                 queue_length_mean=number(row["queue_length_mean"]),
+                staging_time_mean_us=_optional(row, "staging_time_mean_us"),
             )
             for row in reader
         ]
@@ -117,6 +130,7 @@ def measured_windows(
         ),
         seconds=seconds,
         source="windows.csv",
+        staging_time_ms=weighted([w.staging_time_mean_us for w in rows]),
     )
 
 
@@ -139,7 +153,18 @@ def read_middleware_summary(path: Path, op: str = "all") -> MiddlewareStats | No
         queue_length=number((data.get("queue_length") or {}).get("mean")),
         seconds=number(windows.get("measured_seconds")),
         source="summary.json",
+        staging_time_ms=(
+            number(block["staging_time_us"].get("mean")) / 1000.0
+            if isinstance(block.get("staging_time_us"), dict)
+            else math.nan
+        ),
     )
+
+
+def _optional(row: dict[str, str], column: str) -> float:
+    """A number from an optional column (NaN when the column or the value is absent)."""
+    value = row.get(column)
+    return number(value) if value not in (None, "") else math.nan
 
 
 def read_middleware_config(path: Path) -> dict[str, Any]:

@@ -17,7 +17,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * and {@link #publish publishes} them together at the end of the round, waking one sleeping worker
  * per {@code batch} requests, so a worker woken once takes several requests ({@link #take}) instead
  * of each request costing a wake-up. A worker that leaves requests behind wakes the next sleeper.
- * The length counts staged requests too (the bound and the sampled length include them).
+ * The length counts staged requests too (the bound and the sampled length include them). Each
+ * request is stamped when staged ({@code enqueuedNanos}), when published ({@code publishedNanos},
+ * one clock read per round) and when taken ({@code dequeuedNanos}), so its queue time splits into
+ * staging and the wait after publishing.
  */
 public final class RequestQueue {
   private final ReentrantLock lock = new ReentrantLock();
@@ -74,8 +77,10 @@ public final class RequestQueue {
     }
     lock.lock();
     try {
+      long now = System.nanoTime();
       Request request;
       while ((request = staged.pollFirst()) != null) {
+        request.publishedNanos = now;
         queue.addLast(request);
       }
       for (int woken = 0; woken < sleepers && woken * batch < n; woken++) {
@@ -93,6 +98,7 @@ public final class RequestQueue {
   public int enqueue(Request request) {
     int lengthBefore = length.getAndIncrement();
     request.enqueuedNanos = System.nanoTime();
+    request.publishedNanos = request.enqueuedNanos;
     lock.lock();
     try {
       queue.addLast(request);

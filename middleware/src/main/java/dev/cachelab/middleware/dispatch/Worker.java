@@ -176,12 +176,14 @@ public final class Worker implements Runnable {
     int keys = request.family() == Command.Family.RETRIEVAL ? request.keyCount() : 0;
     long received = request.receivedNanos;
     long queueNanos = request.dequeuedNanos - request.enqueuedNanos;
+    long stagingNanos = request.publishedNanos - request.enqueuedNanos;
     long serviceNanos = request.repliedNanos - request.sentNanos;
     long dequeued = request.dequeuedNanos;
     int hits = reply.hits();
     ErrorKind error = reply.error();
     long written = request.connection.complete(request, reply.view());
-    recorder.recordRequest(op, written - received, queueNanos, serviceNanos, keys, hits);
+    recorder.recordRequest(
+        op, written - received, queueNanos, stagingNanos, serviceNanos, keys, hits);
     if (error != null) {
       recorder.recordError(op, error);
     }

@@ -322,7 +322,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
     long received = request.receivedNanos;
     c.registerInFlight(request);
     long written = c.complete(request, ByteBuffer.wrap(reply));
-    recorder.recordRequest(op, written - received, 0, 0, 0, 0);
+    recorder.recordRequest(op, written - received, 0, 0, 0, 0, 0);
     if (error != null) {
       recorder.recordError(op, error);
     }

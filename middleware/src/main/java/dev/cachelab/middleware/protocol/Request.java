@@ -58,6 +58,7 @@ public final class Request {
   // Timestamps, System.nanoTime(); the written time is what ReplySink.complete returns.
   public long receivedNanos;
   public long enqueuedNanos;
+  public long publishedNanos; // visible to the workers (end of the net thread's round)
   public long dequeuedNanos;
   public long sentNanos;
   public long repliedNanos;

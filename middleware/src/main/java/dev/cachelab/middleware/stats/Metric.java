@@ -7,7 +7,12 @@ public enum Metric {
   /** Dequeued minus enqueued: time waiting in the request queue. */
   QUEUE_TIME("queue_time"),
   /** Replied minus sent: time at the server(s), network included. */
-  SERVICE_TIME("service_time");
+  SERVICE_TIME("service_time"),
+  /**
+   * Published minus enqueued: the part of the queue time a request spends staged by the net thread
+   * until the end of its selector round (0 for requests queued by a worker).
+   */
+  STAGING_TIME("staging_time");
 
   private final String label;
 

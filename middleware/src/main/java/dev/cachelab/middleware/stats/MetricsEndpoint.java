@@ -98,6 +98,10 @@ public final class MetricsEndpoint implements MultiCollector {
     all.add(histogram(Metric.RESPONSE_TIME, "Middleware response time."));
     all.add(histogram(Metric.QUEUE_TIME, "Time in the request queue."));
     all.add(histogram(Metric.SERVICE_TIME, "Time at the servers."));
+    all.add(
+        histogram(
+            Metric.STAGING_TIME,
+            "Part of the queue time before the net thread published the request."));
     all.add(gauge("queue_length", "Requests waiting in the queue.", stats.queueLength()));
     all.add(gauge("workers", "Worker threads.", stats.workers()));
     all.add(

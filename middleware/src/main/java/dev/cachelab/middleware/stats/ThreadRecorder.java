@@ -42,18 +42,23 @@ public final class ThreadRecorder {
     serverErrors = new AtomicLongArray(serverCount);
   }
 
-  /** Records one completed request; times in nanoseconds. */
+  /**
+   * Records one completed request; times in nanoseconds ({@code stagingNanos} is the part of {@code
+   * queueNanos} before the request was published to the workers).
+   */
   public void recordRequest(
       OpType op,
       long responseNanos,
       long queueNanos,
+      long stagingNanos,
       long serviceNanos,
       int keysRequested,
       int hits) {
     int o = op.ordinal();
-    recorders[0][o].recordValue(toMicros(responseNanos));
-    recorders[1][o].recordValue(toMicros(queueNanos));
-    recorders[2][o].recordValue(toMicros(serviceNanos));
+    recorders[Metric.RESPONSE_TIME.ordinal()][o].recordValue(toMicros(responseNanos));
+    recorders[Metric.QUEUE_TIME.ordinal()][o].recordValue(toMicros(queueNanos));
+    recorders[Metric.SERVICE_TIME.ordinal()][o].recordValue(toMicros(serviceNanos));
+    recorders[Metric.STAGING_TIME.ordinal()][o].recordValue(toMicros(stagingNanos));
     increment(o * SLOTS + REQUESTS, 1);
     if (keysRequested > 0) {
       increment(o * SLOTS + KEYS_REQUESTED, keysRequested);

@@ -23,7 +23,7 @@ public final class WindowLog implements AutoCloseable {
   static final String WINDOWS_HEADER =
       "window,start_epoch_ms,duration_ms,op,count,throughput_ops_per_s,response_time_mean_us,"
           + "queue_time_mean_us,service_time_mean_us,response_time_p50_us,response_time_p99_us,"
-          + "queue_length_mean,queue_length_max,keys_requested,hits,errors";
+          + "queue_length_mean,queue_length_max,keys_requested,hits,errors,staging_time_mean_us";
   static final String SERVERS_HEADER = "window,server,requests,errors";
 
   private final PrintWriter windows;
@@ -70,7 +70,7 @@ public final class WindowLog implements AutoCloseable {
       long count = response.getTotalCount();
       windows.printf(
           Locale.ROOT,
-          "%d,%d,%d,%s,%d,%.3f,%.3f,%.3f,%.3f,%d,%d,%.3f,%d,%d,%d,%d%n",
+          "%d,%d,%d,%s,%d,%.3f,%.3f,%.3f,%.3f,%d,%d,%.3f,%d,%d,%d,%d,%.3f%n",
           w.index,
           w.startEpochMs,
           w.durationMs,
@@ -86,7 +86,8 @@ public final class WindowLog implements AutoCloseable {
           queue.getTotalCount() == 0 ? 0 : queue.getMaxValue(),
           w.keysRequested(op),
           w.hits(op),
-          w.errors(op));
+          w.errors(op),
+          mean(w.histogram(Metric.STAGING_TIME, op)));
       double start = w.startEpochMs / 1000.0;
       double end = (w.startEpochMs + w.durationMs) / 1000.0;
       for (Metric metric : Metric.values()) {

@@ -47,6 +47,30 @@ class RequestQueueTest {
   }
 
   @Test
+  void publishingStampsTheRoundsRequestsOnceAndADirectEnqueueIsPublishedAtOnce() throws Exception {
+    RequestQueue queue = new RequestQueue(0, 8);
+    Request first = request();
+    Request second = request();
+    queue.stage(first);
+    queue.stage(second);
+    long beforePublish = System.nanoTime();
+    queue.publish();
+    assertThat(first.publishedNanos)
+        .as("one clock read for the whole round")
+        .isEqualTo(second.publishedNanos)
+        .isGreaterThanOrEqualTo(beforePublish)
+        .isGreaterThanOrEqualTo(second.enqueuedNanos);
+    Request third = request();
+    queue.enqueue(third);
+    assertThat(third.publishedNanos).as("no staging").isEqualTo(third.enqueuedNanos);
+    Request[] into = new Request[8];
+    assertThat(queue.take(into)).isEqualTo(3);
+    for (int i = 0; i < 3; i++) {
+      assertThat(into[i].dequeuedNanos).isGreaterThanOrEqualTo(into[i].publishedNanos);
+    }
+  }
+
+  @Test
   void enqueuedRequestsFollowPublishedOnes() throws Exception {
     RequestQueue queue = new RequestQueue(0, 8);
     Request first = request();

@@ -90,7 +90,7 @@ class ProcessIT {
             "window,start_epoch_ms,duration_ms,op,count,throughput_ops_per_s,"
                 + "response_time_mean_us,queue_time_mean_us,service_time_mean_us,"
                 + "response_time_p50_us,response_time_p99_us,queue_length_mean,queue_length_max,"
-                + "keys_requested,hits,errors");
+                + "keys_requested,hits,errors,staging_time_mean_us");
     long setCount =
         windows.stream()
             .skip(1)
@@ -109,7 +109,7 @@ class ProcessIT {
       logged += interval.getTotalCount();
     }
     assertThat(logged).isEqualTo(20);
-    for (String metric : List.of("response_time", "queue_time", "service_time")) {
+    for (String metric : List.of("response_time", "queue_time", "service_time", "staging_time")) {
       for (String op : List.of("get", "multiget", "set", "other", "all")) {
         assertThat(stats.resolve("histograms/" + metric + "_" + op + ".hlog")).exists();
       }

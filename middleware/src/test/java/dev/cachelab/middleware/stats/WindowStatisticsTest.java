@@ -18,6 +18,7 @@ class WindowStatisticsTest {
     ThreadRecorder worker0 = registry.newRecorder();
     ThreadRecorder worker1 = registry.newRecorder();
     WindowAggregator aggregator = new WindowAggregator(registry);
+    Histogram wholeStaging = Window.newHistogram();
     Histogram wholeResponse = Window.newHistogram();
     Histogram wholeQueue = Window.newHistogram();
     long wholeKeys = 0;
@@ -34,8 +35,10 @@ class WindowStatisticsTest {
         long responseNanos = 1_000L + random.nextInt(5_000_000);
         int keys = op == OpType.MULTIGET ? 1 + random.nextInt(10) : op == OpType.GET ? 1 : 0;
         int hits = keys == 0 ? 0 : random.nextInt(keys + 1);
-        recorder.recordRequest(op, responseNanos, responseNanos / 3, responseNanos / 2, keys, hits);
+        recorder.recordRequest(
+            op, responseNanos, responseNanos / 3, responseNanos / 5, responseNanos / 2, keys, hits);
         wholeResponse.recordValue((responseNanos + 500) / 1000);
+        wholeStaging.recordValue((responseNanos / 5 + 500) / 1000);
         wholeKeys += keys;
         wholeHits += hits;
         if (random.nextInt(10) == 0) {
@@ -71,6 +74,7 @@ class WindowStatisticsTest {
       sum.serverRequests[1] += window.serverRequests(1);
     }
     assertThat(sum.histogram(Metric.RESPONSE_TIME, OpType.ALL)).isEqualTo(wholeResponse);
+    assertThat(sum.histogram(Metric.STAGING_TIME, OpType.ALL)).isEqualTo(wholeStaging);
     assertThat(sum.count(OpType.ALL)).isEqualTo(wholeResponse.getTotalCount());
     long requests = 0;
     for (OpType op : OpType.recorded()) {
@@ -117,7 +121,7 @@ class WindowStatisticsTest {
     // 10 windows of 500 ms; window w holds w+1 gets. Warm-up = cool-down = 2 windows.
     for (int w = 0; w < 10; w++) {
       for (int i = 0; i <= w; i++) {
-        recorder.recordRequest(OpType.GET, 100_000, 0, 50_000, 1, 1);
+        recorder.recordRequest(OpType.GET, 100_000, 0, 0, 50_000, 1, 1);
       }
       summary.add(aggregator.close(500L * w, 500));
     }
