@@ -7,8 +7,10 @@ the cachelab middleware in each variant of BENCH_MIDDLEWARE (workers:worker-batc
 "8:1,8:16,2:16": the ASL worker, then 16-request batches with 8 and with 2 workers), and prints
 each proxy's CPU seconds per request (utime + stime from /proc/<pid>/stat) next to throughput and
 p50/p99, as ratios to nutcracker and to direct, then the CPU budget a proxy sharing this machine
-would have for 0.8x direct's throughput. Every target first gets BENCH_WARMUP_SECONDS (default 5)
-of unmeasured load, so JVM start-up and JIT compilation are not counted against the middleware.
+would have for 0.8x direct's throughput. Every target first gets two runs of BENCH_WARMUP_SECONDS
+(default 5) of unmeasured load, so JVM start-up and JIT compilation (including the recompilation
+after the first run's clients disconnect and new ones connect) are not counted against the
+middleware.
 
 Part 3 (redis) runs redis-benchmark (-t get,set, BENCH_REDIS_CLIENTS (50) connections,
 BENCH_REDIS_REQUESTS (100000) requests per test, 1 KiB values, random keys) against one
@@ -16,9 +18,9 @@ redis-server directly, through twemproxy's redis mode (`redis: true`) and throug
 RESP front end (`--protocol redis`) in each BENCH_MIDDLEWARE variant, and prints GET and SET ops/s,
 p50 and proxy CPU per request with ratios to direct and to twemproxy (target: GET and SET at
 >= x1.00 twemproxy), median of BENCH_PROXY_ROUNDS rounds in alternating order. Each target first
-gets an unmeasured redis-benchmark run of BENCH_REDIS_WARMUP_REQUESTS (default: as many as the
-measured run) requests per test, so the middleware's JIT compilation is not counted. Only part 3:
-BENCH_PARTS=3.
+gets BENCH_REDIS_WARMUP_RUNS (3) unmeasured redis-benchmark runs of BENCH_REDIS_WARMUP_REQUESTS
+(default: as many as the measured run) requests per test, so the middleware's JIT compilation is
+not counted. Only part 3: BENCH_PARTS=3.
 
 Part 2 compares the loadgen with memcaslap (-T 2 -c 32) against one memcached: ops/s and the
 client's own CPU seconds per request (from wait4 rusage), as ratios.
@@ -27,7 +29,11 @@ Each target of part 1 is measured in BENCH_PROXY_ROUNDS (3) rounds, every other 
 order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS
 (2, part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2,3"),
 LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's), BENCH_RESULTS (where the
-output is saved: results/bench/<UTC time>/bench.txt and bench.json).
+output is saved: results/bench/<UTC time>/bench.txt and bench.json). BENCH_BASELINE_JAR: a second
+middleware jar (e.g. main's, copied aside before a change) measured in every variant right after
+the current one, as rows named base-t<W>-b<B>, for a before/after comparison in the same run.
+A quick A/B of one variant in part 1 only: BENCH_PARTS=1 BENCH_PROXY_ROUNDS=1 BENCH_SECONDS=10
+BENCH_MIDDLEWARE=8:1 BENCH_BASELINE_JAR=/tmp/before.jar (about 2 minutes).
 
 Timing results depend on the machine; this is a benchmark, not a test. Standard library only,
 plus cachelab.processes (itself standard library only; found through ops/ on sys.path), which
@@ -78,6 +84,9 @@ MIDDLEWARE_VARIANTS = [
         v.split(":") for v in os.environ.get("BENCH_MIDDLEWARE", "8:1,8:16,2:16").split(",")
     )
 ]
+# A second jar measured in every variant after the current one (before/after in one run).
+_BASELINE = os.environ.get("BENCH_BASELINE_JAR", "")
+BASELINE_JAR = Path(_BASELINE) if _BASELINE else None
 # Where each run's printed output (bench.txt) and figures (bench.json) are saved.
 OUT_BASE = Path(os.environ.get("BENCH_RESULTS", ROOT / "results" / "bench"))
 PROXY_ROUNDS = int(os.environ.get("BENCH_PROXY_ROUNDS", "3"))
@@ -87,6 +96,11 @@ REDIS_REQUESTS = int(os.environ.get("BENCH_REDIS_REQUESTS", "100000"))
 # Unmeasured requests per test before each target's measured run. A tenth of the measured run
 # (the first default) left C2 compiling during the measured run: 9 % of the middleware's samples.
 REDIS_WARMUP_REQUESTS = int(os.environ.get("BENCH_REDIS_WARMUP_REQUESTS", str(REDIS_REQUESTS)))
+# Unmeasured runs before each target's measured one. After one, C2 still compiled for 0.32 of the
+# middleware's 4.6 CPU seconds of the measured run (7 %, `perf stat --per-thread`); after three,
+# for 0.004 s: each run's SET-then-GET phases and its 50 new connections reach code the compiled
+# code had not seen yet.
+REDIS_WARMUP_RUNS = int(os.environ.get("BENCH_REDIS_WARMUP_RUNS", "3"))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -196,8 +210,12 @@ class Row:
 def measured_row(
     name: str, port: int, work: Path, memcached_pid: int, proxy_pid: int | None
 ) -> Row:
-    if WARMUP_SECONDS > 0:
-        loadgen(port, work, f"{name}-warmup", [*MEASURE, f"--test-time={WARMUP_SECONDS}"])
+    # Two warm-up runs: the JIT compiles the steady state during the first; the first run's
+    # connections closing and the next run's connecting then hit code paths the compiled code has
+    # not seen (uncommon traps, recompilation), which the second run absorbs instead of the
+    # measured one (C2 took 1-3 us/req of the measured run after a single warm-up).
+    for warmup in range(2 if WARMUP_SECONDS > 0 else 0):
+        loadgen(port, work, f"{name}-warmup{warmup}", [*MEASURE, f"--test-time={WARMUP_SECONDS}"])
     proxy_before = cpu_seconds(proxy_pid) if proxy_pid else 0.0
     server_before = cpu_seconds(memcached_pid)
     run = measure(port, work, name)
@@ -244,20 +262,22 @@ def nutcracker_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
         proc.stop(grace_s=10)
 
 
-def middleware_row(mc_port: int, work: Path, memcached_pid: int, workers: int, batch: int) -> Row:
+def middleware_row(
+    mc_port: int,
+    work: Path,
+    memcached_pid: int,
+    workers: int,
+    batch: int,
+    jar: Path = MIDDLEWARE_JAR,
+    label: str = "cachelab",
+) -> Row:
     """The middleware with `workers` workers; `batch` is its --worker-batch (1 = the ASL worker)."""
-    name = f"cachelab-t{workers}-b{batch}"
-    if not MIDDLEWARE_JAR.exists():
-        return Row(
-            name,
-            None,
-            None,
-            0.0,
-            f"skipped: {MIDDLEWARE_JAR.relative_to(ROOT)} not built",
-        )
+    name = f"{label}-t{workers}-b{batch}"
+    if not jar.exists():
+        return Row(name, None, None, 0.0, f"skipped: {jar} not built")
     port = free_port()
     cmd = [
-        java(), *MIDDLEWARE_JAVA_OPTS, "-jar", str(MIDDLEWARE_JAR), "-l", "127.0.0.1",
+        java(), *MIDDLEWARE_JAVA_OPTS, "-jar", str(jar), "-l", "127.0.0.1",
         "-p", str(port), "-t", str(workers),
         "-s", "false", "-m", f"127.0.0.1:{mc_port}", "--worker-batch", str(batch),
     ]  # fmt: skip
@@ -327,6 +347,9 @@ def proxy_rounds(mc_port: int, work: Path, memcached_pid: int) -> list[Row]:
     for workers, batch in MIDDLEWARE_VARIANTS:
         run = partial(middleware_row, mc_port, work, memcached_pid, workers, batch)
         targets.append((f"cachelab-t{workers}-b{batch}", run))
+        if BASELINE_JAR is not None:
+            base = partial(run, jar=BASELINE_JAR, label="base")
+            targets.append((f"base-t{workers}-b{batch}", base))
     runs: dict[str, list[Row]] = {name: [] for name, _ in targets}
     for n in range(PROXY_ROUNDS):
         order = targets if n % 2 == 0 else targets[::-1]
@@ -504,7 +527,8 @@ def redis_benchmark(
 
 
 def redis_row(name: str, port: int, work: Path, proxy_pid: int | None) -> RedisRow:
-    redis_benchmark(port, work, f"{name}-warmup", max(1000, REDIS_WARMUP_REQUESTS))
+    for warmup in range(REDIS_WARMUP_RUNS):
+        redis_benchmark(port, work, f"{name}-warmup{warmup}", max(1000, REDIS_WARMUP_REQUESTS))
     before = cpu_seconds(proxy_pid) if proxy_pid else 0.0
     rows = redis_benchmark(port, work, name, REDIS_REQUESTS)
     proxy_us = (cpu_seconds(proxy_pid) - before) / (2 * REDIS_REQUESTS) * 1e6 if proxy_pid else None
@@ -686,6 +710,7 @@ def run_bench() -> dict[str, Any]:
         "client_rounds": ROUNDS,
         "loadgen_java_opts": LOADGEN_JAVA_OPTS,
         "middleware_java_opts": MIDDLEWARE_JAVA_OPTS,
+        "baseline_jar": str(BASELINE_JAR) if BASELINE_JAR else None,
     }
     print(
         f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start"

@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.container import ErrorbarContainer
+from matplotlib.lines import Line2D
+from matplotlib.typing import ColorType
 
 from cachelab.analysis.factorial import FactorialResult
 
@@ -41,6 +43,32 @@ def format_value(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def measured_line(
+    ax: Axes, group: pd.DataFrame, x: str, column: str, label: str, colour: ColorType | None = None
+) -> Line2D:
+    """A measured series: solid line with round markers (in the next colour of the cycle unless
+    ``colour`` is given); returns the line, whose colour the series' other lines take."""
+    return ax.plot(
+        group[x], group[column], marker="o", markersize=4, color=colour, label=label.strip()
+    )[0]
+
+
+def companion_line(
+    ax: Axes, group: pd.DataFrame, x: str, column: str, colour: ColorType, label: str
+) -> Line2D:
+    """A second series of the same group (the middleware's view, a second estimate): dashed, square
+    markers, in the colour of the measured line it goes with."""
+    return ax.plot(
+        group[x],
+        group[column],
+        marker="s",
+        markersize=4,
+        linestyle="--",
+        color=colour,
+        label=label.strip(),
+    )[0]
 
 
 def iter_series(frame: pd.DataFrame, series: Sequence[str]) -> list[tuple[str, pd.DataFrame]]:
@@ -267,14 +295,7 @@ def plot_interactive_law(
             raise ValueError(f"frame: missing column {column!r}")
     for label, group in iter_series(frame, series):
         group = group.sort_values(x)
-        line = ax.plot(
-            group[x],
-            group["response_time_ms_mean"],
-            marker="o",
-            markersize=4,
-            linestyle="-",
-            label=f"measured {label}".strip(),
-        )[0]
+        line = measured_line(ax, group, x, "response_time_ms_mean", f"measured {label}")
         ax.plot(
             group[x],
             group["predicted_response_time_ms"],

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from cachelab.plots import _axis_label, iter_series
+from cachelab.plots import _axis_label, companion_line, iter_series, measured_line
 
 FLAG_COLOUR = "#b00020"
 
@@ -67,13 +67,7 @@ def plot_mva_per_point(
     maps a series label to (N, MVA X(N), bound min(N/(D+Z), 1/D_max))."""
     for label, group in iter_series(frame, series):
         group = group.sort_values(x)
-        line = ax.plot(
-            group[x],
-            group["throughput_ops_per_s_mean"],
-            marker="o",
-            markersize=4,
-            label=f"measured {label}".strip(),
-        )[0]
+        line = measured_line(ax, group, x, "throughput_ops_per_s_mean", f"measured {label}")
         colour = line.get_color()
         ax.plot(
             group[x],
@@ -110,13 +104,7 @@ def plot_model_response_time(ax: Axes, frame: pd.DataFrame, x: str, series: Sequ
     client response time against calibrated MVA."""
     for label, group in iter_series(frame, series):
         group = group.sort_values(x)
-        line = ax.plot(
-            group[x],
-            group["response_time_ms_mean"],
-            marker="o",
-            markersize=4,
-            label=f"client RT measured {label}".strip(),
-        )[0]
+        line = measured_line(ax, group, x, "response_time_ms_mean", f"client RT measured {label}")
         colour = line.get_color()
         for column, style, name in (
             ("mva_response_time_ms", "--", "MVA"),
@@ -178,39 +166,13 @@ def plot_both_sides(
     """Throughput and response time at the clients (solid) and at the middleware (dashed)."""
     for label, group in iter_series(frame, series):
         group = group.sort_values(x)
-        line = ax_tp.plot(
-            group[x],
-            group["throughput_ops_per_s_mean"],
-            marker="o",
-            markersize=4,
-            label=f"client {label}".strip(),
-        )[0]
-        ax_tp.plot(
-            group[x],
-            group["mw_throughput_ops_per_s_mean"],
-            marker="s",
-            markersize=4,
-            linestyle="--",
-            color=line.get_color(),
-            label=f"middleware {label}".strip(),
+        line = measured_line(ax_tp, group, x, "throughput_ops_per_s_mean", f"client {label}")
+        colour = line.get_color()
+        companion_line(
+            ax_tp, group, x, "mw_throughput_ops_per_s_mean", colour, f"middleware {label}"
         )
-        ax_rt.plot(
-            group[x],
-            group["response_time_ms_mean"],
-            marker="o",
-            markersize=4,
-            color=line.get_color(),
-            label=f"client {label}".strip(),
-        )
-        ax_rt.plot(
-            group[x],
-            group["mw_response_time_ms_mean"],
-            marker="s",
-            markersize=4,
-            linestyle="--",
-            color=line.get_color(),
-            label=f"middleware {label}".strip(),
-        )
+        measured_line(ax_rt, group, x, "response_time_ms_mean", f"client {label}", colour)
+        companion_line(ax_rt, group, x, "mw_response_time_ms_mean", colour, f"middleware {label}")
     mark_flagged(ax_tp, frame, x, "throughput_ops_per_s_mean")
     _finish(ax_tp, "throughput [ops/s]", "Throughput: client and middleware", x)
     _finish(ax_rt, "response time [ms]", "Response time: client and middleware", x)
@@ -302,23 +264,9 @@ def plot_think_time(ax: Axes, frame: pd.DataFrame, x: str, series: Sequence[str]
     R_mw, as ASL 2019 measured it), against the configured Z."""
     for label, group in iter_series(frame, series):
         group = group.sort_values(x)
-        line = ax.plot(
-            group[x],
-            group["z_client_ms"],
-            marker="o",
-            markersize=4,
-            label=f"N/X - R (client) {label}".strip(),
-        )[0]
+        line = measured_line(ax, group, x, "z_client_ms", f"N/X - R (client) {label}")
         if "z_mw_ms" in group.columns and group["z_mw_ms"].notna().any():
-            ax.plot(
-                group[x],
-                group["z_mw_ms"],
-                marker="s",
-                markersize=4,
-                linestyle="--",
-                color=line.get_color(),
-                label=f"N/X_mw - R_mw {label}".strip(),
-            )
+            companion_line(ax, group, x, "z_mw_ms", line.get_color(), f"N/X_mw - R_mw {label}")
         ax.plot(
             group[x],
             group["think_time_ms"],

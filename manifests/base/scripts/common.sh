@@ -58,10 +58,16 @@ target_of() {
   esac
 }
 
-# Prints a result file between the markers that the collectors look for.
+# Prints a result file between the markers that the collectors look for, on stderr like every
+# other line of these scripts (log, tagged progress). One stream keeps the pod's log in the order
+# the lines were written: the container runtime copies stdout and stderr to the log separately,
+# so a log line written on stderr just after a block on stdout could land inside the block under
+# load (seen once: "verify-0: not JSON (Expecting ',' delimiter)" at load average 10.7).
 emit() {  # emit <file> <instance>
-  echo "=== cachelab-result-begin job=$JOB_NAME machine=$index instance=$2 ==="
-  cat "$1"
-  echo
-  echo "=== cachelab-result-end job=$JOB_NAME machine=$index instance=$2 ==="
+  {
+    echo "=== cachelab-result-begin job=$JOB_NAME machine=$index instance=$2 ==="
+    cat "$1"
+    echo
+    echo "=== cachelab-result-end job=$JOB_NAME machine=$index instance=$2 ==="
+  } >&2
 }

@@ -54,25 +54,31 @@ def preload_argv(
     java: str, jar: Path, spec: Spec, host: str, port: int, json_out: Path
 ) -> list[str]:
     """Write every key once into one server (the shared preload recipe, fill half)."""
-    return [
-        *_java(java, jar),
-        f"--server={host}",
-        f"--port={port}",
-        *fill_args(spec),
-        *key_range(KEY_MINIMUM, spec.workload.key_maximum),
-        f"--json-out-file={json_out}",
-    ]
+    return _every_key_argv(java, jar, spec, host, port, fill_args(spec), json_out)
 
 
 def verify_argv(
     java: str, jar: Path, spec: Spec, host: str, port: int, json_out: Path
 ) -> list[str]:
     """Read every key of one server back (the shared preload recipe, verify half)."""
+    return _every_key_argv(java, jar, spec, host, port, verify_args(spec), json_out)
+
+
+def _every_key_argv(
+    java: str,
+    jar: Path,
+    spec: Spec,
+    host: str,
+    port: int,
+    recipe: Sequence[str],
+    json_out: Path,
+) -> list[str]:
+    """A loadgen that runs `recipe` over the whole key range of one server."""
     return [
         *_java(java, jar),
         f"--server={host}",
         f"--port={port}",
-        *verify_args(spec),
+        *recipe,
         *key_range(KEY_MINIMUM, spec.workload.key_maximum),
         f"--json-out-file={json_out}",
     ]

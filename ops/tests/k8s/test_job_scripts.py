@@ -131,14 +131,16 @@ def test_preload_fills_and_verifies_then_the_benchmark_prints_json_per_instance(
     preload = run_script("preload.sh", job_env(memcached_port, "preload"), tmp_path)
     assert preload.returncode == 0, preload.stderr
     assert "zero misses" in preload.stderr
-    blocks = result_blocks(preload.stdout)
+    blocks = result_blocks(preload.stderr)
     assert [b.instance for b in blocks] == ["fill-0", "verify-0"]
+    assert preload.stdout == ""  # one stream: blocks, logs and progress in the order written
     verify = blocks[1].data()["ALL STATS"]["Gets"]
     assert float(verify["Misses/sec"]) == 0 and float(verify["Hits/sec"]) > 0
 
     bench = run_script("run-benchmark.sh", job_env(memcached_port, "benchmark"), tmp_path)
     assert bench.returncode == 0, bench.stderr
-    blocks = result_blocks(bench.stdout)
+    blocks = result_blocks(bench.stderr)
+    assert bench.stdout == ""
     assert [(b.job, b.machine, b.instance) for b in blocks] == [
         ("benchmark", "0", "0"),
         ("benchmark", "0", "hdr-0"),
@@ -204,7 +206,7 @@ def test_benchmark_passes_each_instance_its_metrics_port(
         bench = run_script("run-benchmark.sh", env, tmp_path)
     assert bench.returncode == 1, bench.stderr
     assert "instance 1 failed" in bench.stderr and "instance 0 failed" not in bench.stderr
-    assert [b.instance for b in result_blocks(bench.stdout)] == ["0", "hdr-0"]
+    assert [b.instance for b in result_blocks(bench.stderr)] == ["0", "hdr-0"]
 
 
 @pytest.mark.parametrize("tools", ["machine", "busybox"])

@@ -9,38 +9,18 @@ import java.nio.file.Path;
 import java.util.Map;
 import org.HdrHistogram.EncodableHistogram;
 import org.HdrHistogram.HistogramLogReader;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The load generator against a real memcached on a free loopback port. */
-class MemcachedIT {
-  @TempDir Path dir;
-  private ServerProcess memcached;
-
-  @BeforeEach
-  void start() throws Exception {
-    memcached = ServerProcess.memcached();
+class MemcachedIT extends AgainstRealServer {
+  @Override
+  ServerProcess startServer() throws Exception {
+    return ServerProcess.memcached();
   }
 
-  @AfterEach
-  void stop() throws Exception {
-    memcached.close();
-  }
-
-  private String[] args(String... extra) {
-    String[] base = {
-      "-s",
-      "127.0.0.1",
-      "-p",
-      "" + memcached.port,
-      "-P",
-      "memcache_text",
-      "--quiet",
-      "--hide-histogram"
-    };
-    return LoadgenRunner.concat(base, extra);
+  @Override
+  String[] protocolArgs() {
+    return new String[] {"-P", "memcache_text", "--quiet", "--hide-histogram"};
   }
 
   @Test
@@ -63,9 +43,9 @@ class MemcachedIT {
                 "--pipeline=8"));
     assertThat(preload.exitCode()).as(preload.err()).isZero();
     assertThat(preload.count("Sets")).isEqualTo(2000);
-    assertThat(memcached.memcachedStats().get("curr_items")).isEqualTo(2000);
+    assertThat(server.memcachedStats().get("curr_items")).isEqualTo(2000);
 
-    Map<String, Long> before = memcached.memcachedStats();
+    Map<String, Long> before = server.memcachedStats();
     Outcome read =
         LoadgenRunner.run(
             dir,
@@ -79,7 +59,7 @@ class MemcachedIT {
                 "300",
                 "--key-maximum=1999",
                 "--distinct-client-seed"));
-    Map<String, Long> after = memcached.memcachedStats();
+    Map<String, Long> after = server.memcachedStats();
     assertThat(read.exitCode()).as(read.err()).isZero();
     assertThat(read.count("Gets")).isEqualTo(1200);
     assertThat(read.perSecond("Gets", "Misses/sec")).isZero();
@@ -90,7 +70,7 @@ class MemcachedIT {
 
   @Test
   void countsEqualTheServersCountersWithMultiGetsAndPipelining() throws Exception {
-    Map<String, Long> before = memcached.memcachedStats();
+    Map<String, Long> before = server.memcachedStats();
     Outcome run =
         LoadgenRunner.run(
             dir,
@@ -108,7 +88,7 @@ class MemcachedIT {
                 "--random-data",
                 "--distinct-client-seed",
                 "--expiry-range=100-200"));
-    Map<String, Long> after = memcached.memcachedStats();
+    Map<String, Long> after = server.memcachedStats();
     assertThat(run.exitCode()).as(run.err()).isZero();
     long sets = run.count("Sets");
     long gets = run.count("Gets");
@@ -225,7 +205,7 @@ class MemcachedIT {
             "-s",
             "127.0.0.1",
             "-p",
-            "" + memcached.port,
+            "" + server.port,
             "-P",
             "memcache_text",
             "-t",

@@ -4,31 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.cachelab.loadgen.it.LoadgenRunner.Outcome;
-import java.nio.file.Path;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The load generator against a real redis-server on a free loopback port (RESP2). */
-class RedisIT {
-  @TempDir Path dir;
-  private ServerProcess redis;
-
-  @BeforeEach
-  void start() throws Exception {
-    redis = ServerProcess.redis();
+class RedisIT extends AgainstRealServer {
+  @Override
+  ServerProcess startServer() throws Exception {
+    return ServerProcess.redis();
   }
 
-  @AfterEach
-  void stop() throws Exception {
-    redis.close();
-  }
-
-  private String[] args(String... extra) {
-    String[] base = {"-s", "127.0.0.1", "-p", "" + redis.port, "-P", "redis", "--quiet"};
-    return LoadgenRunner.concat(base, extra);
+  @Override
+  String[] protocolArgs() {
+    return new String[] {"-P", "redis", "--quiet"};
   }
 
   private static long delta(Map<String, Long> before, Map<String, Long> after, String name) {
@@ -55,9 +43,9 @@ class RedisIT {
                 "--pipeline=16"));
     assertThat(preload.exitCode()).as(preload.err()).isZero();
     assertThat(preload.count("Sets")).isEqualTo(1000);
-    assertThat(redis.redisInfo().get("db0")).isNull(); // db0 is "keys=1000,..." (not numeric)
+    assertThat(server.redisInfo().get("db0")).isNull(); // db0 is "keys=1000,..." (not numeric)
 
-    Map<String, Long> before = redis.redisInfo();
+    Map<String, Long> before = server.redisInfo();
     Outcome read =
         LoadgenRunner.run(
             dir,
@@ -72,7 +60,7 @@ class RedisIT {
                 "100",
                 "--key-maximum=999",
                 "--distinct-client-seed"));
-    Map<String, Long> after = redis.redisInfo();
+    Map<String, Long> after = server.redisInfo();
     assertThat(read.exitCode()).as(read.err()).isZero();
     assertThat(read.count("Gets")).isEqualTo(400);
     assertThat(read.perSecond("Gets", "Misses/sec")).isZero();
@@ -83,7 +71,7 @@ class RedisIT {
 
   @Test
   void countsEqualCommandStatsInATimedMixedRun() throws Exception {
-    Map<String, Long> before = redis.redisInfo();
+    Map<String, Long> before = server.redisInfo();
     Outcome run =
         LoadgenRunner.run(
             dir,
@@ -98,7 +86,7 @@ class RedisIT {
                 "--pipeline=2",
                 "--expiry-range=100-100",
                 "--distinct-client-seed"));
-    Map<String, Long> after = redis.redisInfo();
+    Map<String, Long> after = server.redisInfo();
     assertThat(run.exitCode()).as(run.err()).isZero();
     assertThat(delta(before, after, "cmdstat_set.calls")).isEqualTo(run.count("Sets"));
     assertThat(delta(before, after, "cmdstat_get.calls")).isEqualTo(run.count("Gets"));

@@ -4,7 +4,7 @@ import dev.cachelab.middleware.protocol.Request;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -14,25 +14,38 @@ import java.util.concurrent.locks.ReentrantLock;
  * room listener (which wakes the net thread). Stamps enqueue and dequeue times.
  *
  * <p>Wake-ups: the net thread {@link #stage stages} the requests it decodes in one selector round
- * and {@link #publish publishes} them together at the end of the round, waking one sleeping worker
- * per {@code batch} requests, so a worker woken once takes several requests ({@link #take}) instead
- * of each request costing a wake-up. A worker that leaves requests behind wakes the next sleeper.
- * The length counts staged requests too (the bound and the sampled length include them). Each
- * request is stamped when staged ({@code enqueuedNanos}), when published ({@code publishedNanos},
- * one clock read per round) and when taken ({@code dequeuedNanos}), so its queue time splits into
- * staging and the wait after publishing.
+ * and {@link #publish publishes} them together at the end of the round. Requests waiting in the
+ * queue need one worker per {@code batch} of them; workers already woken and not yet back at the
+ * queue count towards that, so a second publish before a woken worker has run wakes nobody more (on
+ * a crowded CPU a woken worker may wait a while for it, and each extra wake-up would cost a system
+ * call, a context switch and a smaller batch). The most recently parked worker is woken first (its
+ * stack and caches are warm; the others stay asleep). A worker that leaves requests behind wakes
+ * more by the same rule. Parking and waking are done outside the lock, so a woken worker does not
+ * block on the lock its waker still holds. The length counts staged requests too (the bound and the
+ * sampled length include them). Each request is stamped when staged ({@code enqueuedNanos}), when
+ * published ({@code publishedNanos}, one clock read per round) and when taken ({@code
+ * dequeuedNanos}), so its queue time splits into staging and the wait after publishing.
  */
 public final class RequestQueue {
   private final ReentrantLock lock = new ReentrantLock();
-  private final Condition notEmpty = lock.newCondition();
   private final ArrayDeque<Request> queue = new ArrayDeque<>(); // guarded by lock
-  private int sleepers; // guarded by lock
+  // Parked workers, the most recent first; guarded by lock.
+  private final ArrayDeque<Waiter> parked = new ArrayDeque<>();
+  private int waking; // guarded by lock: workers unparked and not yet back under the lock
+  private final ThreadLocal<Waiter> waiters = ThreadLocal.withInitial(Waiter::new);
   private final ArrayDeque<Request> staged = new ArrayDeque<>(); // net thread only
   private final AtomicInteger length = new AtomicInteger();
   private final int capacity;
   private final int batch;
   private final AtomicBoolean producerWaiting = new AtomicBoolean();
   private volatile Runnable roomListener = () -> {};
+
+  /** A parked worker: set {@code signalled} (under the lock), then unpark its thread. */
+  private static final class Waiter {
+    final Thread thread = Thread.currentThread();
+    volatile boolean signalled;
+    Waiter next; // guarded by lock: the list of waiters to unpark after unlocking
+  }
 
   /**
    * A queue holding at most {@code capacity} requests (0 = unbounded), whose workers take up to
@@ -71,10 +84,10 @@ public final class RequestQueue {
 
   /** Net thread: appends the staged requests and wakes as many workers as they need. */
   public void publish() {
-    int n = staged.size();
-    if (n == 0) {
+    if (staged.isEmpty()) {
       return;
     }
+    Waiter toWake;
     lock.lock();
     try {
       long now = System.nanoTime();
@@ -83,11 +96,38 @@ public final class RequestQueue {
         request.publishedNanos = now;
         queue.addLast(request);
       }
-      for (int woken = 0; woken < sleepers && woken * batch < n; woken++) {
-        notEmpty.signal();
-      }
+      toWake = signalNeeded();
     } finally {
       lock.unlock();
+    }
+    unpark(toWake);
+  }
+
+  /**
+   * Under the lock: signals parked workers until the woken ones (with those already waking) make
+   * one per {@code batch} queued requests; returns them as a list to {@link #unpark} after
+   * unlocking.
+   */
+  private Waiter signalNeeded() {
+    int needed = (queue.size() + batch - 1) / batch - waking;
+    Waiter list = null;
+    while (needed > 0 && !parked.isEmpty()) {
+      Waiter w = parked.pollFirst();
+      w.signalled = true;
+      w.next = list;
+      list = w;
+      waking++;
+      needed--;
+    }
+    return list;
+  }
+
+  private static void unpark(Waiter list) {
+    while (list != null) {
+      Waiter next = list.next;
+      list.next = null;
+      LockSupport.unpark(list.thread);
+      list = next;
     }
   }
 
@@ -99,15 +139,15 @@ public final class RequestQueue {
     int lengthBefore = length.getAndIncrement();
     request.enqueuedNanos = System.nanoTime();
     request.publishedNanos = request.enqueuedNanos;
+    Waiter toWake;
     lock.lock();
     try {
       queue.addLast(request);
-      if (sleepers > 0) {
-        notEmpty.signal();
-      }
+      toWake = signalNeeded();
     } finally {
       lock.unlock();
     }
+    unpark(toWake);
     return lengthBefore;
   }
 
@@ -118,15 +158,11 @@ public final class RequestQueue {
   public int take(Request[] into) throws InterruptedException {
     int max = Math.min(into.length, batch);
     int n = 0;
+    Waiter toWake;
     lock.lockInterruptibly();
     try {
       while (queue.isEmpty()) {
-        sleepers++;
-        try {
-          notEmpty.await();
-        } finally {
-          sleepers--;
-        }
+        await();
       }
       long now = System.nanoTime();
       while (n < max) {
@@ -144,12 +180,11 @@ public final class RequestQueue {
         request.dequeuedNanos = now;
         into[n++] = request;
       }
-      if (!queue.isEmpty() && sleepers > 0) {
-        notEmpty.signal();
-      }
+      toWake = queue.isEmpty() ? null : signalNeeded();
     } finally {
       lock.unlock();
     }
+    unpark(toWake);
     int taken = into[0].connection == null ? 0 : n;
     if (taken > 0) {
       length.addAndGet(-taken);
@@ -160,15 +195,50 @@ public final class RequestQueue {
     return n;
   }
 
+  /**
+   * Under the lock, with the queue empty: parks this worker (lock released) until it is signalled
+   * or interrupted; returns with the lock held again.
+   */
+  private void await() throws InterruptedException {
+    Waiter self = waiters.get();
+    self.signalled = false;
+    parked.addFirst(self);
+    lock.unlock();
+    boolean interrupted = false;
+    while (!self.signalled && !(interrupted = Thread.interrupted())) {
+      LockSupport.park(this);
+    }
+    lock.lock();
+    if (self.signalled) {
+      waking--;
+    } else {
+      parked.remove(self);
+    }
+    if (interrupted) {
+      Waiter toWake = self.signalled ? signalNeeded() : null; // pass the wake-up on
+      lock.unlock();
+      unpark(toWake);
+      lock.lock(); // the caller's finally unlocks
+      throw new InterruptedException();
+    }
+  }
+
   /** Any thread: a hint for a worker to exit (not stamped or counted). */
   public void addPoison(Request poison) {
+    Waiter toWake = null;
     lock.lock();
     try {
       queue.addLast(poison);
-      notEmpty.signal();
+      Waiter w = parked.pollFirst();
+      if (w != null) {
+        w.signalled = true;
+        waking++;
+        toWake = w;
+      }
     } finally {
       lock.unlock();
     }
+    unpark(toWake);
   }
 
   /** Requests waiting now, staged ones included (poison pills not counted). Any thread. */

@@ -94,23 +94,7 @@ final class CommandValidator {
       r.setRejected(Status.REJECT, ERROR);
       return;
     }
-    long bytes = parseUnsigned(r, 4, Integer.MAX_VALUE);
-    if (bytes < 0) {
-      r.setRejected(
-          Status.REJECT_AND_CLOSE,
-          reply(
-              "CLIENT_ERROR bad data block length: "
-                  + quote(r, 4)
-                  + " (expected: 0.."
-                  + maxValueBytes
-                  + ")"));
-      return;
-    }
-    if (bytes > maxValueBytes) {
-      r.setRejected(Status.REJECT, TOO_LARGE);
-      return;
-    }
-    if (!checkKey(r, 1)) {
+    if (!checkDataLength(r, 4, maxValueBytes) || !checkKey(r, 1)) {
       return;
     }
     // Flags as memcached 1.6.18 takes them: any unsigned 64-bit number (it keeps the low 32 bits).
@@ -258,23 +242,8 @@ final class CommandValidator {
       r.setRejected(Status.REJECT, n == 1 ? ERROR : META_FORMAT);
       return;
     }
-    if (command == Command.MS) {
-      long bytes = parseUnsigned(r, 2, Integer.MAX_VALUE);
-      if (bytes < 0) {
-        r.setRejected(
-            Status.REJECT_AND_CLOSE,
-            reply(
-                "CLIENT_ERROR bad data block length: "
-                    + quote(r, 2)
-                    + " (expected: 0.."
-                    + maxValueBytes
-                    + ")"));
-        return;
-      }
-      if (bytes > maxValueBytes) {
-        r.setRejected(Status.REJECT, TOO_LARGE);
-        return;
-      }
+    if (command == Command.MS && !checkDataLength(r, 2, maxValueBytes)) {
+      return;
     }
     if (!checkKey(r, 1)) {
       return;
@@ -285,6 +254,30 @@ final class CommandValidator {
         return;
       }
     }
+  }
+
+  /**
+   * Checks the data block length in {@code token}: a malformed one rejects the request and closes
+   * the connection (memcached cannot find the end of the data), a too large one rejects it.
+   */
+  private static boolean checkDataLength(Request r, int token, int maxValueBytes) {
+    long bytes = parseUnsigned(r, token, Integer.MAX_VALUE);
+    if (bytes < 0) {
+      r.setRejected(
+          Status.REJECT_AND_CLOSE,
+          reply(
+              "CLIENT_ERROR bad data block length: "
+                  + quote(r, token)
+                  + " (expected: 0.."
+                  + maxValueBytes
+                  + ")"));
+      return false;
+    }
+    if (bytes > maxValueBytes) {
+      r.setRejected(Status.REJECT, TOO_LARGE);
+      return false;
+    }
+    return true;
   }
 
   private static boolean isNoreply(Request r, int token) {

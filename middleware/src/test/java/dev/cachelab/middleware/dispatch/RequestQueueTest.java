@@ -138,4 +138,123 @@ class RequestQueueTest {
     assertThat(worker.isAlive()).isFalse();
     assertThat(into[0]).isSameAs(r);
   }
+
+  /** Starts a worker that takes once into {@code into}; returns when it is parked in take. */
+  private static Thread parkedTaker(RequestQueue queue, Request[] into) throws Exception {
+    Thread worker =
+        new Thread(
+            () -> {
+              try {
+                queue.take(into);
+              } catch (InterruptedException e) {
+                into[0] = null;
+              }
+            });
+    worker.setDaemon(true);
+    worker.start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (worker.getState() != Thread.State.WAITING && System.nanoTime() < deadline) {
+      Thread.sleep(1);
+    }
+    assertThat(worker.getState()).isEqualTo(Thread.State.WAITING);
+    return worker;
+  }
+
+  @Test
+  void theMostRecentlyParkedWorkerIsWokenFirstAndTheOtherSleepsOn() throws Exception {
+    RequestQueue queue = new RequestQueue(0, 1);
+    Request[] first = new Request[1];
+    Request[] second = new Request[1];
+    Thread older = parkedTaker(queue, first);
+    Thread newer = parkedTaker(queue, second);
+    Request r = request();
+    queue.stage(r);
+    queue.publish();
+    newer.join(TimeUnit.SECONDS.toMillis(30));
+    assertThat(newer.isAlive()).isFalse();
+    assertThat(second[0]).isSameAs(r);
+    Thread.sleep(50);
+    assertThat(older.getState()).as("one request wakes one worker").isEqualTo(Thread.State.WAITING);
+    Request s = request();
+    queue.enqueue(s);
+    older.join(TimeUnit.SECONDS.toMillis(30));
+    assertThat(first[0]).isSameAs(s);
+  }
+
+  @Test
+  void anInterruptedSleeperLeavesAndTheNextRequestStillWakesTheOther() throws Exception {
+    RequestQueue queue = new RequestQueue(0, 1);
+    Request[] first = new Request[1];
+    Request[] second = new Request[1];
+    Thread older = parkedTaker(queue, first);
+    Thread newer = parkedTaker(queue, second);
+    newer.interrupt();
+    newer.join(TimeUnit.SECONDS.toMillis(30));
+    assertThat(newer.isAlive()).isFalse();
+    Request r = request();
+    queue.stage(r);
+    queue.publish();
+    older.join(TimeUnit.SECONDS.toMillis(30));
+    assertThat(older.isAlive()).isFalse();
+    assertThat(first[0]).isSameAs(r);
+    assertThat(queue.size()).isZero();
+  }
+
+  @Test
+  void everyRequestIsTakenOnceByManyWorkersAndPoisonStopsThemAll() throws Exception {
+    int workers = 6;
+    int requests = 20_000;
+    RequestQueue queue = new RequestQueue(0, 4);
+    AtomicInteger takenCount = new AtomicInteger();
+    java.util.Set<Request> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    List<Thread> threads = new ArrayList<>();
+    for (int w = 0; w < workers; w++) {
+      Thread t =
+          new Thread(
+              () -> {
+                Request[] into = new Request[4];
+                try {
+                  while (true) {
+                    int n = queue.take(into);
+                    if (into[0] == Worker.POISON) {
+                      return;
+                    }
+                    for (int i = 0; i < n; i++) {
+                      assertThat(seen.add(into[i])).isTrue();
+                      takenCount.incrementAndGet();
+                    }
+                  }
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
+      t.setDaemon(true);
+      t.start();
+      threads.add(t);
+    }
+    for (int i = 0; i < requests; i++) {
+      queue.stage(request());
+      if (i % 7 == 0) {
+        queue.publish();
+      }
+      if (i % 101 == 0) {
+        queue.enqueue(request());
+      }
+    }
+    queue.publish();
+    int expected = requests + (requests + 100) / 101;
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (takenCount.get() < expected && System.nanoTime() < deadline) {
+      Thread.sleep(1);
+    }
+    assertThat(takenCount.get()).isEqualTo(expected);
+    for (int w = 0; w < workers; w++) {
+      queue.addPoison(Worker.POISON);
+    }
+    for (Thread t : threads) {
+      t.join(TimeUnit.SECONDS.toMillis(30));
+      assertThat(t.isAlive()).isFalse();
+    }
+    assertThat(queue.size()).isZero();
+  }
 }
