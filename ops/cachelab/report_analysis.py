@@ -224,10 +224,9 @@ def _curves(
         if closed is None:
             continue
         n_max = int(group[x].max())
-        solved = closed.solve(n_max)
-        ns = [float(n) for n in solved.populations]
-        bounds = [closed.throughput_bound_ops_per_s(int(n)) for n in solved.populations]
-        curves[label] = (ns, [float(v) for v in solved.throughput_per_s], bounds)
+        ns = [float(n) for n in range(1, n_max + 1)]
+        bounds = [closed.throughput_bound_ops_per_s(n) for n in range(1, n_max + 1)]
+        curves[label] = (ns, closed.throughput_curve(n_max), bounds)
     return curves
 
 

@@ -85,6 +85,8 @@ def test_sampler_records_run_queue_wait_and_the_worker_threads(tmp_path: Path) -
     assert mw.wait_cores >= 0 and mw.pool_wait_cores >= 0
     # worker-<n> is on a request's path too
     assert mw.path_cores >= mw.pool_cores - 0.05 and mw.path_wait_cores >= 0
+    # the times the worker was put on a CPU (schedstat's 3rd field) are counted
+    assert any(math.isfinite(s.pool_slices) for s in samples) and mw.pool_slices_per_s > 0
 
 
 def test_cpu_files_without_the_thread_columns_read_as_not_measured(tmp_path: Path) -> None:

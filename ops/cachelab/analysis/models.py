@@ -38,6 +38,7 @@ from cachelab.analysis.operational import OperationalAnalysis, PointMeasurement
 
 MVA_TARGET_PCT = 15.0
 MVA_SMALL_PCT = 5.0  # the sentence says why the model departs beyond this
+STAGING_SMALL = 0.1  # staging under this share of the queue time is "a small part"
 CPU, POOL = "host CPU", "worker pool"
 MODELS = ("MVA", "M/M/1", "M/M/m")
 
@@ -62,33 +63,90 @@ class ModelRow:
         return 100.0 * (self.predicted - self.measured) / self.measured
 
 
+FIXED_POINT_STEPS = 40  # bisection steps: the fixed point to 2^-40 of the CPU's ceiling
+
+
 @dataclass(frozen=True)
 class ClosedModel:
-    """The calibrated closed network of one point."""
+    """The calibrated closed network of one point.
+
+    With a host CPU station whose cores are shared with the threads inside a worker's holding
+    (`cpu_held_ms` > 0), the station's server count depends on the throughput the model runs at:
+    m_cpu(X) = available - X x held (the pool threads and backends take held CPU ms per
+    request, at the predicted X, not at the measured one). The model is solved at the fixed
+    point X = MVA(m_cpu(X)), found by bisection (MVA's X falls as m_cpu falls, so there is
+    exactly one)."""
 
     names: list[str]
     demands_ms: list[float]
-    servers: list[float]
+    servers: list[float]  # the host CPU's at the measured throughput
     delay_ms: float  # Z' + Z: time outside the stations, think time included
     clients: int
     think_time_ms: float = 0.0
     # how far the CPU station's measured CPU and wait exceed the time they are taken from
     # (CPU off any request's path); the delay Z' is 0 then, and this says by how much
     overlap_ms: float = 0.0
+    cpu_available_cores: float = math.nan
+    cpu_held_ms: float = 0.0
 
-    def solve(self, max_clients: int | None = None) -> queueing.MVAResult:
-        return queueing.mva(
-            [d / 1000.0 for d in self.demands_ms],
-            self.delay_ms / 1000.0,
-            max_clients or self.clients,
-            self.servers,
-        )
+    @property
+    def _shared_cpu(self) -> int | None:
+        k = self.station(CPU)
+        if k is None or not self.cpu_held_ms > 0 or not math.isfinite(self.cpu_available_cores):
+            return None
+        return k
+
+    def servers_at(self, throughput_ops_per_s: float) -> list[float]:
+        """Each station's servers when the network runs at this throughput."""
+        servers = list(self.servers)
+        k = self._shared_cpu
+        if k is not None:
+            held_cores = throughput_ops_per_s * self.cpu_held_ms / 1000.0
+            servers[k] = self.cpu_available_cores - held_cores
+        return servers
+
+    def _demands_s(self) -> list[float]:
+        return [d / 1000.0 for d in self.demands_ms]
+
+    def throughput_ops_per_s(self, clients: int) -> float:
+        """X at the fixed point for `clients` (plain MVA without a shared CPU station)."""
+        k = self._shared_cpu
+        if k is None:
+            return queueing.mva_throughput(
+                self._demands_s(), self.delay_ms / 1000.0, clients, self.servers
+            )
+        low, high = 0.0, 1000.0 * self.cpu_available_cores / self.cpu_held_ms
+        for _ in range(FIXED_POINT_STEPS):
+            middle = (low + high) / 2.0
+            servers = self.servers_at(middle)
+            x = (
+                queueing.mva_throughput(self._demands_s(), self.delay_ms / 1000.0, clients, servers)
+                if servers[k] > 0
+                else 0.0
+            )
+            low, high = (middle, high) if x > middle else (low, middle)
+        return low
+
+    def solve(self, clients: int | None = None) -> queueing.MVAResult:
+        """MVA at the fixed point of `clients` (the point's N by default); the result's row
+        N - 1 is that population's, the rows below it share its server counts."""
+        n = clients or self.clients
+        servers = self.servers_at(self.throughput_ops_per_s(n)) if self._shared_cpu else None
+        return queueing.mva(self._demands_s(), self.delay_ms / 1000.0, n, servers or self.servers)
+
+    def throughput_curve(self, max_clients: int) -> list[float]:
+        """X (ops/s) for 1..max_clients clients, each at its own fixed point."""
+        return [self.throughput_ops_per_s(n) for n in range(1, max_clients + 1)]
 
     def throughput_bound_ops_per_s(self, clients: int) -> float:
-        """min(N / (D + Z), 1 / max(D_k / m_k))."""
+        """min(N / (D + Z), min_k m_k / D_k); the host CPU's ceiling counts the held CPU too:
+        X (D_cpu + held) <= available."""
         total = sum(self.demands_ms)
-        per_server = max(d / m for d, m in zip(self.demands_ms, self.servers, strict=True))
-        return 1000.0 * min(clients / (total + self.delay_ms), 1.0 / per_server)
+        ceilings = [m / d for d, m in zip(self.demands_ms, self.servers, strict=True)]
+        k = self._shared_cpu
+        if k is not None:
+            ceilings[k] = self.cpu_available_cores / (self.demands_ms[k] + self.cpu_held_ms)
+        return 1000.0 * min(clients / (total + self.delay_ms), min(ceilings))
 
     def station(self, name: str) -> int | None:
         return self.names.index(name) if name in self.names else None
@@ -112,11 +170,14 @@ def closed_model(m: PointMeasurement, analysis: OperationalAnalysis) -> ClosedMo
         return None
     delay = analysis.outside_ms()
     cpu = analysis.cpu_station()
+    available, held = math.nan, 0.0
     if cpu is not None and cpu.demand_ms > 0 and cpu.servers > 0:
         names.append(CPU)
         demands.append(cpu.demand_ms)
         servers.append(cpu.servers)
         delay -= cpu.demand_ms + cpu.wait_ms
+        if POOL in names and math.isfinite(cpu.held_demand_ms):
+            available, held = cpu.available_cores, cpu.held_demand_ms
     if not names or not math.isfinite(delay):
         return None
     overlap = max(0.0, -delay)
@@ -128,6 +189,8 @@ def closed_model(m: PointMeasurement, analysis: OperationalAnalysis) -> ClosedMo
         m.clients,
         m.think_time_ms,
         overlap,
+        available,
+        held,
     )
 
 
@@ -139,6 +202,9 @@ def model_rows(m: PointMeasurement, analysis: OperationalAnalysis) -> list[Model
         return rows
     solved = closed.solve()
     x_pred, r_pred_s = solved.at(m.clients)
+    fixed = closed.throughput_ops_per_s(m.clients)
+    if not math.isclose(x_pred, fixed, rel_tol=1e-6, abs_tol=1e-6):
+        raise AssertionError(f"MVA at the fixed point: {x_pred} != {fixed}")  # a bug, not data
 
     def wait_ms(name: str) -> float:
         k = closed.station(name)
@@ -159,6 +225,29 @@ def model_rows(m: PointMeasurement, analysis: OperationalAnalysis) -> list[Model
     cpu = analysis.cpu_station()
     if closed.station(CPU) is not None and cpu is not None:
         rows.append(ModelRow(m.point, "MVA", "cpu_wait_ms", cpu.wait_ms, wait_ms(CPU)))
+        if closed.station(POOL) is not None:
+            # all the waiting, wherever the model and the measurement put it
+            rows.append(
+                ModelRow(
+                    m.point,
+                    "MVA",
+                    "wait_ms",
+                    cpu.wait_ms + m.mw_queue_time_ms,
+                    wait_ms(CPU) + wait_ms(POOL),
+                )
+            )
+    if closed.station(POOL) is not None and math.isfinite(m.mw_staging_time_ms):
+        # the queue time after publishing against a woken worker's wait for a CPU (schedstat,
+        # per time a worker thread was put on a CPU) plus the model's wait for a worker
+        rows.append(
+            ModelRow(
+                m.point,
+                "wake-up",
+                "publish_wait_ms",
+                m.mw_queue_time_ms - m.mw_staging_time_ms,
+                m.worker_wakeup_wait_ms + wait_ms(POOL),
+            )
+        )
     rows.append(
         ModelRow(
             m.point,
@@ -240,7 +329,7 @@ def explain(
         else:
             text += ": " + _mva_departure(rows, worst, analysis)
         sentences["MVA"] = text
-        waits = _wait_placement(rows)
+        waits = _wait_placement(rows, analyses)
         if waits:
             sentences["MVA waits"] = waits
     for model, assumption in (
@@ -283,8 +372,9 @@ def explain(
     return sentences
 
 
-def _wait_placement(rows: Sequence[ModelRow]) -> str:
-    """Where the model puts the waiting against where it was measured, summed over points."""
+def _wait_placement(rows: Sequence[ModelRow], analyses: dict[int, OperationalAnalysis]) -> str:
+    """Where the model puts the waiting against where it was measured, summed over points, and
+    where the middleware's queue time comes from (staging, then a woken worker's wait)."""
     cpu = [r for r in rows if (r.model, r.metric) == ("MVA", "cpu_wait_ms")]
     pool = [r for r in rows if (r.model, r.metric) == ("MVA", "queue_time_ms")]
     points = {r.point for r in cpu} & {r.point for r in pool}
@@ -294,22 +384,64 @@ def _wait_placement(rows: Sequence[ModelRow]) -> str:
         return ""
     cpu_miss = sum(r.predicted - r.measured for r in cpu)
     pool_miss = sum(r.predicted - r.measured for r in pool)
+    measured = sum(r.measured for r in cpu + pool)
     text = (
         f"Summed over the {len(points)} points, the model's wait for a CPU is {cpu_miss:+.3f} ms "
         f"off the schedstat run-queue wait and its wait for a worker {pool_miss:+.3f} ms off "
-        "the middleware's queue time"
+        f"the middleware's queue time: together {cpu_miss + pool_miss:+.3f} ms of the "
+        f"{measured:.3f} ms of waiting measured"
     )
     if cpu_miss > 0 > pool_miss and abs(cpu_miss + pool_miss) < 0.5 * abs(pool_miss):
-        text += (
-            ": about the same waiting, in another place. The middleware's queue time holds CPU "
-            "waits too (an idle worker woken by the net thread waits for a CPU before it "
-            "dequeues; where N <= WT no request can wait for a worker, yet Q > 0), while the "
-            "model shares the cores left to the experiment between the pool's work and the rest "
-            "in fixed parts, so its queue forms at the CPU station instead."
+        text += ", about the same waiting in another place"
+    text += "."
+    wake = [r for r in rows if (r.model, r.metric) == ("wake-up", "publish_wait_ms")]
+    wake = [r for r in wake if r.point in points and math.isfinite(r.measured + r.predicted)]
+    queue = sum(r.measured for r in pool if r.point in {w.point for w in wake})
+    if not wake or queue <= 0:
+        return text + (
+            " The middleware's queue time holds CPU waits too (an idle worker woken by the net "
+            "thread waits for a CPU before it dequeues; where N <= WT no request can wait for a "
+            "worker, yet Q > 0), which the model counts at its CPU station."
         )
-    else:
-        text += "."
-    return text
+    after = sum(r.measured for r in wake)
+    staging = queue - after
+    woken = sum(r.predicted for r in wake)
+    idle = [
+        p
+        for p in points
+        if (a := analyses.get(p)) is not None
+        and (s := a.stage(POOL)) is not None
+        and s.servers >= _clients(a)
+    ]
+    batch = (
+        "a small part: the requests of a selector round are published soon after they are "
+        "decoded, so the round's batch release is not where they wait"
+        if staging < STAGING_SMALL * queue
+        else "a batch-release delay: requests wait for the rest of the net thread's round, "
+        "which no station of the model holds"
+    )
+    text += (
+        f" Where the queue time comes from: of its {queue:.3f} ms, {staging:.3f} ms "
+        f"({100 * staging / queue:.0f} %) is staging, from the net thread's decode to the end "
+        f"of its selector round ({batch}), and {after:.3f} ms the wait after publishing, "
+        f"against {woken:.3f} ms that a woken worker waits for a CPU (the worker threads' "
+        "schedstat wait per time they were put on a CPU) plus the model's wait for a worker"
+    )
+    if after > 0:
+        text += f" ({woken / after:.0%} of it)"
+    if idle:
+        text += (
+            f"; at the {len(idle)} points with at least as many workers as clients no request "
+            "can wait for a worker, so there the queue time is the woken worker's wait for a "
+            "core, the waiting the model has at its CPU station"
+        )
+    return text + "."
+
+
+def _clients(analysis: OperationalAnalysis) -> float:
+    """The point's clients (the clients+network delay has one server per client)."""
+    found = analysis.stage("clients+network")
+    return found.servers if found is not None else math.inf
 
 
 def _row(rows: Sequence[ModelRow], point: int, metric: str) -> ModelRow | None:

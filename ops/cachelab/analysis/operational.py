@@ -79,6 +79,17 @@ class PointMeasurement:
     pool_wait_cores: float = math.nan
     # process name -> (CPU, run-queue wait) seconds per second of its request-path threads
     process_path: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    # the queue time's part before the net thread published the request (NaN: not recorded)
+    mw_staging_time_ms: float = math.nan
+    # times per second the worker-pool threads were put on a CPU (schedstat; NaN: not measured)
+    pool_slices_per_s: float = math.nan
+
+    @property
+    def worker_wakeup_wait_ms(self) -> float:
+        """The worker threads' mean run-queue wait each time they were put on a CPU."""
+        if not (self.pool_slices_per_s > 0 and math.isfinite(self.pool_wait_cores)):
+            return math.nan
+        return 1000.0 * self.pool_wait_cores / self.pool_slices_per_s
 
     @property
     def has_middleware(self) -> bool:
@@ -98,6 +109,10 @@ class Stage:
     utilisation: float
     kind: str  # "delay", "queue" (a station), "work" (shown, not a station) or "cpu"
     wait_ms: float = math.nan  # measured wait per request (host CPU: run-queue wait)
+    # host CPU only: the cores left to the experiment, and the CPU ms per request of the threads
+    # inside a worker's holding (pool threads, backends), which take held_demand_ms x X of them
+    available_cores: float = math.nan
+    held_demand_ms: float = 0.0
 
     @property
     def is_station(self) -> bool:
@@ -256,6 +271,8 @@ def _host_cpu(share: CpuShare, x: float, modelled: bool) -> Stage:
         cores / servers if servers > 0 else math.inf,
         "queue",
         1000.0 * (share.wait_cores - share.held_wait_cores) / x if x > 0 else math.nan,
+        share.available_cores,
+        1000.0 * share.held_cores / x if x > 0 else math.nan,
     )
 
 
@@ -278,6 +295,8 @@ def combine(analyses: list[OperationalAnalysis]) -> OperationalAnalysis:
                 sum(s.utilisation for s in found) / len(found),
                 found[0].kind,
                 sum(s.wait_ms for s in found) / len(found),
+                sum(s.available_cores for s in found) / len(found),
+                sum(s.held_demand_ms for s in found) / len(found),
             )
         )
     stations = [s for s in stages if s.is_station and math.isfinite(s.utilisation)]

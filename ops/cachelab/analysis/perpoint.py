@@ -71,6 +71,17 @@ def pool_threads(runs: Sequence[RunData]) -> tuple[float, float]:
     return sum(cpu) / len(cpu), sum(wait) / len(wait)
 
 
+def pool_slices(runs: Sequence[RunData]) -> float:
+    """Times per second the middlewares' worker-pool threads were put on a CPU, summed over
+    the middlewares and averaged over the runs (NaN when not measured)."""
+    found = []
+    for run in runs:
+        rows = [c for c in run.cpu if c.role == "middleware"]
+        if rows:
+            found.append(sum(c.pool_slices_per_s for c in rows))
+    return sum(found) / len(found) if found else math.nan
+
+
 def measurement(
     row: pd.Series,
     runs: Sequence[RunData],
@@ -106,6 +117,8 @@ def measurement(
         pool_cores=pool_cores,
         pool_wait_cores=pool_wait_cores,
         process_path=process_path(runs),
+        mw_staging_time_ms=metric("mw_staging_time_ms"),
+        pool_slices_per_s=pool_slices(runs),
     )
 
 

@@ -293,6 +293,28 @@ def mva(
     )
 
 
+def mva_throughput(
+    demands_s: Sequence[float],
+    think_time_s: float,
+    clients: int,
+    servers: Sequence[float],
+) -> float:
+    """X(N) alone, per second: the throughput of :func:`mva` at one population without the
+    per-station means (cheaper; for fixed-point iterations over a station's server count)."""
+    if clients < 1:
+        raise ValueError(f"clients: must be >= 1, got {clients}")
+    if len(servers) != len(demands_s) or not demands_s:
+        raise ValueError("servers: need one entry per station")
+    for k, (d, m) in enumerate(zip(demands_s, servers, strict=True)):
+        _require_positive(f"demands_s[{k}]", d)
+        _require_positive(f"servers[{k}]", m)
+    _require_non_negative("think_time_s", think_time_s)
+    demand = np.asarray(demands_s, dtype=np.float64)
+    if all(m == 1 for m in servers):
+        return float(_mva_recursion(demand, think_time_s, clients)[0][-1])
+    return float(_throughput(demand, [float(m) for m in servers], think_time_s, clients)[-1])
+
+
 def _mva_recursion(
     demand: FloatArray, think_time_s: float, max_clients: int
 ) -> tuple[FloatArray, FloatArray]:
@@ -332,11 +354,13 @@ def _delay_log_weights(think_time_s: float, max_clients: int) -> FloatArray:
 
 
 def _log_convolve(a: FloatArray, b: FloatArray) -> FloatArray:
-    """c[n] = log sum_i exp(a[i] + b[n - i]): the convolution algorithm in log space."""
-    out = np.empty(len(a))
-    for n in range(len(a)):
-        out[n] = float(logsumexp(a[: n + 1] + b[n::-1]))
-    return out
+    """c[n] = log sum_{i <= n} exp(a[i] + b[n - i]): the convolution algorithm in log space
+    (all n at once: row n of the matrix holds a[i] + b[n - i], -inf where i > n)."""
+    index = np.arange(len(a))
+    lag = index[:, np.newaxis] - index[np.newaxis, :]  # n - i
+    with np.errstate(invalid="ignore"):
+        terms = np.where(lag >= 0, a[np.newaxis, :] + b[np.clip(lag, 0, None)], -np.inf)
+    return np.asarray(logsumexp(terms, axis=1), dtype=np.float64)
 
 
 def _throughput(

@@ -83,6 +83,7 @@ class ThreadTimes:
     pool_wait_s: float | None
     path_cpu_s: float | None = None
     path_wait_s: float | None = None
+    pool_slices: int | None = None  # times the worker-pool threads were put on a CPU
 
 
 def _task_cpu_s(task: Path) -> float | None:
@@ -97,9 +98,11 @@ def _task_cpu_s(task: Path) -> float | None:
         return None
 
 
-def _task_wait_s(task: Path) -> float | None:
+def _task_schedstat(task: Path) -> tuple[float, int] | None:
+    """(run-queue wait in seconds, times put on a CPU) of one thread; None without schedstat."""
     try:
-        return int((task / "schedstat").read_text().split()[1]) / 1e9
+        fields = (task / "schedstat").read_text().split()
+        return int(fields[1]) / 1e9, int(fields[2])
     except (OSError, IndexError, ValueError):
         return None
 
@@ -117,8 +120,10 @@ def thread_times(pid: int) -> ThreadTimes:
     pool_wait: float | None = None
     path_cpu: float | None = None
     path_wait: float | None = None
+    pool_slices: int | None = None
     for task in tasks:
-        task_wait = _task_wait_s(task)
+        schedstat = _task_schedstat(task)
+        task_wait = schedstat[0] if schedstat is not None else None
         if task_wait is not None:
             wait = (wait or 0.0) + task_wait
         try:
@@ -129,15 +134,16 @@ def thread_times(pid: int) -> ThreadTimes:
             task_cpu = _task_cpu_s(task)
             if task_cpu is not None:
                 pool_cpu = (pool_cpu or 0.0) + task_cpu
-            if task_wait is not None:
-                pool_wait = (pool_wait or 0.0) + task_wait
+            if schedstat is not None:
+                pool_wait = (pool_wait or 0.0) + schedstat[0]
+                pool_slices = (pool_slices or 0) + schedstat[1]
         if REQUEST_PATH_THREAD.fullmatch(name):
             task_cpu = _task_cpu_s(task)
             if task_cpu is not None:
                 path_cpu = (path_cpu or 0.0) + task_cpu
             if task_wait is not None:
                 path_wait = (path_wait or 0.0) + task_wait
-    return ThreadTimes(wait, pool_cpu, pool_wait, path_cpu, path_wait)
+    return ThreadTimes(wait, pool_cpu, pool_wait, path_cpu, path_wait, pool_slices)
 
 
 class ProcessCpuSampler:
@@ -202,10 +208,11 @@ class ProcessCpuSampler:
                         _or_nan(times.pool_wait_s),
                         _or_nan(times.path_cpu_s),
                         _or_nan(times.path_wait_s),
+                        _or_nan(times.pool_slices),
                     )
                 )
         writer.write(rows)
 
 
 def _or_nan(value: float | None) -> float:
-    return math.nan if value is None else value
+    return math.nan if value is None else float(value)

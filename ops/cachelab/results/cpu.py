@@ -1,13 +1,16 @@
 """Per-process CPU samples of a run: `raw/p<point>-r<rep>/cpu.csv`.
 
-Columns `epoch_ms,role,name,pid,cpu_s,wait_s,pool_cpu_s,pool_wait_s,path_cpu_s,path_wait_s`.
+Columns
+`epoch_ms,role,name,pid,cpu_s,wait_s,pool_cpu_s,pool_wait_s,path_cpu_s,path_wait_s,pool_slices`.
 `cpu_s` is the process's cumulative user + system CPU time in seconds (all its threads;
 /proc/<pid>/stat utime + stime locally, the scraped `process_cpu_seconds_total` / container
 counters on Kubernetes). `wait_s` is its threads' cumulative time runnable but waiting for a
 CPU (schedstat run delay, summed over the live threads). `pool_cpu_s` and `pool_wait_s` are the
 same two for its worker-pool threads (the middleware's `worker-<n>`), `path_cpu_s` and
-`path_wait_s` for its threads on a request's path (local/cpu.py names them). The last five are
-empty where not measured (Kubernetes, a kernel without schedstat, a process without such
+`path_wait_s` for its threads on a request's path (local/cpu.py names them); `pool_slices` is
+how many times its worker-pool threads were put on a CPU (3rd field of schedstat), so
+pool_wait_s / pool_slices is their mean wait per wake-up. The last six are empty where not
+measured (Kubernetes, a kernel without schedstat, a process without such
 threads, files written before they existed). `role` is one of `loadgen`, `middleware`,
 `server`, or `host` for the whole machine's busy time (/proc/stat, every process including
 other people's; name `all processes`); `name` tells the processes apart. A process's
@@ -28,7 +31,14 @@ from cachelab.results.memtier import number
 from cachelab.results.trim import MeasuredInterval
 
 CPU_COLUMNS = ("epoch_ms", "role", "name", "pid", "cpu_s")
-THREAD_COLUMNS = ("wait_s", "pool_cpu_s", "pool_wait_s", "path_cpu_s", "path_wait_s")
+THREAD_COLUMNS = (
+    "wait_s",
+    "pool_cpu_s",
+    "pool_wait_s",
+    "path_cpu_s",
+    "path_wait_s",
+    "pool_slices",
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,7 @@ class CpuSample:
     pool_wait_s: float = math.nan
     path_cpu_s: float = math.nan
     path_wait_s: float = math.nan
+    pool_slices: float = math.nan  # times the worker-pool threads were put on a CPU (schedstat)
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,7 @@ class ProcessCpu:
     pool_wait_cores: float = math.nan  # run-queue wait per wall second of those threads
     path_cores: float = math.nan  # CPU seconds per wall second of the request-path threads
     path_wait_cores: float = math.nan  # run-queue wait per wall second of those threads
+    pool_slices_per_s: float = math.nan  # worker-pool threads put on a CPU, per wall second
 
 
 class CpuSampleWriter:
@@ -79,6 +91,7 @@ class CpuSampleWriter:
                     _seconds(v)
                     for v in (s.wait_s, s.pool_cpu_s, s.pool_wait_s, s.path_cpu_s, s.path_wait_s)
                 ]
+                + [f"{s.pool_slices:.0f}" if math.isfinite(s.pool_slices) else ""]
             )
         self._handle.flush()
 
@@ -107,6 +120,7 @@ def read_cpu_samples(path: Path) -> list[CpuSample]:
                 pool_wait_s=_optional(row, "pool_wait_s"),
                 path_cpu_s=_optional(row, "path_cpu_s"),
                 path_wait_s=_optional(row, "path_wait_s"),
+                pool_slices=_optional(row, "pool_slices"),
             )
             for row in reader
         ]
@@ -141,6 +155,7 @@ def measured_cpu(
                 _rate(rows, "pool_wait_s"),
                 _rate(rows, "path_cpu_s"),
                 _rate(rows, "path_wait_s"),
+                _rate(rows, "pool_slices"),
             )
         )
     return found

@@ -214,3 +214,19 @@ def test_mva_with_a_fraction_of_a_server_is_a_slower_single_server() -> None:
         assert shared.at(n)[1] == pytest.approx(slower.at(n)[1], rel=1e-9)
     with pytest.raises(ValueError, match=r"servers\[0\]: must be a finite number > 0"):
         q.mva([0.002], 0.0, 2, [0.0])
+
+
+def test_mva_throughput_alone_equals_the_full_solution() -> None:
+    for demands, servers, think in (
+        ([0.002, 0.004], [1.0, 1.0], 0.006),
+        ([0.002, 0.004, 0.001], [1.0, 3.0, 0.7], 0.0),
+    ):
+        for n in (1, 5, 30):
+            full = q.mva(demands, think, n, servers=servers).at(n)[0]
+            assert q.mva_throughput(demands, think, n, servers) == pytest.approx(full, rel=1e-12)
+    with pytest.raises(ValueError, match="clients: must be >= 1"):
+        q.mva_throughput([0.001], 0.0, 0, [1.0])
+    with pytest.raises(ValueError, match="one entry per station"):
+        q.mva_throughput([0.001], 0.0, 3, [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"servers\[0\]: must be a finite number > 0"):
+        q.mva_throughput([0.001], 0.0, 3, [0.0])

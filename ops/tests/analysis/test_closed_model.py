@@ -1,0 +1,48 @@
+"""The calibrated closed network's fixed point: the host CPU station's cores are what the CPU
+held inside a worker's holding leaves at the throughput the model itself runs at."""
+
+from __future__ import annotations
+
+import pytest
+
+from cachelab.analysis import queueing as q
+from cachelab.analysis.models import CPU, POOL, ClosedModel
+
+
+def test_the_model_runs_at_the_throughput_its_cpu_cores_allow() -> None:
+    # pool: 8 workers holding 0.2 ms; CPU: 0.03 ms per request of the loadgens and net thread
+    # on the 1.8 cores left to the experiment minus 0.06 ms per request held by the workers
+    # and memcached; delay 0.05 ms; 16 clients
+    model = ClosedModel(
+        [POOL, CPU], [0.2, 0.03], [8.0, 0.7], 0.05, 16, cpu_available_cores=1.8, cpu_held_ms=0.06
+    )
+    x = model.throughput_ops_per_s(16)
+    servers = model.servers_at(x)
+    assert servers[0] == 8.0
+    assert servers[1] == pytest.approx(1.8 - x * 0.06 / 1000.0)
+    # a fixed point: MVA with those cores gives back the same throughput
+    assert q.mva_throughput([0.2e-3, 0.03e-3], 0.05e-3, 16, servers) == pytest.approx(x, rel=1e-9)
+    solved = model.solve()
+    assert solved.at(16)[0] == pytest.approx(x, rel=1e-9)
+    assert model.throughput_curve(16)[-1] == pytest.approx(x, rel=1e-12)
+    # the host CPU's ceiling counts the held CPU: X (D_cpu + held) <= available
+    ceiling = 1000.0 * 1.8 / (0.03 + 0.06)
+    assert x < ceiling
+    assert model.throughput_bound_ops_per_s(16) == pytest.approx(
+        1000.0 * min(16 / (0.2 + 0.03 + 0.05), 8 / 0.2, 1.8 / 0.09)
+    )
+    # with the held cores fixed at their measured value (0.7 cores) the model runs faster than
+    # the cores allow once the held CPU grows with it
+    fixed_cores = ClosedModel([POOL, CPU], [0.2, 0.03], [8.0, 0.7], 0.05, 16)
+    plain = q.mva([0.2e-3, 0.03e-3], 0.05e-3, 16, [8.0, 0.7]).at(16)[0]
+    assert fixed_cores.throughput_ops_per_s(16) == pytest.approx(plain, rel=1e-12)
+
+
+def test_more_held_cpu_per_request_leaves_fewer_cores_and_less_throughput() -> None:
+    found = [
+        ClosedModel(
+            [POOL, CPU], [0.2, 0.03], [8.0, 1.0], 0.05, 16, cpu_available_cores=1.8, cpu_held_ms=h
+        ).throughput_ops_per_s(16)
+        for h in (0.02, 0.04, 0.08)
+    ]
+    assert found[0] > found[1] > found[2] > 0
