@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TextIO
 
 from cachelab.results.errors import ResultsError
-from cachelab.results.memtier import number
+from cachelab.results.memtier import number, optional_number
 from cachelab.results.trim import MeasuredInterval
 
 CPU_COLUMNS = ("epoch_ms", "role", "name", "pid", "cpu_s")
@@ -115,12 +115,12 @@ def read_cpu_samples(path: Path) -> list[CpuSample]:
                 name=str(row["name"]),
                 pid=int(number(row["pid"])),
                 cpu_s=number(row["cpu_s"]),
-                wait_s=_optional(row, "wait_s"),
-                pool_cpu_s=_optional(row, "pool_cpu_s"),
-                pool_wait_s=_optional(row, "pool_wait_s"),
-                path_cpu_s=_optional(row, "path_cpu_s"),
-                path_wait_s=_optional(row, "path_wait_s"),
-                pool_slices=_optional(row, "pool_slices"),
+                wait_s=optional_number(row, "wait_s"),
+                pool_cpu_s=optional_number(row, "pool_cpu_s"),
+                pool_wait_s=optional_number(row, "pool_wait_s"),
+                path_cpu_s=optional_number(row, "path_cpu_s"),
+                path_wait_s=optional_number(row, "path_wait_s"),
+                pool_slices=optional_number(row, "pool_slices"),
             )
             for row in reader
         ]
@@ -173,9 +173,3 @@ def _rate(rows: Sequence[CpuSample], column: str) -> float:
 
 def _seconds(value: float) -> str:
     return f"{value:.6f}" if math.isfinite(value) else ""
-
-
-def _optional(row: dict[str, str], column: str) -> float:
-    """A thread column's value, NaN when the file predates it or the cell is empty."""
-    text = row.get(column)
-    return number(text) if text not in (None, "") else math.nan

@@ -34,6 +34,13 @@ def number(value: Any) -> float:
     return result if math.isfinite(result) else 0.0
 
 
+def optional_number(row: dict[str, str], column: str) -> float:
+    """A number from an optional CSV column: NaN when the file predates the column or the cell
+    is empty."""
+    text = row.get(column)
+    return number(text) if text not in (None, "") else math.nan
+
+
 def load_memtier_json(path: Path) -> dict[str, Any]:
     """Parse memtier's JSON with its bad numbers cleaned."""
     try:

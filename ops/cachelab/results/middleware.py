@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cachelab.results.errors import ResultsError
-from cachelab.results.memtier import number
+from cachelab.results.memtier import number, optional_number
 from cachelab.results.trim import MeasuredInterval
 
 WINDOW_COLUMNS = (
@@ -89,7 +89,7 @@ def read_windows(path: Path) -> list[MiddlewareWindow]:
                 queue_time_mean_us=number(row["queue_time_mean_us"]),
                 service_time_mean_us=number(row["service_time_mean_us"]),
                 queue_length_mean=number(row["queue_length_mean"]),
-                staging_time_mean_us=_optional(row, "staging_time_mean_us"),
+                staging_time_mean_us=optional_number(row, "staging_time_mean_us"),
             )
             for row in reader
         ]
@@ -159,12 +159,6 @@ def read_middleware_summary(path: Path, op: str = "all") -> MiddlewareStats | No
             else math.nan
         ),
     )
-
-
-def _optional(row: dict[str, str], column: str) -> float:
-    """A number from an optional column (NaN when the column or the value is absent)."""
-    value = row.get(column)
-    return number(value) if value not in (None, "") else math.nan
 
 
 def read_middleware_config(path: Path) -> dict[str, Any]:
