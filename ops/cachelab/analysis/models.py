@@ -201,10 +201,7 @@ def model_rows(m: PointMeasurement, analysis: OperationalAnalysis) -> list[Model
     if closed is None:
         return rows
     solved = closed.solve()
-    x_pred, r_pred_s = solved.at(m.clients)
-    fixed = closed.throughput_ops_per_s(m.clients)
-    if not math.isclose(x_pred, fixed, rel_tol=1e-6, abs_tol=1e-6):
-        raise AssertionError(f"MVA at the fixed point: {x_pred} != {fixed}")  # a bug, not data
+    x_pred, r_pred_s = solved.at(m.clients)  # at the fixed point (tests/analysis/test_closed_model)
 
     def wait_ms(name: str) -> float:
         k = closed.station(name)
