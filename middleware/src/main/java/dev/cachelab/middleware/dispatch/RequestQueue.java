@@ -112,14 +112,22 @@ public final class RequestQueue {
     int needed = (queue.size() + batch - 1) / batch - waking;
     Waiter list = null;
     while (needed > 0 && !parked.isEmpty()) {
-      Waiter w = parked.pollFirst();
-      w.signalled = true;
-      w.next = list;
-      list = w;
-      waking++;
+      list = signalNext(list);
       needed--;
     }
     return list;
+  }
+
+  /**
+   * Under the lock, with a worker parked: signals the most recently parked one and returns it at
+   * the head of {@code list} (the waiters to {@link #unpark} after unlocking).
+   */
+  private Waiter signalNext(Waiter list) {
+    Waiter w = parked.pollFirst();
+    w.signalled = true;
+    w.next = list;
+    waking++;
+    return w;
   }
 
   private static void unpark(Waiter list) {
@@ -229,11 +237,8 @@ public final class RequestQueue {
     lock.lock();
     try {
       queue.addLast(poison);
-      Waiter w = parked.pollFirst();
-      if (w != null) {
-        w.signalled = true;
-        waking++;
-        toWake = w;
+      if (!parked.isEmpty()) {
+        toWake = signalNext(null);
       }
     } finally {
       lock.unlock();
