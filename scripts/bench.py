@@ -229,6 +229,7 @@ class Row:
     reads_per_request: float | None = None
     writes_per_request: float | None = None
     switches_per_request: float | None = None
+    user_share: float | None = None  # utime / (utime + stime) of the proxy in the measured run
     # BENCH_PERF=1: all its system calls and context switches per request (perf stat, own run).
     perf_syscalls_per_request: float | None = None
     perf_switches_per_request: float | None = None
@@ -236,11 +237,14 @@ class Row:
 
 @dataclass
 class ProcCounters:
-    """A process's read and write system calls and context switches (all its threads) so far."""
+    """A process's read and write system calls, context switches (all its threads) and user and
+    system CPU ticks so far."""
 
     reads: int
     writes: int
     switches: int
+    user_ticks: int
+    system_ticks: int
 
     @staticmethod
     def of(pid: int) -> ProcCounters:
@@ -254,7 +258,10 @@ class ProcCounters:
             switches += sum(
                 int(line.split()[1]) for line in status.splitlines() if "ctxt_switches" in line
             )
-        return ProcCounters(int(io["syscr"]), int(io["syscw"]), switches)
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return ProcCounters(
+            int(io["syscr"]), int(io["syscw"]), switches, int(stat[11]), int(stat[12])
+        )
 
 
 def memcached_requests(port: int) -> int:
@@ -354,6 +361,9 @@ def measured_row(
         writes_per_request=(after.writes - counters_before.writes) / run.requests,
         switches_per_request=(after.switches - counters_before.switches) / run.requests,
     )
+    user = after.user_ticks - counters_before.user_ticks
+    system = after.system_ticks - counters_before.system_ticks
+    row.user_share = user / (user + system) if user + system > 0 else None
     if PERF and mc_port is not None:
         counted = perf_per_request(port, mc_port, work, name, proxy_pid)
         if counted:
@@ -589,7 +599,7 @@ def print_per_request(rows: list[Row]) -> None:
     print()
     header = (
         f"{'proxy':<17} {'CPU us/req':>10} {'vs nutcracker':>14} {'vs asl-floor':>13}"
-        f" {'reads/req':>10} {'writes/req':>11} {'switches/req':>13}"
+        f" {'user %':>7} {'reads/req':>10} {'writes/req':>11} {'switches/req':>13}"
         f" {'perf syscalls/req':>18} {'perf switches/req':>18}"
     )
     print(header)
@@ -603,12 +613,14 @@ def print_per_request(rows: list[Row]) -> None:
             f"{r.name:<17} {num(r.proxy_cpu_us):>10}"
             f" {ratio(r.proxy_cpu_us, nut.proxy_cpu_us if nut else None):>14}"
             f" {ratio(r.proxy_cpu_us, floor.proxy_cpu_us if floor else None):>13}"
+            f" {num(r.user_share * 100 if r.user_share is not None else None):>7}"
             f" {num(r.reads_per_request):>10} {num(r.writes_per_request):>11}"
             f" {num(r.switches_per_request):>13} {num(r.perf_syscalls_per_request):>18}"
             f" {num(r.perf_switches_per_request):>18}"
         )
     print(
-        "(reads/writes: read-like and write-like system calls, /proc/<pid>/io; switches: voluntary"
+        "(user %: the proxy's user time in its CPU time; reads/writes: read-like and write-like"
+        " system calls, /proc/<pid>/io; switches: voluntary"
         " + involuntary over all threads; perf columns: BENCH_PERF=1, a separate run;"
         " target: the ASL worker cachelab-t8-b1 at <= x1.30 nutcracker's CPU per request)"
     )
