@@ -1,25 +1,13 @@
-"""The pure parts of scripts/bench.py (`make bench`): median round and the CPU budget."""
+"""The pure parts of scripts/bench.py (`make bench`): median round, CPU budget, parsers."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "scripts" / "bench.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _row(bench: ModuleType, name: str, ops: float, proxy_us: float | None = None) -> object:
@@ -76,3 +64,19 @@ def test_median_redis_row_is_the_middle_get_round_and_skips_failures(bench: Modu
     failed = bench.RedisRow("t", 0, 0, 0, 0, None, "skipped: not built")
     assert bench.median_redis_row([failed]) is failed
     assert bench.median_redis_row([failed, rows[1]]) is rows[1]
+
+
+def test_perf_stat_csv_gives_counts_and_leaves_out_uncounted_events(bench: ModuleType) -> None:
+    text = (
+        "# started on Mon Nov 23 18:41:09 2026\n\n"
+        "123456,,raw_syscalls:sys_enter,5000000,100.00,,\n"
+        "<not counted>,,context-switches,0,100.00,,\n"
+    )
+    assert bench.parse_perf_csv(text) == {"raw_syscalls:sys_enter": 123456.0}
+
+
+def test_asl_floor_is_measured_by_default_from_its_c_source(bench: ModuleType) -> None:
+    if "BENCH_FLOOR" not in bench.os.environ:
+        assert bench.FLOOR
+    assert bench.FLOOR_SOURCE.exists()
+    assert bench.FLOOR_BINARY.is_relative_to(ROOT / "target")  # git-ignored build output
