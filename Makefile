@@ -179,7 +179,7 @@ test-k8s: deps venv k8s-tools build ## Kubernetes tier: chart lint/schema, insta
 ##@ Benchmark
 
 .PHONY: bench
-bench: deps build ## Proxies (direct/twemproxy/middleware) for memcached and, with redis-benchmark, for redis; loadgen vs memcaslap: ops/s, latency, CPU/request.
+bench: deps build ## Proxies (direct/twemproxy/ASL floor in C/middleware) for memcached and, with redis-benchmark, for redis; loadgen vs memcaslap: ops/s, latency, CPU/request.
 	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench.py
 
 ##@ Monitoring

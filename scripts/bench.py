@@ -7,7 +7,16 @@ the cachelab middleware in each variant of BENCH_MIDDLEWARE (workers:worker-batc
 "8:1,8:16,2:16": the ASL worker, then 16-request batches with 8 and with 2 workers), and prints
 each proxy's CPU seconds per request (utime + stime from /proc/<pid>/stat) next to throughput and
 p50/p99, as ratios to nutcracker and to direct, then the CPU budget a proxy sharing this machine
-would have for 0.8x direct's throughput. Every target first gets two runs of BENCH_WARMUP_SECONDS
+would have for 0.8x direct's throughput. Part 1 also measures the ASL floor (row asl-floor-t8):
+scripts/asl-floor/asl-floor.c, the ASL worker's design (one epoll net thread, a mutex + condvar
+request queue, 8 workers each sending one request at a time on its own blocking backend
+connection) in minimal C, compiled with `gcc -O2 -pthread` into target/asl-floor/ (BENCH_FLOOR=0
+leaves it out; without gcc the row says so). For each proxy the bench also prints its read and
+write system calls (/proc/<pid>/io syscr, syscw) and context switches (summed over
+/proc/<pid>/task/*/status) per request of the measured run; BENCH_PERF=1 adds one more run of
+BENCH_PERF_SECONDS (5) per proxy under `perf stat -e raw_syscalls:sys_enter,context-switches`
+for all its system calls per request (a separate run, so perf's own cost stays out of the CPU
+figures). Every target first gets two runs of BENCH_WARMUP_SECONDS
 (default 5) of unmeasured load, so JVM start-up and JIT compilation (including the recompilation
 after the first run's clients disconnect and new ones connect) are not counted against the
 middleware.
@@ -33,7 +42,8 @@ output is saved: results/bench/<UTC time>/bench.txt and bench.json). BENCH_BASEL
 middleware jar (e.g. main's, copied aside before a change) measured in every variant right after
 the current one, as rows named base-t<W>-b<B>, for a before/after comparison in the same run.
 A quick A/B of one variant in part 1 only: BENCH_PARTS=1 BENCH_PROXY_ROUNDS=1 BENCH_SECONDS=10
-BENCH_MIDDLEWARE=8:1 BENCH_BASELINE_JAR=/tmp/before.jar (about 2 minutes).
+BENCH_MIDDLEWARE=8:1 BENCH_BASELINE_JAR=/tmp/before.jar (about 2 minutes; add BENCH_PERF=1 for
+the system calls per request).
 
 Timing results depend on the machine; this is a benchmark, not a test. Standard library only,
 plus cachelab.processes (itself standard library only; found through ops/ on sys.path), which
@@ -47,9 +57,11 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -90,6 +102,14 @@ BASELINE_JAR = Path(_BASELINE) if _BASELINE else None
 # Where each run's printed output (bench.txt) and figures (bench.json) are saved.
 OUT_BASE = Path(os.environ.get("BENCH_RESULTS", ROOT / "results" / "bench"))
 PROXY_ROUNDS = int(os.environ.get("BENCH_PROXY_ROUNDS", "3"))
+# The ASL floor: the ASL worker's design in C (scripts/asl-floor/), measured in part 1 unless 0.
+FLOOR = os.environ.get("BENCH_FLOOR", "1") != "0"
+FLOOR_SOURCE = ROOT / "scripts" / "asl-floor" / "asl-floor.c"
+FLOOR_BINARY = ROOT / "target" / "asl-floor" / "asl-floor"
+FLOOR_WORKERS = 8  # as the ASL worker's row (-t 8)
+# BENCH_PERF=1: one more run per proxy under perf stat, for its system calls per request.
+PERF = os.environ.get("BENCH_PERF", "0") == "1"
+PERF_SECONDS = int(os.environ.get("BENCH_PERF_SECONDS", "5"))
 PARTS = os.environ.get("BENCH_PARTS", "1,2,3").split(",")
 REDIS_CLIENTS = int(os.environ.get("BENCH_REDIS_CLIENTS", "50"))
 REDIS_REQUESTS = int(os.environ.get("BENCH_REDIS_REQUESTS", "100000"))
@@ -205,10 +225,117 @@ class Row:
     proxy_cpu_us: float | None
     server_cpu_us: float
     note: str = ""
+    # The proxy's read and write system calls and context switches per request (measured run).
+    reads_per_request: float | None = None
+    writes_per_request: float | None = None
+    switches_per_request: float | None = None
+    user_share: float | None = None  # utime / (utime + stime) of the proxy in the measured run
+    # BENCH_PERF=1: all its system calls and context switches per request (perf stat, own run).
+    perf_syscalls_per_request: float | None = None
+    perf_switches_per_request: float | None = None
+
+
+@dataclass
+class ProcCounters:
+    """A process's read and write system calls, context switches (all its threads) and user and
+    system CPU ticks so far."""
+
+    reads: int
+    writes: int
+    switches: int
+    user_ticks: int
+    system_ticks: int
+
+    @staticmethod
+    def of(pid: int) -> ProcCounters:
+        io = dict(line.split(": ", 1) for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+        switches = 0
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                status = (task / "status").read_text()
+            except OSError:  # the thread ended meanwhile
+                continue
+            switches += sum(
+                int(line.split()[1]) for line in status.splitlines() if "ctxt_switches" in line
+            )
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return ProcCounters(
+            int(io["syscr"]), int(io["syscw"]), switches, int(stat[11]), int(stat[12])
+        )
+
+
+def memcached_requests(port: int) -> int:
+    """memcached's get and set commands so far (its `stats`)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"stats\r\n")
+        data = b""
+        while not data.endswith(b"END\r\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    stats = dict(
+        line.split()[1:3] for line in data.decode().splitlines() if line.startswith("STAT")
+    )
+    return int(stats["cmd_get"]) + int(stats["cmd_set"])
+
+
+def parse_perf_csv(text: str) -> dict[str, float]:
+    """`perf stat -x ,` output: event name -> count (events perf could not count left out)."""
+    counts: dict[str, float] = {}
+    for line in text.splitlines():
+        cells = line.split(",")
+        if len(cells) >= 3 and not line.startswith("#"):
+            try:
+                counts[cells[2]] = float(cells[0])
+            except ValueError:
+                continue
+    return counts
+
+
+def perf_per_request(
+    port: int, mc_port: int, work: Path, name: str, proxy_pid: int
+) -> tuple[float, float] | None:
+    """BENCH_PERF: system calls and context switches per request of the proxy, counted by perf
+    stat over PERF_SECONDS in the middle of one more loadgen run (requests from memcached's
+    counters over the same window, one backend request per client request)."""
+    if shutil.which("perf") is None:
+        print(f"  {name}: perf not found, no system call counts", flush=True)
+        return None
+    client = threading.Thread(
+        target=loadgen,
+        args=(port, work, f"{name}-perf", [*MEASURE, f"--test-time={PERF_SECONDS + 3}"]),
+    )
+    client.start()
+    try:
+        time.sleep(1.5)  # the loadgen's JVM starts and connects
+        out = work / f"{name}-perf.csv"
+        before = memcached_requests(mc_port)
+        subprocess.run(
+            [
+                "perf", "stat", "-x", ",", "-o", str(out), "-e",
+                "raw_syscalls:sys_enter,context-switches", "-p", str(proxy_pid),
+                "--", "sleep", str(PERF_SECONDS),
+            ],
+            check=False, capture_output=True, timeout=PERF_SECONDS + 30,
+        )  # fmt: skip
+        requests = memcached_requests(mc_port) - before
+    finally:
+        client.join(timeout=PERF_SECONDS + 60)
+    counts = parse_perf_csv(out.read_text()) if out.exists() else {}
+    if requests <= 0 or {"raw_syscalls:sys_enter", "context-switches"} - counts.keys():
+        print(f"  {name}: perf stat counted nothing ({out})", flush=True)
+        return None
+    return counts["raw_syscalls:sys_enter"] / requests, counts["context-switches"] / requests
 
 
 def measured_row(
-    name: str, port: int, work: Path, memcached_pid: int, proxy_pid: int | None
+    name: str,
+    port: int,
+    work: Path,
+    memcached_pid: int,
+    proxy_pid: int | None,
+    mc_port: int | None = None,
 ) -> Row:
     # Two warm-up runs: the JIT compiles the steady state during the first; the first run's
     # connections closing and the next run's connecting then hit code paths the compiled code has
@@ -217,11 +344,31 @@ def measured_row(
     for warmup in range(2 if WARMUP_SECONDS > 0 else 0):
         loadgen(port, work, f"{name}-warmup{warmup}", [*MEASURE, f"--test-time={WARMUP_SECONDS}"])
     proxy_before = cpu_seconds(proxy_pid) if proxy_pid else 0.0
+    counters_before = ProcCounters.of(proxy_pid) if proxy_pid else None
     server_before = cpu_seconds(memcached_pid)
     run = measure(port, work, name)
     server_us = (cpu_seconds(memcached_pid) - server_before) / run.requests * 1e6
-    proxy_us = (cpu_seconds(proxy_pid) - proxy_before) / run.requests * 1e6 if proxy_pid else None
-    return Row(name, run, proxy_us, server_us)
+    if not proxy_pid or not counters_before:
+        return Row(name, run, None, server_us)
+    proxy_us = (cpu_seconds(proxy_pid) - proxy_before) / run.requests * 1e6
+    after = ProcCounters.of(proxy_pid)
+    row = Row(
+        name,
+        run,
+        proxy_us,
+        server_us,
+        reads_per_request=(after.reads - counters_before.reads) / run.requests,
+        writes_per_request=(after.writes - counters_before.writes) / run.requests,
+        switches_per_request=(after.switches - counters_before.switches) / run.requests,
+    )
+    user = after.user_ticks - counters_before.user_ticks
+    system = after.system_ticks - counters_before.system_ticks
+    row.user_share = user / (user + system) if user + system > 0 else None
+    if PERF and mc_port is not None:
+        counted = perf_per_request(port, mc_port, work, name, proxy_pid)
+        if counted:
+            row.perf_syscalls_per_request, row.perf_switches_per_request = counted
+    return row
 
 
 def start_nutcracker(server_port: int, work: Path, redis: bool) -> tuple[ManagedProcess, int]:
@@ -257,7 +404,7 @@ def start_nutcracker(server_port: int, work: Path, redis: bool) -> tuple[Managed
 def nutcracker_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
     proc, port = start_nutcracker(mc_port, work, redis=False)
     try:
-        return measured_row("twemproxy", port, work, memcached_pid, proc.pid)
+        return measured_row("twemproxy", port, work, memcached_pid, proc.pid, mc_port)
     finally:
         proc.stop(grace_s=10)
 
@@ -284,7 +431,47 @@ def middleware_row(
     proc = ManagedProcess("middleware", cmd, work / "middleware.log")
     try:
         proc.wait_for_port("127.0.0.1", port, timeout_s=30)
-        return measured_row(name, port, work, memcached_pid, proc.pid)
+        return measured_row(name, port, work, memcached_pid, proc.pid, mc_port)
+    except (RuntimeError, ProcessError) as e:
+        return Row(name, None, None, 0.0, f"skipped: {e}")
+    finally:
+        proc.stop(grace_s=10)
+
+
+def build_floor() -> Path | str:
+    """Compiles the ASL floor (if its binary is missing or older than its source); returns the
+    binary, or why it could not be built."""
+    if shutil.which("gcc") is None:
+        return "skipped: gcc not found (scripts/install-debs.sh installs it; run `make deps`)"
+    binary = FLOOR_BINARY
+    if binary.exists() and binary.stat().st_mtime >= FLOOR_SOURCE.stat().st_mtime:
+        return binary
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    built = subprocess.run(
+        ["gcc", "-O2", "-pthread", "-Wall", "-o", str(binary), str(FLOOR_SOURCE)],
+        capture_output=True,
+        text=True,
+    )
+    if built.returncode != 0:
+        return f"skipped: gcc failed: {built.stderr.strip()[-500:]}"
+    return binary
+
+
+def floor_row(mc_port: int, work: Path, memcached_pid: int) -> Row:
+    """The ASL floor (scripts/asl-floor/) with FLOOR_WORKERS workers, measured as the middleware."""
+    name = f"asl-floor-t{FLOOR_WORKERS}"
+    binary = build_floor()
+    if isinstance(binary, str):
+        return Row(name, None, None, 0.0, binary)
+    port = free_port()
+    cmd = [
+        str(binary), "-l", "127.0.0.1", "-p", str(port), "-t", str(FLOOR_WORKERS),
+        "-m", f"127.0.0.1:{mc_port}",
+    ]  # fmt: skip
+    proc = ManagedProcess("asl-floor", cmd, work / "asl-floor.log")
+    try:
+        proc.wait_for_port("127.0.0.1", port, timeout_s=30)
+        return measured_row(name, port, work, memcached_pid, proc.pid, mc_port)
     except (RuntimeError, ProcessError) as e:
         return Row(name, None, None, 0.0, f"skipped: {e}")
     finally:
@@ -344,6 +531,10 @@ def proxy_rounds(mc_port: int, work: Path, memcached_pid: int) -> list[Row]:
         ("direct", partial(measured_row, "direct", mc_port, work, memcached_pid, None)),
         ("twemproxy", partial(nutcracker_row, mc_port, work, memcached_pid)),
     ]
+    if FLOOR:
+        targets.append(
+            (f"asl-floor-t{FLOOR_WORKERS}", partial(floor_row, mc_port, work, memcached_pid))
+        )
     for workers, batch in MIDDLEWARE_VARIANTS:
         run = partial(middleware_row, mc_port, work, memcached_pid, workers, batch)
         targets.append((f"cachelab-t{workers}-b{batch}", run))
@@ -395,6 +586,44 @@ def print_rows(rows: list[Row]) -> None:
             f" {ratio(r.proxy_cpu_us, nut.proxy_cpu_us if nut else None):>24}"
             f" {ratio(r.proxy_cpu_us, direct.server_cpu_us):>20}"
         )
+
+
+def print_per_request(rows: list[Row]) -> None:
+    """Each proxy's CPU against twemproxy's and the ASL floor's, and its system calls and context
+    switches per request (reads/writes: /proc/<pid>/io of the measured run; perf: BENCH_PERF)."""
+    nut = next((r for r in rows if r.name == "twemproxy" and r.run), None)
+    floor = next((r for r in rows if r.name.startswith("asl-floor") and r.run), None)
+    proxies = [r for r in rows if r.run is not None and r.proxy_cpu_us is not None]
+    if not proxies:
+        return
+    print()
+    header = (
+        f"{'proxy':<17} {'CPU us/req':>10} {'vs nutcracker':>14} {'vs asl-floor':>13}"
+        f" {'user %':>7} {'reads/req':>10} {'writes/req':>11} {'switches/req':>13}"
+        f" {'perf syscalls/req':>18} {'perf switches/req':>18}"
+    )
+    print(header)
+    print("-" * len(header))
+
+    def num(value: float | None) -> str:
+        return f"{value:.2f}" if value is not None else "-"
+
+    for r in proxies:
+        print(
+            f"{r.name:<17} {num(r.proxy_cpu_us):>10}"
+            f" {ratio(r.proxy_cpu_us, nut.proxy_cpu_us if nut else None):>14}"
+            f" {ratio(r.proxy_cpu_us, floor.proxy_cpu_us if floor else None):>13}"
+            f" {num(r.user_share * 100 if r.user_share is not None else None):>7}"
+            f" {num(r.reads_per_request):>10} {num(r.writes_per_request):>11}"
+            f" {num(r.switches_per_request):>13} {num(r.perf_syscalls_per_request):>18}"
+            f" {num(r.perf_switches_per_request):>18}"
+        )
+    print(
+        "(user %: the proxy's user time in its CPU time; reads/writes: read-like and write-like"
+        " system calls, /proc/<pid>/io; switches: voluntary"
+        " + involuntary over all threads; perf columns: BENCH_PERF=1, a separate run;"
+        " target: the ASL worker cachelab-t8-b1 at <= x1.30 nutcracker's CPU per request)"
+    )
 
 
 def client_us(run: ClientRun) -> float:
@@ -652,6 +881,7 @@ def memcached_parts(record: dict[str, Any], work: Path) -> None:
             )
             rows = proxy_rounds(mc_port, work, mc.pid)
             print_rows(rows)
+            print_per_request(rows)
             print_budget(rows)
             record["proxies"] = [asdict(r) for r in rows]
         if "2" in PARTS:

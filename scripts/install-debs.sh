@@ -8,6 +8,7 @@ if [[ ${#packages[@]} -eq 0 ]]; then
   packages=(
     memcached redis-server          # the servers under test
     nutcracker libmemcached-tools   # peers for `make bench` (twemproxy, memcaslap)
+    gcc libc6-dev                   # `make bench` compiles the ASL floor (scripts/asl-floor/)
     etcd-server                     # Kubernetes test tier (kwok control plane)
     containerd runc containernetworking-plugins iptables openssl  # the real local cluster
     umoci skopeo busybox-static     # local images (scripts/images.sh)

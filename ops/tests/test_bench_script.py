@@ -1,28 +1,17 @@
-"""The pure parts of scripts/bench.py (`make bench`): median round and the CPU budget."""
+"""The pure parts of scripts/bench.py (`make bench`): median round, CPU budget, parsers."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "scripts" / "bench.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _row(bench: ModuleType, name: str, ops: float, proxy_us: float | None = None) -> object:
+def _row(bench: ModuleType, name: str, ops: float, proxy_us: float | None = None) -> Any:
     run = bench.ClientRun(ops, int(ops * 10), 0.5, 1.0, ops * 10 * 8e-6)
     return bench.Row(name, run, proxy_us, 6.0)
 
@@ -76,3 +65,33 @@ def test_median_redis_row_is_the_middle_get_round_and_skips_failures(bench: Modu
     failed = bench.RedisRow("t", 0, 0, 0, 0, None, "skipped: not built")
     assert bench.median_redis_row([failed]) is failed
     assert bench.median_redis_row([failed, rows[1]]) is rows[1]
+
+
+def test_perf_stat_csv_gives_counts_and_leaves_out_uncounted_events(bench: ModuleType) -> None:
+    text = (
+        "# started on Mon Nov 23 18:41:09 2026\n\n"
+        "123456,,raw_syscalls:sys_enter,5000000,100.00,,\n"
+        "<not counted>,,context-switches,0,100.00,,\n"
+    )
+    assert bench.parse_perf_csv(text) == {"raw_syscalls:sys_enter": 123456.0}
+
+
+def test_asl_floor_is_measured_by_default_from_its_c_source(bench: ModuleType) -> None:
+    if "BENCH_FLOOR" not in bench.os.environ:
+        assert bench.FLOOR
+    assert bench.FLOOR_SOURCE.exists()
+    assert bench.FLOOR_BINARY.is_relative_to(ROOT / "target")  # git-ignored build output
+
+
+def test_per_request_table_gives_cpu_against_twemproxy_and_the_floor(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [_row(bench, "direct", 80_000), _row(bench, "twemproxy", 40_000, 16.0)]
+    floor = _row(bench, "asl-floor-t8", 30_000, 32.0)
+    floor.reads_per_request, floor.writes_per_request, floor.user_share = 2.0, 2.0, 0.05
+    rows += [floor, _row(bench, "cachelab-t8-b1", 30_000, 40.0)]
+    bench.print_per_request(rows)
+    lines = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines() if line}
+    assert lines["asl-floor-t8"][1:7] == ["32.00", "x2.00", "x1.00", "5.00", "2.00", "2.00"]
+    assert lines["cachelab-t8-b1"][1:4] == ["40.00", "x2.50", "x1.25"]
+    assert "direct" not in lines  # not a proxy

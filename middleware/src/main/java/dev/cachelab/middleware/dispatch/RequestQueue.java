@@ -2,6 +2,7 @@ package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.protocol.Request;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -25,6 +26,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * sampled length include them). Each request is stamped when staged ({@code enqueuedNanos}), when
  * published ({@code publishedNanos}, one clock read per round) and when taken ({@code
  * dequeuedNanos}), so its queue time splits into staging and the wait after publishing.
+ *
+ * <p>With batches ({@code batch > 1}) the workers that are running a batch count too, all but one:
+ * a running worker comes back to the queue when its batch is done and takes what waits there as its
+ * next batch, so a publish wakes a parked worker only when the waiting requests need more batches
+ * than the waking workers and the running ones less one can take (the one is a spare, so that one
+ * worker's backend round trip overlaps another's). Without this, every round of the net thread
+ * found an idle worker to wake when there were many ({@code -t 8}): twice the wake-ups per request
+ * of {@code -t 2} and smaller batches. A worker counts as running for {@link #STALL_NANOS} after
+ * its take at most (one stuck on a slow backend stops counting), and while requests wait with
+ * workers parked the net thread re-checks at least every millisecond ({@link #awaitsWorkers}).
+ * Without batches every request wakes a worker of its own as before (the ASL worker's queueing
+ * model).
  */
 public final class RequestQueue {
   private final ReentrantLock lock = new ReentrantLock();
@@ -32,11 +45,21 @@ public final class RequestQueue {
   // Parked workers, the most recent first; guarded by lock.
   private final ArrayDeque<Waiter> parked = new ArrayDeque<>();
   private int waking; // guarded by lock: workers unparked and not yet back under the lock
+
+  /** How long after its take a running worker still counts towards the batches (batch > 1). */
+  static final long STALL_NANOS = 1_000_000L;
+
+  // Every worker that has taken, with its running state; guarded by lock.
+  private final ArrayList<Waiter> workers = new ArrayList<>();
+  private int running; // guarded by lock: workers between a take and their next take
+  private boolean
+      recheck; // net thread only: requests waited for running workers at the last publish
   private final ThreadLocal<Waiter> waiters = ThreadLocal.withInitial(Waiter::new);
   private final ArrayDeque<Request> staged = new ArrayDeque<>(); // net thread only
   private final AtomicInteger length = new AtomicInteger();
   private final int capacity;
   private final int batch;
+  private final long stallNanos;
   private final AtomicBoolean producerWaiting = new AtomicBoolean();
   private volatile Runnable roomListener = () -> {};
 
@@ -45,6 +68,9 @@ public final class RequestQueue {
     final Thread thread = Thread.currentThread();
     volatile boolean signalled;
     Waiter next; // guarded by lock: the list of waiters to unpark after unlocking
+    boolean registered; // guarded by lock: in {@code workers}
+    boolean running; // guarded by lock: took requests and not yet back in take
+    long takenNanos; // guarded by lock: when it took them
   }
 
   /**
@@ -52,8 +78,14 @@ public final class RequestQueue {
    * {@code batch} requests at once.
    */
   public RequestQueue(int capacity, int batch) {
+    this(capacity, batch, STALL_NANOS);
+  }
+
+  /** As above, with running workers counting for {@code stallNanos} after their take (tests). */
+  RequestQueue(int capacity, int batch, long stallNanos) {
     this.capacity = capacity;
     this.batch = Math.max(1, batch);
+    this.stallNanos = stallNanos;
   }
 
   /** Called (by a worker) when room appears after the producer found the queue full. */
@@ -82,9 +114,12 @@ public final class RequestQueue {
     return lengthBefore;
   }
 
-  /** Net thread: appends the staged requests and wakes as many workers as they need. */
+  /**
+   * Net thread: appends the staged requests and wakes as many workers as they need (with nothing
+   * staged, re-checks requests that were left to running workers at the last publish).
+   */
   public void publish() {
-    if (staged.isEmpty()) {
+    if (staged.isEmpty() && !recheck) {
       return;
     }
     Waiter toWake;
@@ -96,7 +131,8 @@ public final class RequestQueue {
         request.publishedNanos = now;
         queue.addLast(request);
       }
-      toWake = signalNeeded();
+      toWake = signalNeeded(now);
+      recheck = batch > 1 && !queue.isEmpty() && !parked.isEmpty();
     } finally {
       lock.unlock();
     }
@@ -104,12 +140,23 @@ public final class RequestQueue {
   }
 
   /**
-   * Under the lock: signals parked workers until the woken ones (with those already waking) make
-   * one per {@code batch} queued requests; returns them as a list to {@link #unpark} after
-   * unlocking.
+   * Net thread: whether requests wait for running workers while others are parked (then it should
+   * {@link #publish} again within a millisecond even without new requests).
    */
-  private Waiter signalNeeded() {
+  public boolean awaitsWorkers() {
+    return recheck;
+  }
+
+  /**
+   * Under the lock: signals parked workers until the woken ones (with those already waking and,
+   * with batches, the running ones less one) make one per {@code batch} queued requests; returns
+   * them as a list to {@link #unpark} after unlocking.
+   */
+  private Waiter signalNeeded(long now) {
     int needed = (queue.size() + batch - 1) / batch - waking;
+    if (needed > 0 && batch > 1 && running > 1 && !parked.isEmpty()) {
+      needed -= Math.max(0, runningRecently(now) - 1);
+    }
     Waiter list = null;
     while (needed > 0 && !parked.isEmpty()) {
       list = signalNext(list);
@@ -128,6 +175,18 @@ public final class RequestQueue {
     w.next = list;
     waking++;
     return w;
+  }
+
+  /** Under the lock: the running workers that took their batch less than stallNanos ago. */
+  private int runningRecently(long now) {
+    int count = 0;
+    for (int i = 0; i < workers.size(); i++) {
+      Waiter w = workers.get(i);
+      if (w.running && now - w.takenNanos < stallNanos) {
+        count++;
+      }
+    }
+    return count;
   }
 
   private static void unpark(Waiter list) {
@@ -151,7 +210,7 @@ public final class RequestQueue {
     lock.lock();
     try {
       queue.addLast(request);
-      toWake = signalNeeded();
+      toWake = signalNeeded(request.enqueuedNanos);
     } finally {
       lock.unlock();
     }
@@ -167,10 +226,18 @@ public final class RequestQueue {
     int max = Math.min(into.length, batch);
     int n = 0;
     Waiter toWake;
+    Waiter self = waiters.get();
     lock.lockInterruptibly();
     try {
+      if (self.running) {
+        self.running = false;
+        running--;
+      } else if (!self.registered) {
+        self.registered = true;
+        workers.add(self);
+      }
       while (queue.isEmpty()) {
-        await();
+        await(self);
       }
       long now = System.nanoTime();
       while (n < max) {
@@ -188,7 +255,12 @@ public final class RequestQueue {
         request.dequeuedNanos = now;
         into[n++] = request;
       }
-      toWake = queue.isEmpty() ? null : signalNeeded();
+      if (into[0].connection != null) {
+        self.running = true;
+        self.takenNanos = now;
+        running++;
+      }
+      toWake = queue.isEmpty() ? null : signalNeeded(now);
     } finally {
       lock.unlock();
     }
@@ -207,8 +279,7 @@ public final class RequestQueue {
    * Under the lock, with the queue empty: parks this worker (lock released) until it is signalled
    * or interrupted; returns with the lock held again.
    */
-  private void await() throws InterruptedException {
-    Waiter self = waiters.get();
+  private void await(Waiter self) throws InterruptedException {
     self.signalled = false;
     parked.addFirst(self);
     lock.unlock();
@@ -223,7 +294,7 @@ public final class RequestQueue {
       parked.remove(self);
     }
     if (interrupted) {
-      Waiter toWake = self.signalled ? signalNeeded() : null; // pass the wake-up on
+      Waiter toWake = self.signalled ? signalNeeded(System.nanoTime()) : null; // pass it on
       lock.unlock();
       unpark(toWake);
       lock.lock(); // the caller's finally unlocks

@@ -142,7 +142,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
         if (stopAccepting && server.isOpen()) {
           closeServer();
         }
-        selector.select(paused.isEmpty() ? (idleTimeoutNanos > 0 ? 1000 : 0) : 10);
+        selector.select(selectTimeoutMillis());
         Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
         while (keys.hasNext()) {
           SelectionKey key = keys.next();
@@ -160,6 +160,18 @@ public final class NetThread implements Runnable, ConnectionEvents {
     } finally {
       closeAll();
     }
+  }
+
+  /**
+   * 0 (no timeout) unless something needs a look without an event: requests left to running workers
+   * (1 ms, see {@link RequestQueue#awaitsWorkers}), paused connections (10 ms), the idle scan (1
+   * s).
+   */
+  private long selectTimeoutMillis() {
+    if (queue.awaitsWorkers()) {
+      return 1;
+    }
+    return paused.isEmpty() ? (idleTimeoutNanos > 0 ? 1000 : 0) : 10;
   }
 
   private void processKey(SelectionKey key) {

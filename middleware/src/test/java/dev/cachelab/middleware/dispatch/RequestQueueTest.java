@@ -257,4 +257,100 @@ class RequestQueueTest {
     }
     assertThat(queue.size()).isZero();
   }
+
+  /**
+   * Starts a worker that takes once, signals {@code took} and holds its batch (running) until
+   * {@code release}, then takes once more into {@code into}.
+   */
+  private static Thread runningTaker(
+      RequestQueue queue,
+      Request[] into,
+      java.util.concurrent.CountDownLatch took,
+      java.util.concurrent.CountDownLatch release) {
+    Thread worker =
+        new Thread(
+            () -> {
+              try {
+                queue.take(into);
+                took.countDown();
+                release.await();
+                queue.take(into);
+              } catch (InterruptedException e) {
+                // stopped by the test, waiting for nothing more
+              }
+            });
+    worker.setDaemon(true);
+    worker.start();
+    return worker;
+  }
+
+  /** Two workers running batches; a third parked; returns them as {first, second, parked}. */
+  private static Thread[] twoRunningOneParked(
+      RequestQueue queue, Request[][] into, java.util.concurrent.CountDownLatch release)
+      throws Exception {
+    Thread[] threads = new Thread[3];
+    for (int w = 0; w < 2; w++) {
+      java.util.concurrent.CountDownLatch took = new java.util.concurrent.CountDownLatch(1);
+      threads[w] = runningTaker(queue, into[w], took, release);
+      queue.stage(request());
+      queue.publish();
+      assertThat(took.await(30, TimeUnit.SECONDS)).isTrue();
+    }
+    threads[2] = parkedTaker(queue, into[2]);
+    return threads;
+  }
+
+  @Test
+  void withBatchesRequestsThatRunningWorkersCanTakeWakeNobody() throws Exception {
+    RequestQueue queue = new RequestQueue(0, 4, TimeUnit.HOURS.toNanos(1));
+    Request[][] into = new Request[3][4];
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    Thread[] threads = twoRunningOneParked(queue, into, release);
+    List<Request> sent = List.of(request(), request(), request());
+    sent.forEach(queue::stage);
+    queue.publish();
+    assertThat(queue.awaitsWorkers()).as("left to the running workers").isTrue();
+    Thread.sleep(50);
+    assertThat(threads[2].getState())
+        .as("the parked worker sleeps on")
+        .isEqualTo(Thread.State.WAITING);
+    release.countDown(); // the running workers come back: one takes all three
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (queue.size() > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(1);
+    }
+    assertThat(queue.size()).isZero();
+    assertThat(threads[2].getState()).isEqualTo(Thread.State.WAITING);
+    for (Thread t : threads) {
+      t.interrupt();
+      t.join(TimeUnit.SECONDS.toMillis(30));
+    }
+    List<Request> taken = new ArrayList<>();
+    for (int w = 0; w < 2; w++) {
+      for (Request r : into[w]) {
+        if (r != null && sent.contains(r)) {
+          taken.add(r);
+        }
+      }
+    }
+    assertThat(taken).containsExactlyInAnyOrderElementsOf(sent);
+    assertThat(into[2][0]).as("the parked worker took nothing").isNull();
+  }
+
+  @Test
+  void withBatchesAStalledRunningWorkerDoesNotCount() throws Exception {
+    RequestQueue queue = new RequestQueue(0, 4, 0);
+    Request[][] into = new Request[3][4];
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    Thread[] threads = twoRunningOneParked(queue, into, release);
+    Request r = request();
+    queue.stage(r);
+    queue.publish();
+    threads[2].join(TimeUnit.SECONDS.toMillis(30));
+    assertThat(threads[2].isAlive()).as("woken past the running workers").isFalse();
+    assertThat(into[2][0]).isSameAs(r);
+    release.countDown();
+    threads[0].interrupt();
+    threads[1].interrupt();
+  }
 }
