@@ -113,7 +113,7 @@ public final class ConfigParser {
         names = "--buffer-budget-bytes",
         defaultValue = "0",
         description =
-            "Bytes buffered for all clients' requests and replies (0 = a third of the heap).")
+            "Bytes buffered for all clients' requests and replies (0 = a sixth of the heap).")
     long bufferBudgetBytes;
 
     @Option(

@@ -1,0 +1,137 @@
+package dev.cachelab.middleware.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cachelab.middleware.testing.MemcachedProcess;
+import dev.cachelab.middleware.testing.TextClient;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The default buffer budget against the heap it is taken from (issue 12, point 1, as first
+ * reported: 1,200 clients each holding a partial 1 MB {@code set}, nothing configured). With G1
+ * (the JVM's default collector on a machine of 2 or more CPUs) an array of half a region or more
+ * occupies whole regions: a 1 MiB read buffer plus its header takes two 1 MiB regions of a 256 MiB
+ * heap. A budget of a third of the heap then held 180 of 256 MiB (70 %) after a full collection
+ * (222 MiB before it) and the net thread ran out of heap now and then; a sixth leaves room. The
+ * middleware runs as its own process with {@code -XX:+UseG1GC -Xmx256m}; the heap in use is read
+ * after a full collection ({@code jcmd GC.class_histogram} forces one, {@code GC.heap_info} reports
+ * regions in use). Loopback only; every wait bounded; the bound is a share of the heap, not a
+ * timing.
+ */
+class DefaultBudgetIT {
+  private static final Pattern LISTENING =
+      Pattern.compile("cachelab middleware listening on 127\\.0\\.0\\.1:(\\d+)");
+  private static final Pattern HEAP_USED =
+      Pattern.compile("total reserved (\\d+)K, committed \\d+K, used (\\d+)K");
+  private static final int CLIENTS = 1_200;
+
+  @Test
+  void partialOneMegabyteSetsFitTheHeapWithTheDefaultBudget() throws Exception {
+    try (MemcachedProcess server = MemcachedProcess.start()) {
+      Process process = start(server);
+      List<SocketChannel> held = new ArrayList<>();
+      try {
+        int port = port(process);
+        byte[] partial = new byte[1_000_000];
+        java.util.Arrays.fill(partial, (byte) 'x');
+        for (int i = 0; i < CLIENTS && process.isAlive(); i++) {
+          SocketChannel c = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
+          c.configureBlocking(false);
+          c.write(
+              ByteBuffer.wrap(
+                  ("set big" + i + " 0 0 1048576\r\n").getBytes(StandardCharsets.US_ASCII)));
+          c.write(ByteBuffer.wrap(partial)); // as much as the socket takes now; never completed
+          held.add(c);
+        }
+        Thread.sleep(2_000);
+        assertThat(process.isAlive()).as("middleware still running").isTrue();
+        try (TextClient good = new TextClient(port)) {
+          assertThat(good.call("set good 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+          assertThat(good.call("get good\r\n")).isEqualTo("VALUE good 0 1\r\nv\r\nEND\r\n");
+          good.send("stats\r\n");
+          String stats = good.readUntilEnd();
+          assertThat(stat(stats, "budget_closed_connections"))
+              .as("closed past the budget")
+              .isPositive();
+          assertThat(stat(stats, "buffered_bytes")).isPositive();
+        }
+        long[] heap = heapReservedAndUsedBytes(process);
+        assertThat(heap[1])
+            .as("heap in use (regions) with the budget full: %d of %d bytes", heap[1], heap[0])
+            .isLessThan(heap[0] * 55 / 100);
+      } finally {
+        for (SocketChannel c : held) {
+          c.close();
+        }
+        process.destroy();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+        }
+      }
+    }
+  }
+
+  private static Process start(MemcachedProcess server) throws IOException {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(List.of("-XX:+UseG1GC", "-Xmx256m", "-cp"));
+    command.add(System.getProperty("java.class.path"));
+    command.add("dev.cachelab.middleware.Main");
+    command.addAll(List.of("-l", "127.0.0.1", "-p", "0", "-t", "4", "-s", "false"));
+    command.addAll(List.of("-m", server.address()));
+    return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+  }
+
+  private static int port(Process process) throws IOException {
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    String line = out.readLine();
+    Matcher m = LISTENING.matcher(line == null ? "" : line);
+    if (!m.matches()) {
+      process.destroyForcibly();
+      throw new IOException("middleware did not start: " + line);
+    }
+    return Integer.parseInt(m.group(1));
+  }
+
+  /** The heap's reserved and used bytes after a full collection. */
+  private static long[] heapReservedAndUsedBytes(Process process)
+      throws IOException, InterruptedException {
+    jcmd(process, "GC.class_histogram"); // forces a full collection
+    String info = jcmd(process, "GC.heap_info");
+    Matcher m = HEAP_USED.matcher(info);
+    assertThat(m.find()).as("jcmd GC.heap_info output: %s", info).isTrue();
+    return new long[] {Long.parseLong(m.group(1)) * 1024, Long.parseLong(m.group(2)) * 1024};
+  }
+
+  private static String jcmd(Process process, String what)
+      throws IOException, InterruptedException {
+    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+    Process p =
+        new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), what)
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("jcmd finished").isTrue();
+    return out;
+  }
+
+  private static long stat(String stats, String name) {
+    Matcher m = Pattern.compile("STAT " + name + " (\\d+)").matcher(stats);
+    assertThat(m.find()).as(name).isTrue();
+    return Long.parseLong(m.group(1));
+  }
+}
