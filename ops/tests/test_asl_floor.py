@@ -158,3 +158,23 @@ def test_bad_flags_are_refused_with_usage(bench: ModuleType, tmp_path: Path) -> 
         proc = ManagedProcess("asl-floor", [str(binary), *argv], tmp_path / "bad.log")
         assert proc.wait(timeout_s=10) == 2
         assert "asl-floor" in (tmp_path / "bad.log").read_text()
+
+
+def test_clients_leaving_mid_pipeline_do_not_disturb_the_others(floor: int) -> None:
+    """Connections closed while their requests are queued or being served (the worker, not the
+    net thread, frees them then) and a long pipeline answered in order."""
+    for _ in range(50):
+        gone = Client(floor)
+        gone.send(b"".join(b"get fp%d\r\n" % i for i in range(100)))
+        gone.close()
+    c = Client(floor)
+    try:
+        c.send(b"".join(b"set fp%d 0 0 %d\r\n%d\r\n" % (i, len(str(i)), i) for i in range(200)))
+        assert c.until(b"STORED\r\n" * 200) == b"STORED\r\n" * 200
+        c.send(b"".join(b"get fp%d\r\n" % i for i in range(200)))
+        want = b"".join(
+            b"VALUE fp%d 0 %d\r\n%d\r\nEND\r\n" % (i, len(str(i)), i) for i in range(200)
+        )
+        assert c.until(b"fp199 0 3\r\n199\r\nEND\r\n") == want
+    finally:
+        c.close()

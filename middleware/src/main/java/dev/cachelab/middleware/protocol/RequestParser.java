@@ -37,6 +37,7 @@ public final class RequestParser implements RequestDecoder {
   private final int maxValueBytes;
   private State state = State.LINE;
   private int scannedBytes;
+  private int nulOffset = -1; // first NUL of the line being scanned, from its start; -1 if none
   private int lineBytesWithTerminator;
   private int pendingDataBytes;
   private long swallowRemainingBytes;
@@ -77,17 +78,28 @@ public final class RequestParser implements RequestDecoder {
 
   // <command> <args...>\r\n
   private int decodeLine(byte[] buf, int from, int to, Request request) {
+    if (scannedBytes == 0 && buf[from] == BINARY_REQUEST_MAGIC) {
+      // A binary-protocol client would wait for a reply while this parser waits for a newline.
+      request.reset();
+      request.setRejected(Status.REJECT_AND_CLOSE, BINARY_NOT_SUPPORTED);
+      return to - from;
+    }
     int newline = -1;
     for (int i = from + scannedBytes; i < to; i++) {
-      if (buf[i] == '\n') {
+      byte b = buf[i];
+      if (b == '\n') {
         newline = i;
         break;
+      }
+      if (b == 0 && nulOffset < 0) {
+        nulOffset = i - from;
       }
     }
     if (newline < 0) {
       scannedBytes = to - from;
       if (scannedBytes > maxLineBytes(buf, from)) {
         scannedBytes = 0;
+        nulOffset = -1;
         request.reset();
         request.setRejected(
             Status.REJECT_AND_CLOSE,
@@ -99,6 +111,13 @@ public final class RequestParser implements RequestDecoder {
     }
     scannedBytes = 0;
     int lineEnd = newline > from && buf[newline - 1] == '\r' ? newline - 1 : newline;
+    if (nulOffset >= 0) {
+      // memcached reads the line as a C string: it ends at a NUL. Parsing or forwarding the rest
+      // would make this a different command from the one the server sees (which would then answer
+      // twice: a reply another client's request would get).
+      lineEnd = Math.min(lineEnd, from + nulOffset);
+      nulOffset = -1;
+    }
     int consumed = newline + 1 - from;
     if (lineEnd - from > MAX_LINE_BYTES && lineEnd - from > maxLineBytes(buf, from)) {
       request.reset();
@@ -187,6 +206,12 @@ public final class RequestParser implements RequestDecoder {
   }
 
   static final byte[] BAD_DATA_CHUNK = reply("CLIENT_ERROR bad data chunk");
+
+  /** The first byte of every binary-protocol request (memcached's {@code PROTOCOL_BINARY_REQ}). */
+  private static final byte BINARY_REQUEST_MAGIC = (byte) 0x80;
+
+  private static final byte[] BINARY_NOT_SUPPORTED =
+      reply("CLIENT_ERROR binary protocol is not supported");
 
   /** {@code text + "\r\n"} as bytes. */
   static byte[] reply(String text) {

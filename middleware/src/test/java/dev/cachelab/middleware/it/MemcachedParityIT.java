@@ -40,7 +40,13 @@ class MemcachedParityIT {
           "stats nonsense\r\n",
           "stats noreply\r\n",
           "touch a -1\r\n",
-          "delete a 0\r\n");
+          "delete a 0\r\n",
+          // memcached ends a command line at a NUL: the middleware must neither forward the rest
+          // (the server would answer it too, a reply the next request would get) nor route on it
+          "set a\0b 0 0 1\r\nx\r\nget a\r\n",
+          "set a 0 0 1\0junk\r\nx\r\nget a\r\n",
+          "get a\0 b\r\nget a\r\n",
+          "ms a\0 1\r\nx\r\nmn\r\n");
 
   @Test
   void namedValidationCasesMatchMemcached() throws Exception {

@@ -44,6 +44,11 @@ class MalformedInputTest {
         row("verbosity\r\n", "REJECT ERROR"),
         row("verbosity 1 2 3\r\n", "REJECT ERROR"),
         row("\0\1\2\r\n", "REJECT ERROR"),
+        // a NUL ends the line for memcached (a C string): the rest is neither parsed nor forwarded
+        row("set k\0junk 0 0 1\r\nx\r\n", "REJECT ERROR", "REJECT ERROR"),
+        row("get a\0 b\r\n", "FORWARD GET key=a fwd=get a"),
+        row("set k 0 0 1\0 junk\r\nx\r\n", "FORWARD SET key=k fwd=set k 0 0 1 data=x"),
+        row("mg k\0 v\r\n", "FORWARD MG key=k fwd=mg k"),
         // bad keys
         row(
             "get " + LONG_KEY + "\r\n",
@@ -128,6 +133,15 @@ class MalformedInputTest {
             "cas k 0 0 1.5 1\r\n",
             "REJECT_AND_CLOSE CLIENT_ERROR bad data block length: 1.5 (expected: 0..1024)"),
         close("set k 0 0 1\r\nxyz\r\n", "REJECT_AND_CLOSE CLIENT_ERROR bad data chunk"),
+        // the binary protocol's request magic: refused at its first byte, not waited on for a
+        // newline
+        close(
+            "\u0080\0\0\5\0\0\0\0\0\0\0\5",
+            "REJECT_AND_CLOSE CLIENT_ERROR binary protocol is not supported"),
+        close(
+            "get a\r\n\u0080\0\0\5",
+            "FORWARD GET key=a fwd=get a",
+            "REJECT_AND_CLOSE CLIENT_ERROR binary protocol is not supported"),
         close("set k 0 0 3\r\nabcd\r\n", "REJECT_AND_CLOSE CLIENT_ERROR bad data chunk"),
         close("prepend k 0 0 2\r\nab\n\n", "REJECT_AND_CLOSE CLIENT_ERROR bad data chunk"),
         close(
@@ -144,7 +158,7 @@ class MalformedInputTest {
     return Arguments.of(input + "get ok\r\n", all, false);
   }
 
-  private static Arguments close(String input, String expected) {
+  private static Arguments close(String input, String... expected) {
     return Arguments.of(input + "get ok\r\n", List.of(expected), true);
   }
 
