@@ -76,6 +76,10 @@ public final class Middleware {
         budget::refusals);
     stats.value(
         "idle_closed_connections", "Connections closed by the idle timeout.", net::idleClosed);
+    stats.value(
+        "accept_failures",
+        "Failed accepts (e.g. out of file descriptors); each pauses accepting for 100 ms.",
+        net::acceptFailures);
     List<InetSocketAddress> addresses = config.serverAddresses();
     long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.backendTimeoutMs());
     long watchdogPeriodNanos = Watchdog.periodNanos(config.backendTimeoutMs());

@@ -74,7 +74,7 @@ public record MiddlewareConfig(
    * with G1 an array of half a region or more occupies whole regions (a 1 MiB buffer two 1 MiB
    * regions), so buffered bytes can cost the heap twice their count; with a third, partial 1 MB
    * requests kept 70 % of a 256 MiB heap in use after a full collection and the net thread ran out
-   * of heap now and then (DefaultBudgetIT).
+   * of heap now and then (ProcessLimitsIT).
    */
   public long effectiveBufferBudgetBytes() {
     return bufferBudgetBytes != 0 ? bufferBudgetBytes : Runtime.getRuntime().maxMemory() / 6;

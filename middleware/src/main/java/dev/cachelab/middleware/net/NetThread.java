@@ -51,6 +51,12 @@ public final class NetThread implements Runnable, ConnectionEvents {
   private final long idleTimeoutNanos;
   private long nextIdleScanNanos;
   private final AtomicLong idleClosed = new AtomicLong();
+  private final SelectionKey serverKey;
+  // After a failed accept (out of file descriptors: the pending connection stays, so the key stays
+  // ready) accepting pauses until this time, instead of the loop retrying it at full speed.
+  private long acceptPausedUntilNanos;
+  private boolean acceptPaused;
+  private final AtomicLong acceptFailures = new AtomicLong();
   private final AtomicInteger connections = new AtomicInteger();
   private long totalConnections;
   private volatile boolean running = true;
@@ -72,7 +78,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
     server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
     server.bind(listen, 1024);
     server.configureBlocking(false);
-    server.register(selector, SelectionKey.OP_ACCEPT);
+    this.serverKey = server.register(selector, SelectionKey.OP_ACCEPT);
     this.queue = queue;
     this.router = router;
     this.recorder = recorder;
@@ -130,6 +136,11 @@ public final class NetThread implements Runnable, ConnectionEvents {
     selector.wakeup();
   }
 
+  /** Accepts that failed (each paused accepting for {@link #ACCEPT_PAUSE_NANOS}). Any thread. */
+  public long acceptFailures() {
+    return acceptFailures.get();
+  }
+
   /** Connections closed by the idle timeout. Any thread. */
   public long idleClosed() {
     return idleClosed.get();
@@ -152,6 +163,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
         resumePaused();
         resumeDrained();
         closeIdle();
+        resumeAccepting();
         queue.publish(); // the round's requests, with one wake-up per worker batch
       }
     } catch (IOException e) {
@@ -171,7 +183,13 @@ public final class NetThread implements Runnable, ConnectionEvents {
     if (queue.awaitsWorkers()) {
       return 1;
     }
-    return paused.isEmpty() ? (idleTimeoutNanos > 0 ? 1000 : 0) : 10;
+    if (!paused.isEmpty()) {
+      return 10;
+    }
+    if (acceptPaused) {
+      return ACCEPT_PAUSE_NANOS / 1_000_000;
+    }
+    return idleTimeoutNanos > 0 ? 1000 : 0;
   }
 
   private void processKey(SelectionKey key) {
@@ -221,8 +239,27 @@ public final class NetThread implements Runnable, ConnectionEvents {
         connections.incrementAndGet();
         totalConnections++;
       } catch (IOException e) {
-        // One failed accept (e.g. out of file descriptors) must not stop the loop.
+        // One failed accept (e.g. out of file descriptors) must not stop the loop, nor spin it: the
+        // pending connection keeps the key ready, so accepting pauses (as memcached does at its
+        // connection limit) and resumes after ACCEPT_PAUSE_NANOS.
+        acceptFailures.incrementAndGet();
+        if (serverKey.isValid()) {
+          serverKey.interestOps(0);
+          acceptPaused = true;
+          acceptPausedUntilNanos = System.nanoTime() + ACCEPT_PAUSE_NANOS;
+        }
         return;
+      }
+    }
+  }
+
+  private static final long ACCEPT_PAUSE_NANOS = 100_000_000L;
+
+  private void resumeAccepting() {
+    if (acceptPaused && System.nanoTime() - acceptPausedUntilNanos >= 0) {
+      acceptPaused = false;
+      if (serverKey.isValid()) {
+        serverKey.interestOps(SelectionKey.OP_ACCEPT);
       }
     }
   }
