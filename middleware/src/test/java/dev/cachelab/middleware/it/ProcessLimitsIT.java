@@ -75,13 +75,7 @@ class ProcessLimitsIT {
             .as("heap in use (regions) with the budget full: %d of %d bytes", heap[1], heap[0])
             .isLessThan(heap[0] * 55 / 100);
       } finally {
-        for (SocketChannel c : held) {
-          c.close();
-        }
-        process.destroy();
-        if (!process.waitFor(10, TimeUnit.SECONDS)) {
-          process.destroyForcibly();
-        }
+        stop(process, held);
       }
     }
   }
@@ -122,14 +116,20 @@ class ProcessLimitsIT {
           assertThat(late.call("get good\r\n")).isEqualTo("VALUE good 0 1\r\nv\r\nEND\r\n");
         }
       } finally {
-        for (SocketChannel c : held) {
-          c.close();
-        }
-        process.destroy();
-        if (!process.waitFor(10, TimeUnit.SECONDS)) {
-          process.destroyForcibly();
-        }
+        stop(process, held);
       }
+    }
+  }
+
+  /** Closes the held clients, then stops the middleware (forcibly after 10 s). */
+  private static void stop(Process process, List<SocketChannel> held)
+      throws IOException, InterruptedException {
+    for (SocketChannel c : held) {
+      c.close();
+    }
+    process.destroy();
+    if (!process.waitFor(10, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
     }
   }
 
