@@ -24,12 +24,15 @@ middleware.
 Part 3 (redis) runs redis-benchmark (-t get,set, BENCH_REDIS_CLIENTS (50) connections,
 BENCH_REDIS_REQUESTS (100000) requests per test, 1 KiB values, random keys) against one
 redis-server directly, through twemproxy's redis mode (`redis: true`) and through the middleware's
-RESP front end (`--protocol redis`) in each BENCH_MIDDLEWARE variant, and prints GET and SET ops/s,
-p50 and proxy CPU per request with ratios to direct and to twemproxy (target: GET and SET at
->= x1.00 twemproxy), median of BENCH_PROXY_ROUNDS rounds in alternating order. Each target first
-gets BENCH_REDIS_WARMUP_RUNS (3) unmeasured redis-benchmark runs of BENCH_REDIS_WARMUP_REQUESTS
-(default: as many as the measured run) requests per test, so the middleware's JIT compilation is
-not counted. Only part 3: BENCH_PARTS=3.
+RESP front end (`--protocol redis`) in each BENCH_MIDDLEWARE variant (each followed by the
+BENCH_BASELINE_JAR's, as in part 1), and prints GET and SET ops/s, p50, proxy CPU and context
+switches per request (/proc, all threads) and redis' commands per read event (its INFO stats: the
+requests each write to redis carried) with ratios to direct and to twemproxy (target: GET and SET
+at >= x1.00 twemproxy), median of BENCH_PROXY_ROUNDS rounds in alternating order, then every
+round's figures with the spread of each target's rounds. Each target first gets
+BENCH_REDIS_WARMUP_RUNS (3) unmeasured redis-benchmark runs of BENCH_REDIS_WARMUP_REQUESTS
+(default: as many as the measured run, at most 100000) requests per test, so the middleware's JIT
+compilation is not counted. Only part 3: BENCH_PARTS=3.
 
 Part 2 compares the loadgen with memcaslap (-T 2 -c 32) against one memcached: ops/s and the
 client's own CPU seconds per request (from wait4 rusage), as ratios.
@@ -40,7 +43,9 @@ order; the table shows each target's median round. Other knobs: BENCH_SECONDS (2
 LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's), BENCH_RESULTS (where the
 output is saved: results/bench/<UTC time>/bench.txt and bench.json). BENCH_BASELINE_JAR: a second
 middleware jar (e.g. main's, copied aside before a change) measured in every variant right after
-the current one, as rows named base-t<W>-b<B>, for a before/after comparison in the same run.
+the current one, in parts 1 and 3, as rows named base-t<W>-b<B>, for a before/after comparison in
+the same run. A quick A/B of the redis path: BENCH_PARTS=3 BENCH_MIDDLEWARE=2:16
+BENCH_BASELINE_JAR=/tmp/before.jar.
 A quick A/B of one variant in part 1 only: BENCH_PARTS=1 BENCH_PROXY_ROUNDS=1 BENCH_SECONDS=10
 BENCH_MIDDLEWARE=8:1 BENCH_BASELINE_JAR=/tmp/before.jar (about 2 minutes; add BENCH_PERF=1 for
 the system calls per request).
@@ -67,7 +72,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "ops") not in sys.path:
@@ -113,15 +118,19 @@ PERF_SECONDS = int(os.environ.get("BENCH_PERF_SECONDS", "5"))
 PARTS = os.environ.get("BENCH_PARTS", "1,2,3").split(",")
 REDIS_CLIENTS = int(os.environ.get("BENCH_REDIS_CLIENTS", "50"))
 REDIS_REQUESTS = int(os.environ.get("BENCH_REDIS_REQUESTS", "100000"))
-# Unmeasured requests per test before each target's measured run. A tenth of the measured run
-# (the first default) left C2 compiling during the measured run: 9 % of the middleware's samples.
-REDIS_WARMUP_REQUESTS = int(os.environ.get("BENCH_REDIS_WARMUP_REQUESTS", str(REDIS_REQUESTS)))
+# Unmeasured requests per test before each target's measured run. 10,000 (once a tenth of the
+# measured run) left C2 compiling during the measured run: 9 % of the middleware's samples;
+# three runs of 100,000 leave 0.1 %.
+REDIS_WARMUP_REQUESTS = int(
+    os.environ.get("BENCH_REDIS_WARMUP_REQUESTS", str(min(REDIS_REQUESTS, 100_000)))
+)
 # Unmeasured runs before each target's measured one. After one, C2 still compiled for 0.32 of the
 # middleware's 4.6 CPU seconds of the measured run (7 %, `perf stat --per-thread`); after three,
 # for 0.004 s: each run's SET-then-GET phases and its 50 new connections reach code the compiled
 # code had not seen yet.
 REDIS_WARMUP_RUNS = int(os.environ.get("BENCH_REDIS_WARMUP_RUNS", "3"))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+T = TypeVar("T")
 
 
 def java() -> str:
@@ -524,9 +533,38 @@ def ratio(a: float | None, b: float | None) -> str:
     return f"x{a / b:.2f}" if a and b else "-"
 
 
+def variant_targets(measure: Callable[..., T]) -> list[tuple[str, Callable[[], T]]]:
+    """Each BENCH_MIDDLEWARE variant as a target `cachelab-t<W>-b<B>`, each followed by the
+    BENCH_BASELINE_JAR's `base-t<W>-b<B>` (so both see the same background load);
+    `measure(workers, batch, jar=..., label=...)` measures one."""
+    targets: list[tuple[str, Callable[[], T]]] = []
+    for workers, batch in MIDDLEWARE_VARIANTS:
+        run = partial(measure, workers, batch)
+        targets.append((f"cachelab-t{workers}-b{batch}", run))
+        if BASELINE_JAR is not None:
+            base = partial(run, jar=BASELINE_JAR, label="base")
+            targets.append((f"base-t{workers}-b{batch}", base))
+    return targets
+
+
+def run_rounds(
+    targets: list[tuple[str, Callable[[], T]]], describe: Callable[[T], str]
+) -> dict[str, list[T]]:
+    """PROXY_ROUNDS rounds over every target, in reversed order every other round (a drift in
+    the background load hits every target alike); each target's results in round order."""
+    runs: dict[str, list[T]] = {name: [] for name, _ in targets}
+    for n in range(PROXY_ROUNDS):
+        order = targets if n % 2 == 0 else targets[::-1]
+        for name, measure_target in order:
+            result = measure_target()
+            runs[name].append(result)
+            print(f"  round {n + 1}/{PROXY_ROUNDS}: {name}: {describe(result)}", flush=True)
+    return runs
+
+
 def proxy_rounds(mc_port: int, work: Path, memcached_pid: int) -> list[Row]:
-    """PROXY_ROUNDS rounds over every target, in reversed order every other round; per target
-    the round with the median throughput (its CPU figures come from the same run)."""
+    """Part 1's targets in PROXY_ROUNDS alternating rounds; per target the round with the median
+    throughput (its CPU figures come from the same run)."""
     targets: list[tuple[str, Callable[[], Row]]] = [
         ("direct", partial(measured_row, "direct", mc_port, work, memcached_pid, None)),
         ("twemproxy", partial(nutcracker_row, mc_port, work, memcached_pid)),
@@ -535,20 +573,10 @@ def proxy_rounds(mc_port: int, work: Path, memcached_pid: int) -> list[Row]:
         targets.append(
             (f"asl-floor-t{FLOOR_WORKERS}", partial(floor_row, mc_port, work, memcached_pid))
         )
-    for workers, batch in MIDDLEWARE_VARIANTS:
-        run = partial(middleware_row, mc_port, work, memcached_pid, workers, batch)
-        targets.append((f"cachelab-t{workers}-b{batch}", run))
-        if BASELINE_JAR is not None:
-            base = partial(run, jar=BASELINE_JAR, label="base")
-            targets.append((f"base-t{workers}-b{batch}", base))
-    runs: dict[str, list[Row]] = {name: [] for name, _ in targets}
-    for n in range(PROXY_ROUNDS):
-        order = targets if n % 2 == 0 else targets[::-1]
-        for name, measure_target in order:
-            row = measure_target()
-            runs[name].append(row)
-            ops = f"{row.run.ops_per_s:.0f} ops/s" if row.run else row.note
-            print(f"  round {n + 1}/{PROXY_ROUNDS}: {name}: {ops}", flush=True)
+    targets += variant_targets(partial(middleware_row, mc_port, work, memcached_pid))
+    runs = run_rounds(
+        targets, lambda row: f"{row.run.ops_per_s:.0f} ops/s" if row.run else row.note
+    )
     return [median_row(runs[name]) for name, _ in targets]
 
 
@@ -724,6 +752,11 @@ class RedisRow:
     set_p50_ms: float
     proxy_cpu_us: float | None
     note: str = ""
+    # The proxy's context switches per request (all threads, /proc) in the measured run.
+    switches_per_request: float | None = None
+    # redis' commands per read event in the measured run (its INFO stats): how many requests
+    # reach redis per write of its clients (1 for direct; a proxy's pipeline depth behind it).
+    requests_per_redis_read: float | None = None
 
 
 def parse_redis_benchmark_csv(text: str) -> dict[str, tuple[float, float]]:
@@ -755,38 +788,91 @@ def redis_benchmark(
     return rows
 
 
-def redis_row(name: str, port: int, work: Path, proxy_pid: int | None) -> RedisRow:
+def parse_redis_info(text: str) -> dict[str, str]:
+    """`INFO` output (the bulk string's lines `field:value`; `#` section headers skipped)."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if ":" in line and not line.startswith("#"):
+            key, value = line.split(":", 1)
+            fields[key.strip()] = value.strip()
+    return fields
+
+
+def redis_counters(port: int) -> tuple[int, int] | None:
+    """redis' commands processed and read events so far (INFO stats), or None if it has no
+    read counter (redis < 6)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"INFO stats\r\n")
+        data = b""
+        while b"\r\n" not in data:
+            data += s.recv(65536) or b"\r\n"
+        header, _, body = data.partition(b"\r\n")
+        if not header.startswith(b"$"):
+            return None
+        length = int(header[1:])
+        while len(body) < length:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+    info = parse_redis_info(body.decode(errors="replace"))
+    if "total_reads_processed" not in info:
+        return None
+    return int(info["total_commands_processed"]), int(info["total_reads_processed"])
+
+
+def redis_row(name: str, port: int, work: Path, proxy_pid: int | None, redis_port: int) -> RedisRow:
     for warmup in range(REDIS_WARMUP_RUNS):
         redis_benchmark(port, work, f"{name}-warmup{warmup}", max(1000, REDIS_WARMUP_REQUESTS))
     before = cpu_seconds(proxy_pid) if proxy_pid else 0.0
+    counters_before = ProcCounters.of(proxy_pid) if proxy_pid else None
+    redis_before = redis_counters(redis_port)
     rows = redis_benchmark(port, work, name, REDIS_REQUESTS)
-    proxy_us = (cpu_seconds(proxy_pid) - before) / (2 * REDIS_REQUESTS) * 1e6 if proxy_pid else None
+    requests = 2 * REDIS_REQUESTS
+    redis_after = redis_counters(redis_port)
+    proxy_us = (cpu_seconds(proxy_pid) - before) / requests * 1e6 if proxy_pid else None
     (get_ops, get_p50), (set_ops, set_p50) = rows["GET"], rows["SET"]
-    return RedisRow(name, get_ops, set_ops, get_p50, set_p50, proxy_us)
+    row = RedisRow(name, get_ops, set_ops, get_p50, set_p50, proxy_us)
+    if proxy_pid and counters_before:
+        switches = ProcCounters.of(proxy_pid).switches - counters_before.switches
+        row.switches_per_request = switches / requests
+    if redis_before and redis_after and redis_after[1] > redis_before[1]:
+        # redis-benchmark's own CONFIG GET calls at start-up are a few commands among 10^5.
+        commands, reads = (a - b for a, b in zip(redis_after, redis_before, strict=True))
+        row.requests_per_redis_read = commands / reads
+    return row
 
 
 def nutcracker_redis_row(redis_port: int, work: Path) -> RedisRow:
     proc, port = start_nutcracker(redis_port, work, redis=True)
     try:
-        return redis_row("twemproxy", port, work, proc.pid)
+        return redis_row("twemproxy", port, work, proc.pid, redis_port)
     finally:
         proc.stop(grace_s=10)
 
 
-def middleware_redis_row(redis_port: int, work: Path, workers: int, batch: int) -> RedisRow:
-    name = f"cachelab-t{workers}-b{batch}"
-    if not MIDDLEWARE_JAR.exists():
-        return RedisRow(name, 0, 0, 0, 0, None, f"skipped: {MIDDLEWARE_JAR.name} not built")
+def middleware_redis_row(
+    redis_port: int,
+    work: Path,
+    workers: int,
+    batch: int,
+    jar: Path = MIDDLEWARE_JAR,
+    label: str = "cachelab",
+) -> RedisRow:
+    """The middleware's RESP front end (`jar`) with `workers` workers and --worker-batch `batch`."""
+    name = f"{label}-t{workers}-b{batch}"
+    if not jar.exists():
+        return RedisRow(name, 0, 0, 0, 0, None, f"skipped: {jar} not built")
     port = free_port()
     cmd = [
-        java(), *MIDDLEWARE_JAVA_OPTS, "-jar", str(MIDDLEWARE_JAR), "-l", "127.0.0.1",
+        java(), *MIDDLEWARE_JAVA_OPTS, "-jar", str(jar), "-l", "127.0.0.1",
         "-p", str(port), "-t", str(workers), "-s", "false", "--protocol", "redis",
         "-m", f"127.0.0.1:{redis_port}", "--worker-batch", str(batch),
     ]  # fmt: skip
     proc = ManagedProcess("middleware (redis)", cmd, work / "middleware-redis.log")
     try:
         proc.wait_for_port("127.0.0.1", port, timeout_s=30)
-        return redis_row(name, port, work, proc.pid)
+        return redis_row(name, port, work, proc.pid, redis_port)
     except (RuntimeError, ProcessError) as e:
         return RedisRow(name, 0, 0, 0, 0, None, f"skipped: {e}")
     finally:
@@ -809,8 +895,19 @@ def median_redis_row(rows: list[RedisRow]) -> RedisRow:
     return measured[(len(measured) - 1) // 2] if measured else rows[0]
 
 
-def redis_proxies(work: Path) -> list[RedisRow]:
-    """Part 3: one redis-server; direct, twemproxy (redis: true), the middleware's variants."""
+def redis_targets(redis_port: int, work: Path) -> list[tuple[str, Callable[[], RedisRow]]]:
+    """Part 3's targets in measuring order: direct, twemproxy, then each middleware variant with
+    its baseline right after it."""
+    targets: list[tuple[str, Callable[[], RedisRow]]] = [
+        ("direct", partial(redis_row, "direct", redis_port, work, None, redis_port)),
+        ("twemproxy", partial(nutcracker_redis_row, redis_port, work)),
+    ]
+    return targets + variant_targets(partial(middleware_redis_row, redis_port, work))
+
+
+def redis_proxies(work: Path) -> dict[str, list[RedisRow]]:
+    """Part 3: one redis-server; direct, twemproxy (redis: true), the middleware's variants (and
+    the baseline jar's). Prints the median rounds; returns every target's rounds."""
     print()
     print(
         f"3) redis: redis-benchmark -t get,set -c {REDIS_CLIENTS} -n {REDIS_REQUESTS} -d 1024"
@@ -819,25 +916,15 @@ def redis_proxies(work: Path) -> list[RedisRow]:
     redis_port = free_port()
     redis = start_redis(redis_port, work)
     try:
-        targets: list[tuple[str, Callable[[], RedisRow]]] = [
-            ("direct", partial(redis_row, "direct", redis_port, work, None)),
-            ("twemproxy", partial(nutcracker_redis_row, redis_port, work)),
-        ]
-        for workers, batch in MIDDLEWARE_VARIANTS:
-            run = partial(middleware_redis_row, redis_port, work, workers, batch)
-            targets.append((f"cachelab-t{workers}-b{batch}", run))
-        runs: dict[str, list[RedisRow]] = {name: [] for name, _ in targets}
-        for n in range(PROXY_ROUNDS):
-            for name, measure_target in targets if n % 2 == 0 else targets[::-1]:
-                row = measure_target()
-                runs[name].append(row)
-                got = row.note or f"GET {row.get_ops:.0f}/s, SET {row.set_ops:.0f}/s"
-                print(f"  round {n + 1}/{PROXY_ROUNDS}: {name}: {got}", flush=True)
+        runs = run_rounds(
+            redis_targets(redis_port, work),
+            lambda row: row.note or f"GET {row.get_ops:.0f}/s, SET {row.set_ops:.0f}/s",
+        )
     finally:
         redis.stop(grace_s=10)
-    rows = [median_redis_row(runs[name]) for name, _ in targets]
-    print_redis_rows(rows)
-    return rows
+    print_redis_rows([median_redis_row(rounds) for rounds in runs.values()])
+    print_redis_rounds(runs)
+    return runs
 
 
 def print_redis_rows(rows: list[RedisRow]) -> None:
@@ -847,23 +934,44 @@ def print_redis_rows(rows: list[RedisRow]) -> None:
         f"{'target':<17} {'GET ops/s':>10} {'SET ops/s':>10} {'GET p50':>8} {'SET p50':>8}"
         f" {'proxy CPU us/req':>17} {'GET vs direct':>14} {'SET vs direct':>14}"
         f" {'GET vs nutcracker':>18} {'SET vs nutcracker':>18} {'CPU vs nutcracker':>18}"
+        f" {'switches/req':>13} {'req/redis read':>15}"
     )
     print(header)
     print("-" * len(header))
+
+    def num(value: float | None) -> str:
+        return f"{value:.2f}" if value is not None else "-"
+
     for r in rows:
         if r.note:
             print(f"{r.name:<17} {r.note}")
             continue
-        proxy = f"{r.proxy_cpu_us:.2f}" if r.proxy_cpu_us is not None else "-"
         print(
             f"{r.name:<17} {r.get_ops:>10.0f} {r.set_ops:>10.0f} {r.get_p50_ms:>8.3f}"
-            f" {r.set_p50_ms:>8.3f} {proxy:>17}"
+            f" {r.set_p50_ms:>8.3f} {num(r.proxy_cpu_us):>17}"
             f" {ratio(r.get_ops, direct.get_ops):>14} {ratio(r.set_ops, direct.set_ops):>14}"
             f" {ratio(r.get_ops, nut.get_ops if nut else None):>18}"
             f" {ratio(r.set_ops, nut.set_ops if nut else None):>18}"
             f" {ratio(r.proxy_cpu_us, nut.proxy_cpu_us if nut else None):>18}"
+            f" {num(r.switches_per_request):>13} {num(r.requests_per_redis_read):>15}"
         )
-    print("(target: the middleware's GET and SET ops/s >= x1.00 nutcracker's redis mode)")
+    print(
+        "(switches: the proxy's context switches per request, all threads; req/redis read:"
+        " redis' commands per read event, the requests each write to redis carried;"
+        " target: the middleware's GET and SET ops/s >= x1.00 nutcracker's redis mode)"
+    )
+
+
+def print_redis_rounds(runs: dict[str, list[RedisRow]]) -> None:
+    """Every round's GET / SET ops/s per target, and the spread of its GET rounds (max / min)."""
+    print("rounds (GET / SET ops/s, in round order; spread: max / min GET):")
+    for name, rounds in runs.items():
+        measured = [r for r in rounds if not r.note]
+        if not measured:
+            continue
+        gets = [r.get_ops for r in measured]
+        cells = ", ".join(f"{r.get_ops:.0f} / {r.set_ops:.0f}" for r in measured)
+        print(f"  {name:<17} {cells}  (spread x{max(gets) / min(gets):.2f})")
 
 
 def memcached_parts(record: dict[str, Any], work: Path) -> None:
@@ -941,6 +1049,8 @@ def run_bench() -> dict[str, Any]:
         "loadgen_java_opts": LOADGEN_JAVA_OPTS,
         "middleware_java_opts": MIDDLEWARE_JAVA_OPTS,
         "baseline_jar": str(BASELINE_JAR) if BASELINE_JAR else None,
+        "redis_requests": REDIS_REQUESTS,
+        "redis_warmup_requests": REDIS_WARMUP_REQUESTS,
     }
     print(
         f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start"
@@ -952,7 +1062,9 @@ def run_bench() -> dict[str, Any]:
         if {"1", "2"} & set(PARTS):
             memcached_parts(record, work)
         if "3" in PARTS:
-            record["redis_proxies"] = [asdict(r) for r in redis_proxies(work)]
+            runs = redis_proxies(work)
+            record["redis_proxies"] = [asdict(median_redis_row(r)) for r in runs.values()]
+            record["redis_rounds"] = {name: [asdict(r) for r in rs] for name, rs in runs.items()}
     print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
     record["load_average_at_end"] = os.getloadavg()[0]
     return record

@@ -95,3 +95,67 @@ def test_per_request_table_gives_cpu_against_twemproxy_and_the_floor(
     assert lines["asl-floor-t8"][1:7] == ["32.00", "x2.00", "x1.00", "5.00", "2.00", "2.00"]
     assert lines["cachelab-t8-b1"][1:4] == ["40.00", "x2.50", "x1.25"]
     assert "direct" not in lines  # not a proxy
+
+
+def test_redis_part_measures_the_baseline_jar_right_after_each_variant(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls: list[tuple[str, Path]] = []
+
+    def fake_middleware(
+        redis_port: int,
+        work: Path,
+        workers: int,
+        batch: int,
+        jar: Path = bench.MIDDLEWARE_JAR,
+        label: str = "cachelab",
+    ) -> Any:
+        calls.append((f"{label}-t{workers}-b{batch}", jar))
+        return bench.RedisRow(f"{label}-t{workers}-b{batch}", 1.0, 1.0, 0.1, 0.1, 5.0)
+
+    def fake_row(name: str, *args: Any) -> Any:
+        calls.append((name, Path()))
+        return bench.RedisRow(name, 1.0, 1.0, 0.1, 0.1, None)
+
+    def fake_nutcracker(redis_port: int, work: Path) -> Any:
+        return fake_row("twemproxy")
+
+    before = Path("/tmp/before.jar")
+    monkeypatch.setattr(bench, "MIDDLEWARE_VARIANTS", [(2, 16), (8, 1)])
+    monkeypatch.setattr(bench, "BASELINE_JAR", before)
+    monkeypatch.setattr(bench, "PROXY_ROUNDS", 2)
+    monkeypatch.setattr(bench, "redis_row", fake_row)
+    monkeypatch.setattr(bench, "nutcracker_redis_row", fake_nutcracker)
+    monkeypatch.setattr(bench, "middleware_redis_row", fake_middleware)
+    runs = bench.run_rounds(bench.redis_targets(6379, Path("/tmp")), lambda row: row.name)
+    one_round = [
+        ("direct", Path()),
+        ("twemproxy", Path()),
+        ("cachelab-t2-b16", bench.MIDDLEWARE_JAR),
+        ("base-t2-b16", before),
+        ("cachelab-t8-b1", bench.MIDDLEWARE_JAR),
+        ("base-t8-b1", before),
+    ]
+    assert calls == one_round + one_round[::-1]  # the second round in reversed order
+    assert list(runs) == [name for name, _ in one_round]
+    assert all(len(rounds) == 2 for rounds in runs.values())
+    assert "round 2/2: direct: direct" in capsys.readouterr().out
+
+
+def test_redis_rounds_are_listed_with_their_spread(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rounds = [bench.RedisRow("t", ops, ops + 1, 0.3, 0.3, 9.0) for ops in (30e3, 40e3, 36e3)]
+    failed = bench.RedisRow("x", 0, 0, 0, 0, None, "skipped: not built")
+    bench.print_redis_rounds({"t": rounds, "x": [failed]})
+    out = capsys.readouterr().out
+    assert "30000 / 30001, 40000 / 40001, 36000 / 36001  (spread x1.33)" in out
+    assert " x " not in out  # a target without measured rounds has no line
+
+
+def test_redis_info_fields_skip_section_headers(bench: ModuleType) -> None:
+    text = "# Stats\r\ntotal_commands_processed:10003\r\ntotal_reads_processed:10055\r\n\r\n"
+    assert bench.parse_redis_info(text) == {
+        "total_commands_processed": "10003",
+        "total_reads_processed": "10055",
+    }

@@ -105,6 +105,10 @@ public record MiddlewareConfig(
     check("--warmup-s", warmupSeconds, 0, 86_400);
     check("--cooldown-s", cooldownSeconds, 0, 86_400);
     check("--metrics-port", metricsPort, 0, 65535);
+    if (metricsPort != 0 && metricsPort == port) {
+      throw new ConfigException(
+          "--metrics-port: " + metricsPort + " (expected: 0 = off, or a port other than -p's)");
+    }
     check("--eject-after-failures", ejectAfterFailures, 0, 1_000_000);
     check("--eject-retry-ms", ejectRetryMs, 1, 3_600_000);
     check("--backend-max-waiters", backendMaxWaiters, 0, MAX_WORKERS);
@@ -119,6 +123,10 @@ public record MiddlewareConfig(
     check("--idle-timeout-s", idleTimeoutSeconds, 0, 86_400 * 30);
     if (listenAddress == null || listenAddress.isBlank()) {
       throw new ConfigException("-l: missing (expected: an IP address or host name)");
+    }
+    if (metricsAddress == null || metricsAddress.isBlank()) {
+      throw new ConfigException(
+          "--metrics-address: missing (expected: an IP address or host name)");
     }
   }
 

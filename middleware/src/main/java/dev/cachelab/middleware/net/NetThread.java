@@ -75,8 +75,14 @@ public final class NetThread implements Runnable, ConnectionEvents {
       throws IOException {
     this.selector = Selector.open();
     this.server = ServerSocketChannel.open();
-    server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-    server.bind(listen, 1024);
+    try {
+      server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+      server.bind(listen, 1024);
+    } catch (IOException e) {
+      server.close();
+      selector.close();
+      throw e;
+    }
     server.configureBlocking(false);
     this.serverKey = server.register(selector, SelectionKey.OP_ACCEPT);
     this.queue = queue;
