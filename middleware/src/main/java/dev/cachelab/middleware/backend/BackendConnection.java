@@ -50,6 +50,9 @@ public final class BackendConnection {
   private boolean holdsWaiterSlot;
   private final AtomicLong deadlineNanos = new AtomicLong(DISARMED);
   private volatile boolean timedOut;
+  // The worker waits on another server's connection before it reads this one's reply: the watchdog
+  // leaves it open (the reply may be in already) until the worker comes back to it.
+  private volatile boolean setAside;
 
   private volatile Socket socket;
   private InputStream in;
@@ -186,6 +189,7 @@ public final class BackendConnection {
   public void disarmQuietly() {
     deadlineNanos.set(DISARMED);
     timedOut = false;
+    setAside = false;
     leaveWaiters();
   }
 
@@ -193,6 +197,9 @@ public final class BackendConnection {
   public void arm(long deadline) {
     leaveWaiters();
     timedOut = false;
+    if (setAside) {
+      setAside = false;
+    }
     deadlineNanos.set(deadline == DISARMED || deadline == EXPIRED ? 1 : deadline);
   }
 
@@ -210,8 +217,40 @@ public final class BackendConnection {
     health.succeeded();
   }
 
-  /** Watchdog thread: closes the socket if the armed deadline has passed. */
+  /**
+   * The worker turns to other servers' connections (a request sent to several servers) before it
+   * reads this one's reply: until {@link #resume}, the watchdog does not end it. Without this, a
+   * stopped server's timeout closed the other servers' connections too, whose replies were in but
+   * not yet read (one deadline for all), and counted failures against healthy servers.
+   */
+  public void setAside() {
+    setAside = true;
+  }
+
+  /**
+   * The worker is back to read this connection's reply. If less than {@code graceNanos} of its
+   * deadline is left (it was spent waiting on another server), the deadline becomes now plus {@code
+   * graceNanos}: a reply already in is read, a silent server still times out.
+   */
+  public void resume(long graceNanos) {
+    if (!setAside) {
+      return;
+    }
+    long nowNanos = System.nanoTime();
+    long deadline = deadlineNanos.get();
+    if (deadline != DISARMED && deadline != EXPIRED && nowNanos + graceNanos - deadline > 0) {
+      deadlineNanos.compareAndSet(deadline, nowNanos + graceNanos);
+    }
+    setAside = false;
+  }
+
+  /**
+   * Watchdog thread: closes the socket if the armed deadline has passed and it is not set aside.
+   */
   void abortIfExpired(long nowNanos) {
+    if (setAside) {
+      return;
+    }
     long deadline = deadlineNanos.get();
     if (deadline != DISARMED && deadline != EXPIRED && nowNanos - deadline >= 0) {
       if (deadlineNanos.compareAndSet(deadline, EXPIRED)) {
@@ -235,6 +274,7 @@ public final class BackendConnection {
    */
   public void markDown() {
     deadlineNanos.set(DISARMED);
+    setAside = false;
     leaveWaiters();
     closeSocket();
     health.failed(System.nanoTime());

@@ -69,6 +69,7 @@ final class SplitRead {
       WorkerBackends.markSent(request);
       backend.sendComposed();
       targets.succeeded(target);
+      backend.setAside(); // until its reply is read, after the sends to the other servers
     } catch (IOException e) {
       targets.failed(target, reply.reportFailure(server, WorkerBackends.fail(backend)));
     }
@@ -95,6 +96,7 @@ final class SplitRead {
   private void readReplyOf(Request request, int target) {
     int server = request.server(target);
     BackendConnection backend = backends.get(server);
+    backends.resume(backend);
     try {
       WorkerBackends.readReply(backend, request);
       backend.disarm();

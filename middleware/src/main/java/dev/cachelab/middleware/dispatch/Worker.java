@@ -53,7 +53,8 @@ public final class Worker implements Runnable {
       long armAheadNanos,
       int maxBatch) {
     this.queue = queue;
-    this.backends = new WorkerBackends(backends, Math.max(1, timeoutNanos - armAheadNanos));
+    this.backends =
+        new WorkerBackends(backends, Math.max(1, timeoutNanos - armAheadNanos), 2 * armAheadNanos);
     this.recorder = recorder;
     this.reply = new ReplyBuilder(recorder, errors);
     TargetReplies targets = new TargetReplies(backends.size());

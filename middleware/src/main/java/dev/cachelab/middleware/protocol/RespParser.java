@@ -29,7 +29,13 @@ public final class RespParser implements RequestDecoder {
   /** Request bytes allowed beyond one value of {@code maxValueBytes} (keys, other arguments). */
   private static final int EXTRA_REQUEST_BYTES = 1 << 20;
 
+  /** redis' {@code proto-max-bulk-len} default: a longer {@code $<length>} is a framing error. */
+  private static final long PROTO_MAX_BULK_BYTES = 512L * 1024 * 1024;
+
+  /** How much of the name, and of the arguments together, an unknown-command error quotes. */
   private static final int NAME_IN_ERROR_BYTES = 128;
+
+  private static final int ARGS_IN_ERROR_BYTES = 128;
 
   private final int maxValueBytes;
   private final boolean multiKeyWrites;
@@ -111,7 +117,10 @@ public final class RespParser implements RequestDecoder {
         return protocolError(request, "CR not followed by LF", to - from);
       }
       long length = parseNumber(buf, pos + 1, lengthEnd);
-      if (length < 0 || length > maxValueBytes) {
+      if (length < 0 || length > PROTO_MAX_BULK_BYTES) {
+        return protocolError(request, "invalid bulk length", to - from);
+      }
+      if (length > maxValueBytes) {
         return protocolError(
             request,
             "invalid bulk length (expected: 0.." + maxValueBytes + " bytes, see --max-value-bytes)",
@@ -311,12 +320,7 @@ public final class RespParser implements RequestDecoder {
     RespCommand command = RespCommand.lookup(bytes, request.tokenStart(0), request.tokenEnd(0));
     int args = request.tokenCount();
     if (command == null) {
-      StringBuilder text = new StringBuilder("unknown command '");
-      text.append(token(request, 0)).append("', with args beginning with: ");
-      for (int t = 1; t < args && text.length() < 512; t++) {
-        text.append('\'').append(token(request, t)).append("' ");
-      }
-      request.setRejected(Status.REJECT, RespReplies.error(text.toString()));
+      request.setRejected(Status.REJECT, RespReplies.error(unknownCommand(request)));
       return;
     }
     if (!command.acceptsArgs(args)) {
@@ -340,6 +344,7 @@ public final class RespParser implements RequestDecoder {
               RespReplies.bulk(bytes, request.tokenStart(1), tokenLength(request, 1)));
       case INFO -> request.setLocalResp(Status.LOCAL, command, null);
       case QUIT -> request.setLocalResp(Status.QUIT, command, RespReplies.OK);
+      case SELECT -> select(request);
       case CONFIG -> {
         if (RespCommand.lookup(bytes, request.tokenStart(1), request.tokenEnd(1))
             != RespCommand.GET) {
@@ -368,6 +373,54 @@ public final class RespParser implements RequestDecoder {
         }
         request.setParsedResp(Status.FORWARD, command, keys);
       }
+    }
+  }
+
+  /**
+   * redis 7's text: {@code unknown command '<name>', with args beginning with: '<arg>' ...}, the
+   * name cut at 128 bytes, the arguments until they take 128 bytes (each cut to what is left), all
+   * cut at a NUL byte (redis formats them as C strings).
+   */
+  private static String unknownCommand(Request request) {
+    StringBuilder text = new StringBuilder("unknown command '");
+    appendCString(text, request, 0, NAME_IN_ERROR_BYTES);
+    text.append("', with args beginning with: ");
+    int argsStart = text.length();
+    for (int t = 1; t < request.tokenCount(); t++) {
+      int used = text.length() - argsStart;
+      if (used >= ARGS_IN_ERROR_BYTES) {
+        break;
+      }
+      text.append('\'');
+      appendCString(text, request, t, ARGS_IN_ERROR_BYTES - used);
+      text.append("' ");
+    }
+    return text.toString();
+  }
+
+  /** Appends token {@code t} as ISO-8859-1 characters, at most {@code max}, up to a NUL byte. */
+  private static void appendCString(StringBuilder text, Request request, int t, int max) {
+    byte[] bytes = request.bytes();
+    int end = Math.min(request.tokenEnd(t), request.tokenStart(t) + max);
+    for (int i = request.tokenStart(t); i < end && bytes[i] != 0; i++) {
+      text.append((char) (bytes[i] & 0xff));
+    }
+  }
+
+  /**
+   * {@code SELECT 0} is answered {@code +OK} (every server is used with database 0, as twemproxy
+   * uses them); another index gets redis' out-of-range error, a non-number its integer error.
+   */
+  private static void select(Request request) {
+    byte[] bytes = request.bytes();
+    long index = parseNumber(bytes, request.tokenStart(1), request.tokenEnd(1));
+    if (index == Long.MIN_VALUE) {
+      request.setRejected(
+          Status.REJECT, RespReplies.error("value is not an integer or out of range"));
+    } else if (index != 0) {
+      request.setRejected(Status.REJECT, RespReplies.error("DB index is out of range"));
+    } else {
+      request.setLocalResp(Status.LOCAL, RespCommand.SELECT, RespReplies.OK);
     }
   }
 
@@ -401,11 +454,18 @@ public final class RespParser implements RequestDecoder {
     return -1;
   }
 
-  /** A signed decimal in {@code buf[from, to)}, or {@link Long#MIN_VALUE} if it is not one. */
+  /**
+   * A signed decimal in {@code buf[from, to)} written as redis' {@code string2ll} accepts it (no
+   * sign but {@code -}, no leading zero, no {@code -0}, no blank), or {@link Long#MIN_VALUE} if it
+   * is not one. At most 18 digits: a longer number is too large for any use here.
+   */
   private static long parseNumber(byte[] buf, int from, int to) {
+    if (to - from == 1 && buf[from] == '0') {
+      return 0;
+    }
     boolean negative = from < to && buf[from] == '-';
     int i = negative ? from + 1 : from;
-    if (i == to || to - i > 18) {
+    if (i == to || to - i > 18 || buf[i] == '0') {
       return Long.MIN_VALUE;
     }
     long value = 0;
@@ -429,7 +489,8 @@ public final class RespParser implements RequestDecoder {
 
   private static String token(Request request, int token) {
     int length = Math.min(NAME_IN_ERROR_BYTES, tokenLength(request, token));
-    return new String(request.bytes(), request.tokenStart(token), length, StandardCharsets.UTF_8);
+    return new String(
+        request.bytes(), request.tokenStart(token), length, StandardCharsets.ISO_8859_1);
   }
 
   private static char printable(char c) {

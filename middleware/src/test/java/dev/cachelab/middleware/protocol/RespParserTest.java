@@ -17,6 +17,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 class RespParserTest {
   private static final int MAX_VALUE = 1024;
 
+  private static byte[] bytesUtf8(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
   private static String mb(String... parts) {
     return new String(RespReplies.command(parts), StandardCharsets.ISO_8859_1);
   }
@@ -46,7 +50,11 @@ class RespParserTest {
         Arguments.of(mb("PING"), "LOCAL +PONG"),
         Arguments.of(mb("PING", "hi"), "LOCAL $2\r\nhi"),
         Arguments.of(mb("ECHO", "a b"), "LOCAL $3\r\na b"),
-        Arguments.of(mb("QUIT"), "QUIT +OK"));
+        Arguments.of(mb("QUIT"), "QUIT +OK"),
+        Arguments.of(mb("SELECT", "0"), "LOCAL +OK"),
+        Arguments.of(
+            mb("EXPIRE", "k", "10", "NX", "XX"), "FORWARD EXPIRE key=k args=EXPIRE,k,10,NX,XX"),
+        Arguments.of(mb("FLUSHALL", "ASYNC", "SYNC"), "FORWARD FLUSHALL args=FLUSHALL,ASYNC,SYNC"));
   }
 
   @ParameterizedTest
@@ -168,6 +176,29 @@ class RespParserTest {
             mb("MSET", "a", "1", "b"), "REJECT -ERR wrong number of arguments for 'mset' command"),
         Arguments.of(mb("ECHO"), "REJECT -ERR wrong number of arguments for 'echo' command"),
         Arguments.of(
+            mb("NO\0PE", "a\0b", "c"),
+            "REJECT -ERR unknown command 'NO', with args beginning with: 'a' 'c'"),
+        Arguments.of(
+            mb("NOPE", "x".repeat(200), "y"),
+            "REJECT -ERR unknown command 'NOPE', with args beginning with: '"
+                + "x".repeat(128)
+                + "'"),
+        Arguments.of(
+            mb("NOPE", "a".repeat(120), "b".repeat(20), "c"),
+            "REJECT -ERR unknown command 'NOPE', with args beginning with: '"
+                + "a".repeat(120)
+                + "' '"
+                + "b".repeat(5)
+                + "'"),
+        Arguments.of(
+            mb("NOPE", "\u00e9\u00ff"), // UTF-8, quoted byte for byte as redis does
+            "REJECT -ERR unknown command 'NOPE', with args beginning with: '"
+                + new String(bytesUtf8("\u00e9\u00ff"), StandardCharsets.ISO_8859_1)
+                + "'"),
+        Arguments.of(mb("SELECT", "1"), "REJECT -ERR DB index is out of range"),
+        Arguments.of(mb("SELECT", "01"), "REJECT -ERR value is not an integer or out of range"),
+        Arguments.of(mb("SELECT"), "REJECT -ERR wrong number of arguments for 'select' command"),
+        Arguments.of(
             mb("CONFIG", "SET", "save", ""),
             "REJECT -ERR CONFIG SET is not supported by the middleware (only CONFIG GET, answered"
                 + " by the first server)"));
@@ -205,12 +236,39 @@ class RespParserTest {
     return Stream.of(
         Arguments.of("*x\r\n", "invalid multibulk length"),
         Arguments.of("*2\r\n$3\r\nGET\r\n:1\r\n", "expected '$', got ':'"),
-        Arguments.of("*1\r\n$-2\r\n", "invalid bulk length"),
-        Arguments.of("*1\r\n$abc\r\n", "invalid bulk length"),
         Arguments.of("*1\r\n$2000\r\n", "invalid bulk length (expected: 0..1024 bytes"),
         Arguments.of("*1\r\n$3\r\nGETxx", "bulk string not followed by CRLF"),
         Arguments.of("*1\rx", "CR not followed by LF"),
         Arguments.of("*99999999999\r\n", "invalid multibulk length"));
+  }
+
+  /** Framing errors redis gives too: the same text (checked against redis-server 7.0). */
+  static Stream<Arguments> framingErrorsAsRedis() {
+    return Stream.of(
+        Arguments.of("*01\r\n$4\r\nPING\r\n", "invalid multibulk length"),
+        Arguments.of("*+1\r\n$4\r\nPING\r\n", "invalid multibulk length"),
+        Arguments.of("*-0\r\n", "invalid multibulk length"),
+        Arguments.of("*\r\n", "invalid multibulk length"),
+        Arguments.of("*1\r\n$-2\r\n", "invalid bulk length"),
+        Arguments.of("*1\r\n$-1\r\n", "invalid bulk length"),
+        Arguments.of("*1\r\n$abc\r\n", "invalid bulk length"),
+        Arguments.of("*1\r\n$04\r\nPING\r\n", "invalid bulk length"),
+        Arguments.of("*1\r\n$+4\r\nPING\r\n", "invalid bulk length"),
+        Arguments.of("*1\r\n$\r\n", "invalid bulk length"),
+        Arguments.of("*1\r\n$536870913\r\n", "invalid bulk length"),
+        Arguments.of("*1\r\n$99999999999\r\n", "invalid bulk length"));
+  }
+
+  @ParameterizedTest
+  @MethodSource("framingErrorsAsRedis")
+  void framingErrorsRedisAlsoRefusesGetItsExactText(String input, String message) {
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    harness.feed(bytes(mb("GET", "before") + input + mb("GET", "after")));
+    assertThat(harness.decoded)
+        .containsExactly(
+            "FORWARD GET key=before args=GET,before",
+            "REJECT_AND_CLOSE -ERR Protocol error: " + message);
+    assertThat(harness.closed()).isTrue();
   }
 
   @ParameterizedTest
