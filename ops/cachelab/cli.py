@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from cachelab import __version__
@@ -93,8 +94,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _error(console: Console, message: str) -> int:
-    console.print(f"[red]error:[/] {message}", highlight=False, soft_wrap=True)
+    console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return 2
+
+
+def spec_hint(path: Path) -> str:
+    """For a spec file that does not exist: the shipped spec of that name, or where they are."""
+    if path.exists():
+        return ""
+    shipped = EXPERIMENTS_DIR / f"{path.stem}.yaml"
+    try:
+        shown = shipped.relative_to(Path.cwd())
+    except ValueError:
+        shown = shipped
+    if shipped.is_file():
+        return f"\n  did you mean {shown}?"
+    return f"\n  `cachelab list` shows the specs in {EXPERIMENTS_DIR}"
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
@@ -103,7 +118,8 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
         try:
             spec = load_spec(path)
         except SpecError as error:
-            console.print(f"[red]✗[/] {error}", highlight=False, soft_wrap=True)
+            message = escape(f"{error}{spec_hint(path)}")
+            console.print(f"[red]✗[/] {message}", highlight=False, soft_wrap=True)
             failed += 1
             continue
         points = spec.points()
@@ -131,7 +147,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         try:
             spec = load_spec(path)
         except SpecError as error:
-            table.add_row(path.stem, "-", "-", "-", f"invalid: {error.problems[0]}")
+            table.add_row(path.stem, "-", "-", "-", escape(f"invalid: {error.problems[0]}"))
             continue
         points = len(spec.points())
         wall_s = estimate_wall_s(spec)
@@ -152,9 +168,45 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _not_results(folder: Path) -> str | None:
+    """Why ``folder`` is no results folder with a summary, or None if it is one."""
+    if not folder.exists():
+        return f"{folder}: no such folder"
+    if not folder.is_dir():
+        return f"{folder}: not a folder"
+    if not (folder / "summary.csv").is_file():
+        return f"{folder}: no summary.csv (is it a results folder?)"
+    return None
+
+
+def incomplete_note(folder: Path) -> str | None:
+    """A line saying that ``folder``'s experiment did not finish every run (its status.json), or
+    that nothing says whether it did; None for a complete one. A report of such a folder shows
+    what was measured and must not pass for the whole experiment."""
+    from cachelab.results import ResultsDir, ResultsError
+    from cachelab.results.experiment import read_status
+
+    try:
+        status = read_status(ResultsDir(folder))
+    except ResultsError as error:
+        return f"{error}: whether every run finished is unknown"
+    state = status.get("state")
+    if state == "complete":
+        return None
+    if not status:
+        return f"{folder}: no status.json, so whether every run finished is unknown"
+    runs = f" ({status.get('runs_done', '?')}/{status.get('runs_total', '?')} runs)"
+    return f"{folder}: the experiment is {state}{runs}; the report shows only the runs that ended"
+
+
+def _note(console: Console, message: str) -> None:
+    console.print(f"[yellow]note:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
-    if not (args.results_dir / "summary.csv").is_file():
-        return _error(console, f"{args.results_dir}: no summary.csv (is it a results folder?)")
+    problem = _not_results(args.results_dir)
+    if problem:
+        return _error(console, problem)
     from cachelab.report import build_report
 
     try:
@@ -162,6 +214,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     except Exception as error:  # the report's own errors name what is wrong
         return _error(console, f"report failed: {type(error).__name__}: {error}")
     console.print(f"report: [bold]{index}[/]", highlight=False)
+    note = incomplete_note(args.results_dir)
+    if note:
+        _note(console, note)
     return 0
 
 
@@ -170,13 +225,18 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from cachelab.report import ReportError
 
     for folder in args.results_dirs:
-        if not (folder / "summary.csv").is_file():
-            return _error(console, f"{folder}: no summary.csv (is it a results folder?)")
+        problem = _not_results(folder)
+        if problem:
+            return _error(console, problem)
     try:
         index = build_comparison(args.results_dirs, args.out, args.label, args.x)
     except ReportError as error:
         return _error(console, str(error))
     console.print(f"comparison: [bold]{index}[/]", highlight=False)
+    for folder in args.results_dirs:
+        note = incomplete_note(folder)
+        if note:
+            _note(console, note)
     return 0
 
 
@@ -203,7 +263,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         spec = load_spec(args.spec)
         selection = Selection(tuple(args.only or ()))
         selection.choose(spec.points())  # a bad --only fails before anything starts
-    except (SpecError, SelectionError) as error:
+    except SpecError as error:
+        return _error(console, f"{error}{spec_hint(args.spec)}")
+    except SelectionError as error:
         return _error(console, str(error))
     if args.target == "k8s" and getattr(args, "monitor", False):
         return _error(
@@ -237,7 +299,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         highlight=False,
     )
     if status.message:
-        console.print(status.message, highlight=False)
+        console.print(escape(status.message), highlight=False)
     code = {"complete": 0, "interrupted": 130}.get(status.state, 1)
     if args.report and results.summary_file.is_file():
         from cachelab.report import build_report

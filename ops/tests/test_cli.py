@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cachelab.cli import main
+from cachelab.cli import incomplete_note, main
 
 EXPERIMENTS = Path(__file__).parents[1] / "experiments"
 QUICKSTART = EXPERIMENTS / "quickstart.yaml"
@@ -33,6 +33,29 @@ def test_validate_bad_spec_names_the_field(
     bad.write_text("name: bad\ntopology:\n  workers: 0\n")
     assert main(["validate", str(QUICKSTART), str(bad)]) == 1
     assert "topology.workers: must be >= 1, got 0" in capsys.readouterr().out
+
+
+def test_a_missing_spec_points_to_the_shipped_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(EXPERIMENTS.parents[1])
+    assert main(["run", "quickstart.yaml", "--results", str(tmp_path / "r")]) == 2
+    out = capsys.readouterr().out
+    assert "quickstart.yaml:\n  cannot read: No such file or directory" in out
+    assert "did you mean ops/experiments/quickstart.yaml?" in out
+    assert main(["validate", str(tmp_path / "nope.yaml")]) == 1
+    assert f"`cachelab list` shows the specs in {EXPERIMENTS.resolve()}" in capsys.readouterr().out
+    assert not (tmp_path / "r").exists()
+
+
+def test_messages_keep_their_brackets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # rich took "[a-z0-9-]" for markup and printed "must match +"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: Bad_Name\n")
+    assert main(["validate", str(bad)]) == 1
+    assert "name: must match [a-z0-9-]+, got 'Bad_Name'" in capsys.readouterr().out
+    assert main(["run", str(bad), "--results", str(tmp_path / "results")]) == 2
+    assert "name: must match [a-z0-9-]+, got 'Bad_Name'" in capsys.readouterr().out
 
 
 def test_run_rejects_a_bad_spec_before_starting_anything(
@@ -64,6 +87,28 @@ def test_schema_is_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_report_needs_a_results_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(tmp_path)]) == 2
     assert "no summary.csv" in capsys.readouterr().out
+    assert main(["report", str(tmp_path / "nope")]) == 2
+    assert f"error: {tmp_path / 'nope'}: no such folder" in capsys.readouterr().out
+    (tmp_path / "file").write_text("x")
+    assert main(["report", str(tmp_path / "file")]) == 2
+    assert f"error: {tmp_path / 'file'}: not a folder" in capsys.readouterr().out
+
+
+def test_incomplete_note_names_the_state_and_the_runs(tmp_path: Path) -> None:
+    status = {"state": "interrupted", "runs_done": 2, "runs_total": 10}
+    (tmp_path / "status.json").write_text(json.dumps(status))
+    assert incomplete_note(tmp_path) == (
+        f"{tmp_path}: the experiment is interrupted (2/10 runs); the report shows only the runs"
+        " that ended"
+    )
+    (tmp_path / "status.json").write_text(json.dumps({**status, "state": "complete"}))
+    assert incomplete_note(tmp_path) is None
+    (tmp_path / "status.json").write_text("{")
+    assert "not valid JSON" in str(incomplete_note(tmp_path))
+    (tmp_path / "status.json").unlink()
+    assert incomplete_note(tmp_path) == (
+        f"{tmp_path}: no status.json, so whether every run finished is unknown"
+    )
 
 
 def test_summarize_rebuilds_summary_csv(tmp_path: Path) -> None:
