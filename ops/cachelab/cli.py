@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from rich import box
@@ -250,6 +251,17 @@ def cmd_summarize(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _cannot_write(folder: Path) -> str | None:
+    """Why no results folder can be made in ``folder`` (created if missing), or None."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        return f"cannot write there ({error.strerror or error})"
+    return None
+
+
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from cachelab.experiment import ResumeError, Selection, SelectionError
     from cachelab.k8s.kube import K8sError
@@ -273,6 +285,10 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
         )
+    if args.results is not None and args.resume is None:
+        problem = _cannot_write(args.results)
+        if problem:
+            return _error(console, f"--results {args.results}: {problem}")
     try:
         if args.target == "k8s":
             from cachelab.k8s.runner import run as k8s_run

@@ -48,6 +48,17 @@ def test_a_missing_spec_points_to_the_shipped_one(
     assert not (tmp_path / "r").exists()
 
 
+def test_run_names_a_results_folder_it_cannot_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("x")
+    for base in (Path("/proc/nope"), tmp_path / "file" / "results"):
+        assert main(["run", str(QUICKSTART), "--results", str(base)]) == 2
+        out = capsys.readouterr().out
+        assert f"error: --results {base}: cannot write there (" in out, out
+        assert "Traceback" not in out
+
+
 def test_messages_keep_their_brackets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # rich took "[a-z0-9-]" for markup and printed "must match +"
     bad = tmp_path / "bad.yaml"
