@@ -40,6 +40,10 @@ public final class RespParser implements RequestDecoder {
   private final int maxValueBytes;
   private final boolean multiKeyWrites;
   private int scannedBytes;
+  // A multibulk request decoded in part: its element count (0: none) and where to resume.
+  private long pendingCount;
+  private int pendingOffset;
+  private long argsDecoded;
   private int[] argStart = new int[8];
   private int[] argEnd = new int[8];
   private int argCount;
@@ -78,30 +82,39 @@ public final class RespParser implements RequestDecoder {
         : decodeInline(buf, from, to, request);
   }
 
-  // *<count>\r\n then <count> times $<length>\r\n<bytes>\r\n
+  // *<count>\r\n then <count> times $<length>\r\n<bytes>\r\n. Resumable: the elements decoded
+  // before a "need more" are kept (argCount, and pendingOffset past them, relative to from), so a
+  // request that arrives in many reads is scanned once, not once per read.
   private int decodeMultibulk(byte[] buf, int from, int to, Request request) {
-    int countEnd = findCr(buf, from + 1, to);
-    if (countEnd < 0) {
-      return to - from > MAX_INLINE_BYTES
-          ? protocolError(request, "too big mbulk count string", to - from)
-          : 0;
+    int pos;
+    long count;
+    if (pendingCount > 0) {
+      count = pendingCount;
+      pos = from + pendingOffset;
+    } else {
+      int countEnd = findCr(buf, from + 1, to);
+      if (countEnd < 0) {
+        return to - from > MAX_INLINE_BYTES
+            ? protocolError(request, "too big mbulk count string", to - from)
+            : 0;
+      }
+      if (buf[countEnd + 1] != '\n') {
+        return protocolError(request, "CR not followed by LF", to - from);
+      }
+      count = parseNumber(buf, from + 1, countEnd);
+      pos = countEnd + 2;
+      if (count == Long.MIN_VALUE || count > MAX_ARGS) {
+        return protocolError(request, "invalid multibulk length", pos - from);
+      }
+      if (count <= 0) {
+        request.reset(); // redis ignores *0 and *-1
+        return pos - from;
+      }
+      argCount = 0;
     }
-    if (buf[countEnd + 1] != '\n') {
-      return protocolError(request, "CR not followed by LF", to - from);
-    }
-    long count = parseNumber(buf, from + 1, countEnd);
-    int pos = countEnd + 2;
-    if (count == Long.MIN_VALUE || count > MAX_ARGS) {
-      return protocolError(request, "invalid multibulk length", pos - from);
-    }
-    if (count <= 0) {
-      request.reset(); // redis ignores *0 and *-1
-      return pos - from;
-    }
-    argCount = 0;
-    for (long a = 0; a < count; a++) {
+    while (argCount < count) {
       if (pos >= to) {
-        return 0;
+        return needMore(request, from, pos, count, to);
       }
       if (buf[pos] != '$') {
         char got = (char) (buf[pos] & 0xff);
@@ -111,7 +124,7 @@ public final class RespParser implements RequestDecoder {
       if (lengthEnd < 0) {
         return to - pos > MAX_INLINE_BYTES
             ? protocolError(request, "too big bulk count string", to - from)
-            : 0;
+            : needMore(request, from, pos, count, to);
       }
       if (buf[lengthEnd + 1] != '\n') {
         return protocolError(request, "CR not followed by LF", to - from);
@@ -129,19 +142,20 @@ public final class RespParser implements RequestDecoder {
       int dataStart = lengthEnd + 2;
       long dataEnd = dataStart + length;
       if (dataEnd + 2 - from > maxRequestBytes()) {
-        return protocolError(
-            request, "request too large (expected: <= " + maxRequestBytes() + " bytes)", to - from);
+        return tooLarge(request, to - from);
       }
       if (dataEnd + 2 > to) {
-        return 0;
+        return needMore(request, from, pos, count, to);
       }
       int end = (int) dataEnd;
       if (buf[end] != '\r' || buf[end + 1] != '\n') {
         return protocolError(request, "bulk string not followed by CRLF", to - from);
       }
       addArg(dataStart - from, end - from);
+      argsDecoded++;
       pos = end + 2;
     }
+    pendingCount = 0;
     request.reset();
     request.copyRaw(buf, from, pos - from);
     for (int i = 0; i < argCount; i++) {
@@ -424,8 +438,33 @@ public final class RespParser implements RequestDecoder {
     }
   }
 
+  /**
+   * "Need more bytes" for a multibulk request decoded up to {@code pos}: remembers where to resume.
+   * A request that already fills the largest buffer a connection gets can never be completed: it is
+   * refused (before, the connection waited for bytes it had no room to read, for ever).
+   */
+  private int needMore(Request request, int from, int pos, long count, int to) {
+    if (to - from >= maxRequestBytes()) {
+      return tooLarge(request, to - from);
+    }
+    pendingCount = count;
+    pendingOffset = pos - from;
+    return 0;
+  }
+
+  private int tooLarge(Request request, int consumed) {
+    return protocolError(
+        request, "request too large (expected: <= " + maxRequestBytes() + " bytes)", consumed);
+  }
+
+  /** Bulk strings decoded so far, over all requests (tests: each is decoded once). */
+  long argsDecoded() {
+    return argsDecoded;
+  }
+
   private int protocolError(Request request, String text, int consumed) {
     scannedBytes = 0;
+    pendingCount = 0;
     request.reset();
     request.setRejected(Status.REJECT_AND_CLOSE, RespReplies.error("Protocol error: " + text));
     return consumed;

@@ -267,6 +267,30 @@ class RedisFrontEndIT {
     }
   }
 
+  /**
+   * An MGET of 300,000 keys (2.1 MB, more than --max-value-bytes + 1 MiB) is refused with an error
+   * and the connection closed; before, it was never answered. Other clients are served meanwhile.
+   */
+  @Test
+  void aRequestLargerThanTheLargestBufferIsRefusedNotLeftWaiting() throws Exception {
+    try (RunningMiddleware mw = middleware("-t", "2", "-s", "false");
+        RespClient client = new RespClient(mw.port());
+        RespClient good = new RespClient(mw.port())) {
+      StringBuilder mget = new StringBuilder("*300001\r\n$4\r\nMGET\r\n");
+      String arg = "$1\r\nx\r\n";
+      mget.append(arg.repeat(300_000));
+      try {
+        client.send(mget.toString());
+      } catch (IOException closedWhileSending) {
+        // refused before the last bytes were sent
+      }
+      assertThat(client.readReply())
+          .isEqualTo("-ERR Protocol error: request too large (expected: <= 2097152 bytes)\r\n");
+      assertThat(client.closedByPeer()).isTrue();
+      assertThat(good.call("PING")).isEqualTo("+PONG\r\n");
+    }
+  }
+
   @Test
   void partialRequestsPastTheBufferBudgetAreClosedWithARespError() throws Exception {
     try (RunningMiddleware mw =
