@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from rich import box
@@ -137,6 +138,11 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     from cachelab.experiment import estimate_wall_s
     from cachelab.terminal import format_seconds
 
+    if not args.dir.is_dir():
+        return _error(console, f"--dir {args.dir}: no such folder")
+    if not any(args.dir.glob("*.yaml")):
+        return _error(console, f"--dir {args.dir}: no *.yaml spec in it")
+
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("spec", no_wrap=True)
     for name in ("points", "runs", "wall"):
@@ -228,9 +234,15 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         problem = _not_results(folder)
         if problem:
             return _error(console, problem)
+    created = not args.out.exists()
+    problem = _cannot_write(args.out)
+    if problem:
+        return _error(console, f"--out {args.out}: {problem}")
     try:
         index = build_comparison(args.results_dirs, args.out, args.label, args.x)
     except ReportError as error:
+        if created and not any(args.out.iterdir()):
+            args.out.rmdir()  # made by the check above: leave nothing behind
         return _error(console, str(error))
     console.print(f"comparison: [bold]{index}[/]", highlight=False)
     for folder in args.results_dirs:
@@ -241,13 +253,31 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_summarize(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.results import ResultsError
     from cachelab.summary import build_summary
 
     if not (args.results_dir / "spec.yaml").is_file():
         return _error(console, f"{args.results_dir}: no spec.yaml (is it a results folder?)")
-    path = build_summary(args.results_dir)
-    console.print(f"summary: [bold]{path}[/]")
+    try:
+        path = build_summary(args.results_dir)
+    except ResultsError as error:
+        return _error(console, str(error))
+    console.print(f"summary: [bold]{escape(str(path))}[/]")
+    note = incomplete_note(args.results_dir)
+    if note:
+        _note(console, note.replace("the report shows", "the summary has"))
     return 0
+
+
+def _cannot_write(folder: Path) -> str | None:
+    """Why no results folder can be made in ``folder`` (created if missing), or None."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        return f"cannot write there ({error.strerror or error})"
+    return None
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
@@ -273,6 +303,10 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
         )
+    if args.results is not None and args.resume is None:
+        problem = _cannot_write(args.results)
+        if problem:
+            return _error(console, f"--results {args.results}: {problem}")
     try:
         if args.target == "k8s":
             from cachelab.k8s.runner import run as k8s_run

@@ -220,4 +220,8 @@ def build_summary(results_dir: Path) -> Path:
     results = ResultsDir(results_dir)
     axes = list(read_spec(results).sweep)
     rows = [row_of(read_run(run)) for run in results.runs() if run.point_file.is_file()]
+    if not rows:  # an empty summary would replace one that may hold what raw/ no longer does
+        raise ResultsError(
+            f"{results.raw_dir}: no run with a point.json to summarize (summary.csv left as it was)"
+        )
     return write_summary_csv(rows, axes, results.summary_file)

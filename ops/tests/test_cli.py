@@ -48,6 +48,41 @@ def test_a_missing_spec_points_to_the_shipped_one(
     assert not (tmp_path / "r").exists()
 
 
+def test_run_names_a_results_folder_it_cannot_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("x")
+    for base in (Path("/proc/nope"), tmp_path / "file" / "results"):
+        assert main(["run", str(QUICKSTART), "--results", str(base)]) == 2
+        out = capsys.readouterr().out
+        assert f"error: --results {base}: cannot write there (" in out, out
+        assert "Traceback" not in out
+
+
+def test_list_names_a_folder_without_specs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["list", "--dir", str(tmp_path / "nope")]) == 2
+    assert f"error: --dir {tmp_path / 'nope'}: no such folder" in capsys.readouterr().out
+    assert main(["list", "--dir", str(tmp_path)]) == 2
+    assert f"error: --dir {tmp_path}: no *.yaml spec in it" in capsys.readouterr().out
+
+
+def test_summarize_refuses_to_replace_a_summary_with_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "spec.yaml").write_text("name: fixture\n")
+    (tmp_path / "summary.csv").write_text("kept\n")
+    assert main(["summarize", str(tmp_path)]) == 2
+    assert "no run with a point.json to summarize (summary.csv left as it was)" in (
+        capsys.readouterr().out
+    )
+    assert (tmp_path / "summary.csv").read_text() == "kept\n"
+    (tmp_path / "spec.yaml").write_text("name: Bad_Name\n")
+    assert main(["summarize", str(tmp_path)]) == 2
+    assert "name: must match [a-z0-9-]+" in capsys.readouterr().out
+
+
 def test_messages_keep_their_brackets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # rich took "[a-z0-9-]" for markup and printed "must match +"
     bad = tmp_path / "bad.yaml"
@@ -111,10 +146,12 @@ def test_incomplete_note_names_the_state_and_the_runs(tmp_path: Path) -> None:
     )
 
 
-def test_summarize_rebuilds_summary_csv(tmp_path: Path) -> None:
+def test_summarize_rebuilds_summary_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copytree(RUN, tmp_path / "raw" / "p0-r0")
     (tmp_path / "spec.yaml").write_text("name: fixture\n")
     assert main(["summarize", str(tmp_path)]) == 0
+    # no status.json here: the command says that it cannot tell whether every run ended
+    assert "no status.json, so whether every run finished is unknown" in capsys.readouterr().out
     lines = (tmp_path / "summary.csv").read_text().splitlines()
     assert len(lines) == 2
     assert lines[0].startswith("point,repetition,total_clients,")

@@ -57,3 +57,9 @@ def test_cli_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert "no summary.csv" in capsys.readouterr().out
     assert main(["compare", str(QUICKSTART), str(tmp_path / "nope")]) == 2
     assert f"error: {tmp_path / 'nope'}: no such folder" in capsys.readouterr().out
+    args = ["compare", str(QUICKSTART), str(INTERRUPTED)]
+    assert main([*args, "--out", "/proc/nope"]) == 2
+    assert "error: --out /proc/nope: cannot write there (" in capsys.readouterr().out
+    assert main([*args, "--out", str(tmp_path / "bad-x"), "--x", "nope"]) == 2
+    assert "x column 'nope' not in summary.csv" in capsys.readouterr().out
+    assert not (tmp_path / "bad-x").exists()  # nothing left behind

@@ -137,7 +137,7 @@ def test_an_incomplete_experiment_says_so_at_the_top(tmp_path: Path) -> None:
     results = copy_sample(tmp_path)
     assert "Incomplete experiment" not in build_report(results).read_text()
     status = json.loads((results / "status.json").read_text())
-    status.update(state="interrupted", runs_done=5, message="stopped by Ctrl-C or SIGTERM")
+    status.update(state="interrupted", runs_done=5, message="stopped by Ctrl-C, SIGTERM or SIGHUP")
     (results / "status.json").write_text(json.dumps(status))
     html = build_report(results).read_text()
     banner = html[: html.index("<nav>")]  # before the contents, not only in the Run table

@@ -93,8 +93,13 @@ public record MiddlewareConfig(
     check("-p", port, 0, 65535);
     check("-t", workers, 1, MAX_WORKERS);
     check("-m", servers.size(), 1, MAX_SERVERS, "servers");
-    for (String server : servers) {
-      parseServer(server);
+    for (int i = 0; i < servers.size(); i++) {
+      parseServer(servers.get(i));
+      if (servers.indexOf(servers.get(i)) != i) {
+        // Round-robin would write every set twice to it and give it twice the reads.
+        throw new ConfigException(
+            "-m: " + servers.get(i) + " given twice (expected: each server once)");
+      }
     }
     check("--replication", replication, 1, servers.size());
     check("--queue-capacity", queueCapacity, 0, 1 << 24);

@@ -142,6 +142,18 @@ class ConfigParserTest {
   }
 
   @Test
+  void rejectsAServerGivenTwice() {
+    assertThatThrownBy(
+            () ->
+                ConfigParser.parse(
+                    new String[] {
+                      "-l", "::", "-p", "1", "-t", "1", "-s", "true", "-m", "a:1", "b:2", "a:1"
+                    }))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("-m: a:1 given twice (expected: each server once)");
+  }
+
+  @Test
   void replicationIsCheckedAgainstTheServerCountInBothModes() {
     List<String> args =
         new ArrayList<>(
