@@ -234,15 +234,15 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         problem = _not_results(folder)
         if problem:
             return _error(console, problem)
-    created = not args.out.exists()
+    made = _first_missing(args.out)
     problem = _cannot_write(args.out)
     if problem:
+        _remove_made(args.out, made)
         return _error(console, f"--out {args.out}: {problem}")
     try:
         index = build_comparison(args.results_dirs, args.out, args.label, args.x)
     except ReportError as error:
-        if created and not any(args.out.iterdir()):
-            args.out.rmdir()  # made by the check above: leave nothing behind
+        _remove_made(args.out, made)
         return _error(console, str(error))
     console.print(f"comparison: [bold]{index}[/]", highlight=False)
     for folder in args.results_dirs:
@@ -280,6 +280,29 @@ def _cannot_write(folder: Path) -> str | None:
     return None
 
 
+def _first_missing(folder: Path) -> Path | None:
+    """The outermost folder of ``folder``'s path that does not exist yet (None: it exists)."""
+    missing = None
+    for path in (folder, *folder.absolute().parents):
+        if path.exists():
+            break
+        missing = path
+    return missing
+
+
+def _remove_made(folder: Path, made: Path | None) -> None:
+    """Remove the empty folders from ``folder`` up to ``made``: what the write check created
+    for a command that then failed."""
+    if made is None:
+        return
+    for path in (folder.absolute(), *folder.absolute().parents):
+        if not path.is_dir() or any(path.iterdir()):
+            return
+        path.rmdir()
+        if path == made.absolute():
+            return
+
+
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from cachelab.experiment import ResumeError, Selection, SelectionError
     from cachelab.k8s.kube import K8sError
@@ -303,9 +326,11 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
         )
+    made = _first_missing(args.results) if args.results is not None else None
     if args.results is not None and args.resume is None:
         problem = _cannot_write(args.results)
         if problem:
+            _remove_made(args.results, made)
             return _error(console, f"--results {args.results}: {problem}")
     try:
         if args.target == "k8s":
@@ -325,6 +350,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         SpecError,
         ResumeError,
     ) as error:
+        _remove_made(args.results, made)
         return _error(console, str(error))
     if results.summary_file.is_file():
         console.print(summary_table(results.summary_file, list(spec.sweep)))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cachelab.cli import incomplete_note, main
+from cachelab.cli import _first_missing, _remove_made, incomplete_note, main
 
 EXPERIMENTS = Path(__file__).parents[1] / "experiments"
 QUICKSTART = EXPERIMENTS / "quickstart.yaml"
@@ -81,6 +81,23 @@ def test_summarize_refuses_to_replace_a_summary_with_nothing(
     (tmp_path / "spec.yaml").write_text("name: Bad_Name\n")
     assert main(["summarize", str(tmp_path)]) == 2
     assert "name: must match [a-z0-9-]+" in capsys.readouterr().out
+
+
+def test_folders_made_for_a_failed_command_are_removed_up_to_the_first_made(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "a" / "b" / "c"
+    made = _first_missing(folder)
+    assert made == tmp_path / "a"
+    folder.mkdir(parents=True)
+    (tmp_path / "kept").mkdir()
+    _remove_made(folder, made)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"]
+    assert _first_missing(tmp_path) is None
+    folder.mkdir(parents=True)
+    (folder / "result").write_text("x")  # something was written: nothing is removed
+    _remove_made(folder, tmp_path / "a")
+    assert (folder / "result").is_file()
 
 
 def test_messages_keep_their_brackets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

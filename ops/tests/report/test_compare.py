@@ -60,6 +60,6 @@ def test_cli_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     args = ["compare", str(QUICKSTART), str(INTERRUPTED)]
     assert main([*args, "--out", "/proc/nope"]) == 2
     assert "error: --out /proc/nope: cannot write there (" in capsys.readouterr().out
-    assert main([*args, "--out", str(tmp_path / "bad-x"), "--x", "nope"]) == 2
+    assert main([*args, "--out", str(tmp_path / "bad-x" / "out"), "--x", "nope"]) == 2
     assert "x column 'nope' not in summary.csv" in capsys.readouterr().out
     assert not (tmp_path / "bad-x").exists()  # nothing left behind
