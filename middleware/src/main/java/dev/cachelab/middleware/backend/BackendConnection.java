@@ -60,8 +60,12 @@ public final class BackendConnection {
   private long reconnectAtNanos;
   private long backoffNanos = INITIAL_BACKOFF_NANOS;
 
-  // Reply buffer: the current reply starts at offset 0.
-  private byte[] buf = new byte[16 * 1024];
+  // Reply buffer: the current reply starts at offset 0. Grown for a large reply, given back at the
+  // next one (each worker has a connection to every server: kept large, they add up).
+  private static final int BASE_BUFFER_BYTES = 16 * 1024;
+  private static final int KEEP_BUFFER_BYTES = 2 * 1024 * 1024 + 64 * 1024;
+  private static final int KEEP_BLOCKS = 4096;
+  private byte[] buf = new byte[BASE_BUFFER_BYTES];
   private int end;
   private int scanFrom;
   // End of the last reply read; bytes in [consumed, end) are the next pipelined replies.
@@ -567,7 +571,8 @@ public final class BackendConnection {
     valueCount++;
   }
 
-  // Moves bytes already read beyond the previous reply (pipelined replies) to the front.
+  // Moves bytes already read beyond the previous reply (pipelined replies) to the front; gives back
+  // what a very large previous reply grew (its buffer, the index of its values).
   private void startReply() {
     scanFrom = 0;
     if (consumed > 0) {
@@ -576,6 +581,15 @@ public final class BackendConnection {
       }
       end -= consumed;
       consumed = 0;
+    }
+    if (blockStart.length > KEEP_BLOCKS) {
+      blockStart = new int[8];
+      blockEnd = new int[8];
+      keyStart = new int[8];
+      keyEnd = new int[8];
+    }
+    if (buf.length > KEEP_BUFFER_BYTES && end <= BASE_BUFFER_BYTES) {
+      buf = Arrays.copyOf(buf, BASE_BUFFER_BYTES);
     }
   }
 

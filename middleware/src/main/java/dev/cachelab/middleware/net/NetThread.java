@@ -342,12 +342,20 @@ public final class NetThread implements Runnable, ConnectionEvents {
       request.receivedNanos = receivedNanos;
       dispatch(c, request);
     }
+    if (!c.reserveScratch()) {
+      c.closeWithError(c.parser.outOfMemoryReply());
+      return;
+    }
     c.compact();
   }
 
   private void dispatch(ClientConnection c, Request request) {
     switch (request.status()) {
       case FORWARD -> {
+        if (!c.reserveDecoded(request)) {
+          c.closeWithError(c.parser.outOfMemoryReply());
+          return;
+        }
         router.route(request);
         if (c.admitForwarded(request)) {
           recorder.recordQueueLength(queue.stage(request));

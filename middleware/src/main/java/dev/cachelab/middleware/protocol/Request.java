@@ -65,6 +65,10 @@ public final class Request {
 
   // Ordered completion, owned by the client connection (guarded by its lock).
   public ReplySink connection;
+
+  /** Bytes reserved from the buffer budget for this request's decoded form (large ones only). */
+  public long reservedBytes;
+
   public boolean completed;
   public byte[] pendingReply = new byte[0];
   public int pendingReplyLength;
@@ -139,6 +143,16 @@ public final class Request {
     this.status = status;
     this.respCommand = command;
     this.immediateReply = reply;
+  }
+
+  /**
+   * Heap this request holds beyond its object: its copy of the wire bytes, its token and key
+   * arrays, a kept reply. Net thread, or the connection's owner under its lock.
+   */
+  public long heldBytes() {
+    return (long) bytes.length
+        + pendingReply.length
+        + 4L * (tokenStart.length + tokenEnd.length + servers.length + keyServers.length);
   }
 
   void addToken(int start, int end) {

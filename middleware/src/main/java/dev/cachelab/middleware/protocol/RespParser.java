@@ -37,6 +37,9 @@ public final class RespParser implements RequestDecoder {
 
   private static final int ARGS_IN_ERROR_BYTES = 128;
 
+  /** Argument offsets kept between requests; a larger request's are given back after it. */
+  private static final int KEEP_ARGS = 4096;
+
   private final int maxValueBytes;
   private final boolean multiKeyWrites;
   private int scannedBytes;
@@ -66,6 +69,11 @@ public final class RespParser implements RequestDecoder {
   }
 
   private static final byte[] OUT_OF_MEMORY = RespReplies.error("out of memory reading request");
+
+  @Override
+  public long scratchBytes() {
+    return argStart.length > KEEP_ARGS ? 4L * (argStart.length + argEnd.length) : 0;
+  }
 
   @Override
   public int maxRequestBytes() {
@@ -160,6 +168,10 @@ public final class RespParser implements RequestDecoder {
     request.copyRaw(buf, from, pos - from);
     for (int i = 0; i < argCount; i++) {
       request.addToken(argStart[i], argEnd[i]);
+    }
+    if (argStart.length > KEEP_ARGS) {
+      argStart = new int[8]; // a very large request's offsets: not kept for the next ones
+      argEnd = new int[8];
     }
     resolve(request);
     return pos - from;
@@ -465,6 +477,10 @@ public final class RespParser implements RequestDecoder {
   private int protocolError(Request request, String text, int consumed) {
     scannedBytes = 0;
     pendingCount = 0;
+    if (argStart.length > KEEP_ARGS) {
+      argStart = new int[8];
+      argEnd = new int[8];
+    }
     request.reset();
     request.setRejected(Status.REJECT_AND_CLOSE, RespReplies.error("Protocol error: " + text));
     return consumed;
