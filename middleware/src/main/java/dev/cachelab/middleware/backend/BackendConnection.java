@@ -103,6 +103,11 @@ public final class BackendConnection {
     return serverIndex;
   }
 
+  /** Whether the server is in rotation (not ejected). */
+  public boolean inRotation() {
+    return health.inRotation();
+  }
+
   /**
    * Whether the connection is usable now, connecting if it is down and its backoff has passed.
    * Never throws: a failed attempt doubles the backoff. Arm a deadline first: the connect itself is

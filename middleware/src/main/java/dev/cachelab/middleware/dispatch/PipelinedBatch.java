@@ -108,7 +108,10 @@ final class PipelinedBatch {
       retries[i] = null;
       reply.reset();
       reply.reportFailure(request.server(0), false);
-      singleRead.retry(request, request.fallbackServer(), backends.deadline(request.dequeuedNanos));
+      singleRead.retry(
+          request,
+          singleRead.fallbackFor(request, request.server(0)),
+          backends.deadline(request.dequeuedNanos));
       complete(request);
     }
   }

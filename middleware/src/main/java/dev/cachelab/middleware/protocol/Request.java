@@ -54,6 +54,7 @@ public final class Request {
   private int[] keyServers = new int[8];
   private boolean split;
   private int fallbackServer = -1;
+  private boolean fallbackToAny;
 
   // Timestamps, System.nanoTime(); the written time is what ReplySink.complete returns.
   public long receivedNanos;
@@ -341,6 +342,7 @@ public final class Request {
     serverCount = 0;
     split = false;
     fallbackServer = -1;
+    fallbackToAny = false;
   }
 
   /**
@@ -351,8 +353,21 @@ public final class Request {
     return fallbackServer;
   }
 
-  public void setFallbackServer(int server) {
+  /**
+   * Whether every server holds the read's data (round-robin routing: writes go to all), so its
+   * retry may go to any server in rotation, from {@link #fallbackServer()} on.
+   */
+  public boolean fallbackToAny() {
+    return fallbackToAny;
+  }
+
+  /**
+   * @param anyServer every server holds the data: the retry may go to the first server in rotation
+   *     from {@code server} on
+   */
+  public void setFallbackServer(int server, boolean anyServer) {
     fallbackServer = server;
+    fallbackToAny = anyServer;
   }
 
   public void addServer(int server) {

@@ -232,6 +232,47 @@ class FaultIsolationIT {
     }
   }
 
+  /**
+   * Round-robin routing keeps every key on every server, so with two of three servers dead a read
+   * is retried on the third: before, the retry went to the next server in the order only, dead too
+   * for a third of the reads, and those got {@code SERVER_ERROR no backend available}.
+   */
+  @Test
+  void withTwoOfThreeServersDeadReadsAreServedByTheThird() throws Exception {
+    for (String batch : List.of("1", "8")) {
+      List<MemcachedProcess> servers = startServers(3);
+      try (RunningMiddleware mw =
+              RunningMiddleware.start(
+                  servers,
+                  "-t",
+                  "2",
+                  "-s",
+                  "false",
+                  "--worker-batch",
+                  batch,
+                  "--eject-retry-ms",
+                  "60000");
+          TextClient client = mw.client()) {
+        assertThat(client.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+        servers.get(0).kill();
+        servers.get(1).kill();
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while ((mw.middleware().stats().health(0).inRotation()
+                || mw.middleware().stats().health(1).inRotation())
+            && System.nanoTime() < deadline) {
+          client.call("get k\r\n"); // failures until both are ejected
+        }
+        List<String> replies = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+          replies.add(client.call("get k\r\n"));
+        }
+        assertThat(replies).as("worker batch " + batch).containsOnly("VALUE k 0 1\r\nv\r\nEND\r\n");
+      } finally {
+        servers.forEach(MemcachedProcess::close);
+      }
+    }
+  }
+
   private static long countFor(AtomicLong counter, long millis) throws InterruptedException {
     long start = counter.get();
     Thread.sleep(millis);
