@@ -431,6 +431,19 @@ def parse_spec(raw: Any, source: str | None = None) -> Spec:
     return spec
 
 
+class _SpecLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that digits joined by colons stay text. YAML 1.1 reads an
+    unquoted 1:10 as the base-60 number 70, so `ratio: 1:10` was rejected as "got 70" (and
+    `duration_s: 1:30` silently meant 90); YAML 1.2 has no base-60 numbers either."""
+
+
+_BASE_60 = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
+_SpecLoader.yaml_implicit_resolvers = {
+    first: [("tag:yaml.org,2002:str", _BASE_60)] * (first in "+-0123456789") + list(resolvers)
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def _yaml_problem(error: yaml.YAMLError) -> str:
     """The parser's complaint and where, on one line (line and column counted from 1)."""
     if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
@@ -446,7 +459,7 @@ def load_spec(path: Path) -> Spec:
     except OSError as error:
         raise SpecError([f"cannot read: {error.strerror}"], str(path)) from None
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_SpecLoader)  # a SafeLoader: builds only plain data
     except yaml.YAMLError as error:
         raise SpecError([f"not valid YAML: {_yaml_problem(error)}"], str(path)) from None
     return parse_spec(raw, str(path))

@@ -151,6 +151,21 @@ def test_unreadable_and_invalid_yaml_files(tmp_path: Path) -> None:
     ]
 
 
+def test_unquoted_ratios_stay_text_not_base_60_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "ratio.yaml"
+    path.write_text(
+        "name: ratio\nworkload:\n  ratio: 1:10\n  key_maximum: 1_000\n"
+        "sweep:\n  workload.ratio: [1:10, 0:1, 10:1]\n"
+    )
+    spec = load_spec(path)
+    assert spec.workload.ratio == "1:10"  # YAML 1.1 would read 70
+    assert spec.workload.key_maximum == 1000
+    assert [p.values["workload.ratio"] for p in spec.points()] == ["1:10", "0:1", "10:1"]
+    path.write_text("name: ratio\nrun:\n  duration_s: 1:30\n")  # was 90 s, silently
+    with pytest.raises(SpecError, match=r"run\.duration_s: input should be a valid integer"):
+        load_spec(path)
+
+
 def test_report_x_may_be_a_sweep_axis_a_config_column_or_a_metric() -> None:
     swept = spec_with(sweep={"workload.multi_get": [1, 3]}, report={"x": "workload.multi_get"})
     assert parse_spec(swept).report.x == "workload.multi_get"
