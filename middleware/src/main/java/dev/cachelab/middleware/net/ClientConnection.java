@@ -88,7 +88,7 @@ public final class ClientConnection implements ReplySink {
   private final ArrayDeque<Request> pool = new ArrayDeque<>();
   private final ArrayDeque<Request> waiting = new ArrayDeque<>();
   private boolean forwardedBusy;
-  private long scratchReservedBytes;
+  private volatile long scratchReservedBytes; // written under this; read without it (fast path)
   private ByteBuffer pendingOut = ByteBuffer.allocate(0);
   private boolean closeWhenDrained;
   private boolean closed;
@@ -176,16 +176,18 @@ public final class ClientConnection implements ReplySink {
    * connection with the out-of-memory error). Released when the request completes or is dropped
    * with the connection.
    */
-  synchronized boolean reserveDecoded(Request request) {
+  boolean reserveDecoded(Request request) {
     long held = request.heldBytes();
     if (held < LARGE_REQUEST_BYTES) {
+      return true; // the common case: no lock, no shared write
+    }
+    synchronized (this) {
+      if (!budget.reserve(held)) {
+        return false;
+      }
+      request.reservedBytes = held;
       return true;
     }
-    if (!budget.reserve(held)) {
-      return false;
-    }
-    request.reservedBytes = held;
-    return true;
   }
 
   /**
@@ -193,7 +195,16 @@ public final class ClientConnection implements ReplySink {
    * of a large request arriving in parts: an MGET of 290,000 one-byte keys holds 4 MB of them for 2
    * MB of buffered bytes) equal to what it holds now; false if the budget cannot take it.
    */
-  synchronized boolean reserveScratch() {
+  boolean reserveScratch() {
+    if (scratchReservedBytes == 0 && parser.scratchBytes() == 0) {
+      return true; // the common case: no lock
+    }
+    synchronized (this) {
+      return reserveScratchLocked();
+    }
+  }
+
+  private boolean reserveScratchLocked() {
     long held = closed ? 0 : parser.scratchBytes();
     long delta = held - scratchReservedBytes;
     if (delta > 0 && !budget.reserve(delta)) {
