@@ -47,6 +47,7 @@ public final class RoundRobinRouter implements Router {
       }
       return;
     }
+    request.setFallbackServer(0, true); // a split read may be retried whole on any server
     int perServer = keys / serverCount;
     int remainder = keys % serverCount;
     int key = 0;

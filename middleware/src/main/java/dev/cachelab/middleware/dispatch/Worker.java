@@ -59,7 +59,7 @@ public final class Worker implements Runnable {
     this.reply = new ReplyBuilder(recorder, errors);
     TargetReplies targets = new TargetReplies(backends.size());
     this.singleRead = new SingleRead(this.backends, reply);
-    this.splitRead = new SplitRead(this.backends, reply, targets);
+    this.splitRead = new SplitRead(this.backends, reply, targets, singleRead);
     this.replicatedWrite = new ReplicatedWrite(this.backends, reply, targets);
     this.casPropagation = new CasPropagation(this.backends, reply, targets);
     this.batch = new Request[Math.max(1, maxBatch)];

@@ -273,6 +273,33 @@ class FaultIsolationIT {
     }
   }
 
+  /**
+   * A sharded multi-get touches every server; with one of three dead every one of them failed,
+   * although each server holds every key in round-robin mode. Now a multi-get whose part found its
+   * server down is retried whole on one server in rotation.
+   */
+  @Test
+  void shardedMultiGetsAreServedWhileAServerIsDead() throws Exception {
+    List<MemcachedProcess> servers = startServers(3);
+    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "2", "-s", "true");
+        TextClient client = mw.client()) {
+      for (String key : List.of("a", "b", "c", "d", "e")) {
+        assertThat(client.call("set " + key + " 0 0 1\r\n" + key + "\r\n")).isEqualTo("STORED\r\n");
+      }
+      servers.get(1).kill();
+      String all =
+          "VALUE a 0 1\r\na\r\nVALUE b 0 1\r\nb\r\nVALUE c 0 1\r\nc\r\n"
+              + "VALUE d 0 1\r\nd\r\nVALUE e 0 1\r\ne\r\nEND\r\n";
+      List<String> replies = new ArrayList<>();
+      for (int i = 0; i < 30; i++) {
+        replies.add(client.call("get a b c d e\r\n"));
+      }
+      assertThat(replies).containsOnly(all);
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
   private static long countFor(AtomicLong counter, long millis) throws InterruptedException {
     long start = counter.get();
     Thread.sleep(millis);
