@@ -369,6 +369,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         except Exception as error:  # the report's own errors name what is wrong
             _error(console, f"report failed: {type(error).__name__}: {error}")
             return code or 1
+        except KeyboardInterrupt:  # the runs are kept: only the report is missing
+            _error(console, f"report interrupted; `cachelab report {results.path}` builds it")
+            return 130
         console.print(f"report: {index}", highlight=False)
     return code
 
@@ -391,7 +394,11 @@ def main(argv: list[str] | None = None) -> int:
         "compare": cmd_compare,
         "list": cmd_list,
     }
-    result: int = commands[args.command](args, console)
+    try:
+        result: int = commands[args.command](args, console)
+    except KeyboardInterrupt:  # Ctrl-C in a report or a comparison: a line, not a traceback
+        _error(console, "interrupted")
+        return 130
     return result
 
 

@@ -100,6 +100,21 @@ def test_folders_made_for_a_failed_command_are_removed_up_to_the_first_made(
     assert (folder / "result").is_file()
 
 
+def test_ctrl_c_in_a_report_is_a_line_and_status_130(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import cachelab.report
+
+    def interrupted(results_dir: Path) -> Path:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cachelab.report, "build_report", interrupted)
+    (tmp_path / "summary.csv").write_text("point\n")
+    assert main(["report", str(tmp_path)]) == 130
+    out = capsys.readouterr().out
+    assert "error: interrupted" in out and "Traceback" not in out
+
+
 def test_messages_keep_their_brackets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # rich took "[a-z0-9-]" for markup and printed "must match +"
     bad = tmp_path / "bad.yaml"
