@@ -159,3 +159,18 @@ def test_redis_info_fields_skip_section_headers(bench: ModuleType) -> None:
         "total_commands_processed": "10003",
         "total_reads_processed": "10055",
     }
+
+
+def test_redis_table_gives_switches_cpu_wait_and_what_redis_and_the_client_spend(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    direct = bench.RedisRow("direct", 100e3, 100e3, 0.2, 0.2, None, requests_per_redis_read=1.0)
+    direct.redis_cpu_us, direct.client_cpu_us = 6.0, 8.0
+    nut = bench.RedisRow("twemproxy", 80e3, 80e3, 0.4, 0.4, 9.0, "", 0.07, 1.5, 14.2, 3.0, 9.5)
+    mw = bench.RedisRow("cachelab-t2-b16", 72e3, 88e3, 0.5, 0.5, 9.9, "", 0.39, 19.2, 10.1, 3.5)
+    bench.print_redis_rows([direct, nut, mw])
+    lines = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
+    assert lines["cachelab-t2-b16"][-8:] == [
+        "x0.90", "x1.10", "x1.10", "0.39", "19.20", "10.10", "3.50", "-",
+    ]  # fmt: skip
+    assert lines["direct"][-5:] == ["-", "-", "1.00", "6.00", "8.00"]
