@@ -72,6 +72,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
+from statistics import median
 from typing import Any, TextIO, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -999,7 +1000,10 @@ def print_redis_rows(rows: list[RedisRow]) -> None:
 
 
 def print_redis_rounds(runs: dict[str, list[RedisRow]]) -> None:
-    """Every round's GET / SET ops/s per target, and the spread of its GET rounds (max / min)."""
+    """Every round's GET / SET ops/s per target with the spread of its GET rounds (max / min);
+    then, per middleware target, its GET and SET against twemproxy's round of the same number
+    (measured next to it or nearly) and the medians of those ratios, which a drift in the
+    background load between rounds moves less than the ratio of the two medians."""
     print("rounds (GET / SET ops/s, in round order; spread: max / min GET):")
     for name, rounds in runs.items():
         measured = [r for r in rounds if not r.note]
@@ -1008,6 +1012,20 @@ def print_redis_rounds(runs: dict[str, list[RedisRow]]) -> None:
         gets = [r.get_ops for r in measured]
         cells = ", ".join(f"{r.get_ops:.0f} / {r.set_ops:.0f}" for r in measured)
         print(f"  {name:<17} {cells}  (spread x{max(gets) / min(gets):.2f})")
+    nut = runs.get("twemproxy", [])
+    for name, rounds in runs.items():
+        if name in ("direct", "twemproxy"):
+            continue
+        pairs = [(r, n) for r, n in zip(rounds, nut, strict=False) if not r.note and not n.note]
+        if not pairs:
+            continue
+        gets = [r.get_ops / n.get_ops for r, n in pairs]
+        sets = [r.set_ops / n.set_ops for r, n in pairs]
+        cells = ", ".join(f"{g:.2f} / {s:.2f}" for g, s in zip(gets, sets, strict=True))
+        print(
+            f"  {name:<17} vs twemproxy per round (GET / SET): {cells};"
+            f" medians x{median(gets):.2f} / x{median(sets):.2f}"
+        )
 
 
 def memcached_parts(record: dict[str, Any], work: Path) -> None:

@@ -153,6 +153,27 @@ def test_redis_rounds_are_listed_with_their_spread(
     assert " x " not in out  # a target without measured rounds has no line
 
 
+def test_middleware_rounds_are_compared_with_twemproxys_round_of_the_same_number(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def rows(name: str, gets: list[float]) -> list[Any]:
+        return [bench.RedisRow(name, g, g / 2, 0.3, 0.3, 9.0) for g in gets]
+
+    bench.print_redis_rounds(
+        {
+            "direct": rows("direct", [100e3, 100e3, 100e3]),
+            "twemproxy": rows("twemproxy", [50e3, 80e3, 100e3]),
+            "cachelab-t2-b16": rows("cachelab-t2-b16", [60e3, 80e3, 90e3]),
+        }
+    )
+    out = capsys.readouterr().out
+    # per round 1.20, 1.00, 0.90: median 1.00 (the medians' ratio would be 80/80 as well, but a
+    # slow first twemproxy round no longer counts twice)
+    assert "cachelab-t2-b16   vs twemproxy per round (GET / SET): 1.20 / 1.20, 1.00 / 1.00," in out
+    assert "medians x1.00 / x1.00" in out
+    assert "direct            vs twemproxy" not in out
+
+
 def test_redis_info_fields_skip_section_headers(bench: ModuleType) -> None:
     text = "# Stats\r\ntotal_commands_processed:10003\r\ntotal_reads_processed:10055\r\n\r\n"
     assert bench.parse_redis_info(text) == {
