@@ -91,7 +91,8 @@ clean: ## Remove build outputs (keeps the venv and tool caches).
 
 .PHONY: run
 run: deps venv build ## Run a local experiment (SPEC, default ops/experiments/quickstart.yaml) and build its report.
-	@$(CACHELAB) run $(SPEC) --target local --report
+	@test -n "$(SPEC)" || { echo "usage: make run [SPEC=ops/experiments/<name>.yaml] (default quickstart; cachelab list shows them)" >&2; exit 2; }
+	@$(CACHELAB) run "$(SPEC)" --target local --report
 
 .PHONY: report-shot
 report-shot: venv ## Rebuild RESULTS's report and screenshot it with headless Chromium (RESULTS=<results folder>; installs chromium).

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from cachelab import __version__
@@ -93,8 +95,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _error(console: Console, message: str) -> int:
-    console.print(f"[red]error:[/] {message}", highlight=False, soft_wrap=True)
+    console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return 2
+
+
+def spec_hint(path: Path) -> str:
+    """For a spec file that does not exist: the shipped spec of that name, or where they are."""
+    if path.exists():
+        return ""
+    shipped = EXPERIMENTS_DIR / f"{path.stem}.yaml"
+    try:
+        shown = shipped.relative_to(Path.cwd())
+    except ValueError:
+        shown = shipped
+    if shipped.is_file():
+        return f"\n  did you mean {shown}?"
+    return f"\n  `cachelab list` shows the specs in {EXPERIMENTS_DIR}"
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
@@ -103,7 +119,8 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
         try:
             spec = load_spec(path)
         except SpecError as error:
-            console.print(f"[red]✗[/] {error}", highlight=False, soft_wrap=True)
+            message = escape(f"{error}{spec_hint(path)}")
+            console.print(f"[red]✗[/] {message}", highlight=False, soft_wrap=True)
             failed += 1
             continue
         points = spec.points()
@@ -121,6 +138,11 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     from cachelab.experiment import estimate_wall_s
     from cachelab.terminal import format_seconds
 
+    if not args.dir.is_dir():
+        return _error(console, f"--dir {args.dir}: no such folder")
+    if not any(args.dir.glob("*.yaml")):
+        return _error(console, f"--dir {args.dir}: no *.yaml spec in it")
+
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("spec", no_wrap=True)
     for name in ("points", "runs", "wall"):
@@ -131,7 +153,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         try:
             spec = load_spec(path)
         except SpecError as error:
-            table.add_row(path.stem, "-", "-", "-", f"invalid: {error.problems[0]}")
+            table.add_row(path.stem, "-", "-", "-", escape(f"invalid: {error.problems[0]}"))
             continue
         points = len(spec.points())
         wall_s = estimate_wall_s(spec)
@@ -152,9 +174,45 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _not_results(folder: Path) -> str | None:
+    """Why ``folder`` is no results folder with a summary, or None if it is one."""
+    if not folder.exists():
+        return f"{folder}: no such folder"
+    if not folder.is_dir():
+        return f"{folder}: not a folder"
+    if not (folder / "summary.csv").is_file():
+        return f"{folder}: no summary.csv (is it a results folder?)"
+    return None
+
+
+def incomplete_note(folder: Path) -> str | None:
+    """A line saying that ``folder``'s experiment did not finish every run (its status.json), or
+    that nothing says whether it did; None for a complete one. A report of such a folder shows
+    what was measured and must not pass for the whole experiment."""
+    from cachelab.results import ResultsDir, ResultsError
+    from cachelab.results.experiment import read_status
+
+    try:
+        status = read_status(ResultsDir(folder))
+    except ResultsError as error:
+        return f"{error}: whether every run finished is unknown"
+    state = status.get("state")
+    if state == "complete":
+        return None
+    if not status:
+        return f"{folder}: no status.json, so whether every run finished is unknown"
+    runs = f" ({status.get('runs_done', '?')}/{status.get('runs_total', '?')} runs)"
+    return f"{folder}: the experiment is {state}{runs}; the report shows only the runs that ended"
+
+
+def _note(console: Console, message: str) -> None:
+    console.print(f"[yellow]note:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
-    if not (args.results_dir / "summary.csv").is_file():
-        return _error(console, f"{args.results_dir}: no summary.csv (is it a results folder?)")
+    problem = _not_results(args.results_dir)
+    if problem:
+        return _error(console, problem)
     from cachelab.report import build_report
 
     try:
@@ -162,6 +220,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     except Exception as error:  # the report's own errors name what is wrong
         return _error(console, f"report failed: {type(error).__name__}: {error}")
     console.print(f"report: [bold]{index}[/]", highlight=False)
+    note = incomplete_note(args.results_dir)
+    if note:
+        _note(console, note)
     return 0
 
 
@@ -170,24 +231,76 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from cachelab.report import ReportError
 
     for folder in args.results_dirs:
-        if not (folder / "summary.csv").is_file():
-            return _error(console, f"{folder}: no summary.csv (is it a results folder?)")
+        problem = _not_results(folder)
+        if problem:
+            return _error(console, problem)
+    made = _first_missing(args.out)
+    problem = _cannot_write(args.out)
+    if problem:
+        _remove_made(args.out, made)
+        return _error(console, f"--out {args.out}: {problem}")
     try:
         index = build_comparison(args.results_dirs, args.out, args.label, args.x)
     except ReportError as error:
+        _remove_made(args.out, made)
         return _error(console, str(error))
     console.print(f"comparison: [bold]{index}[/]", highlight=False)
+    for folder in args.results_dirs:
+        note = incomplete_note(folder)
+        if note:
+            _note(console, note)
     return 0
 
 
 def cmd_summarize(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.results import ResultsError
     from cachelab.summary import build_summary
 
     if not (args.results_dir / "spec.yaml").is_file():
         return _error(console, f"{args.results_dir}: no spec.yaml (is it a results folder?)")
-    path = build_summary(args.results_dir)
-    console.print(f"summary: [bold]{path}[/]")
+    try:
+        path = build_summary(args.results_dir)
+    except ResultsError as error:
+        return _error(console, str(error))
+    console.print(f"summary: [bold]{escape(str(path))}[/]")
+    note = incomplete_note(args.results_dir)
+    if note:
+        _note(console, note.replace("the report shows", "the summary has"))
     return 0
+
+
+def _cannot_write(folder: Path) -> str | None:
+    """Why no results folder can be made in ``folder`` (created if missing), or None."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        return f"cannot write there ({error.strerror or error})"
+    return None
+
+
+def _first_missing(folder: Path) -> Path | None:
+    """The outermost folder of ``folder``'s path that does not exist yet (None: it exists)."""
+    missing = None
+    for path in (folder, *folder.absolute().parents):
+        if path.exists():
+            break
+        missing = path
+    return missing
+
+
+def _remove_made(folder: Path, made: Path | None) -> None:
+    """Remove the empty folders from ``folder`` up to ``made``: what the write check created
+    for a command that then failed."""
+    if made is None:
+        return
+    for path in (folder.absolute(), *folder.absolute().parents):
+        if not path.is_dir() or any(path.iterdir()):
+            return
+        path.rmdir()
+        if path == made.absolute():
+            return
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
@@ -203,7 +316,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         spec = load_spec(args.spec)
         selection = Selection(tuple(args.only or ()))
         selection.choose(spec.points())  # a bad --only fails before anything starts
-    except (SpecError, SelectionError) as error:
+    except SpecError as error:
+        return _error(console, f"{error}{spec_hint(args.spec)}")
+    except SelectionError as error:
         return _error(console, str(error))
     if args.target == "k8s" and getattr(args, "monitor", False):
         return _error(
@@ -211,6 +326,12 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
         )
+    made = _first_missing(args.results) if args.results is not None else None
+    if args.results is not None and args.resume is None:
+        problem = _cannot_write(args.results)
+        if problem:
+            _remove_made(args.results, made)
+            return _error(console, f"--results {args.results}: {problem}")
     try:
         if args.target == "k8s":
             from cachelab.k8s.runner import run as k8s_run
@@ -229,6 +350,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         SpecError,
         ResumeError,
     ) as error:
+        _remove_made(args.results, made)
         return _error(console, str(error))
     if results.summary_file.is_file():
         console.print(summary_table(results.summary_file, list(spec.sweep)))
@@ -237,7 +359,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         highlight=False,
     )
     if status.message:
-        console.print(status.message, highlight=False)
+        console.print(escape(status.message), highlight=False)
     code = {"complete": 0, "interrupted": 130}.get(status.state, 1)
     if args.report and results.summary_file.is_file():
         from cachelab.report import build_report
@@ -247,6 +369,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         except Exception as error:  # the report's own errors name what is wrong
             _error(console, f"report failed: {type(error).__name__}: {error}")
             return code or 1
+        except KeyboardInterrupt:  # the runs are kept: only the report is missing
+            _error(console, f"report interrupted; `cachelab report {results.path}` builds it")
+            return 130
         console.print(f"report: {index}", highlight=False)
     return code
 
@@ -269,7 +394,11 @@ def main(argv: list[str] | None = None) -> int:
         "compare": cmd_compare,
         "list": cmd_list,
     }
-    result: int = commands[args.command](args, console)
+    try:
+        result: int = commands[args.command](args, console)
+    except KeyboardInterrupt:  # Ctrl-C in a report or a comparison: a line, not a traceback
+        _error(console, "interrupted")
+        return 130
     return result
 
 

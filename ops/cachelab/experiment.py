@@ -307,7 +307,7 @@ class ExperimentLoop:
                     self._add_row(point.index, repetition)
             status.finish(
                 "interrupted",
-                "stopped by Ctrl-C or SIGTERM; partial results kept (finish them with "
+                "stopped by Ctrl-C, SIGTERM or SIGHUP; partial results kept (finish them with "
                 f"--resume {self.results.path})",
             )
         finally:
@@ -325,10 +325,14 @@ class ExperimentLoop:
             shutil.rmtree(run_dir)
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextmanager
 def shielded() -> Iterator[None]:
-    """Ignore Ctrl-C and SIGTERM while children are being stopped (so none is left behind)."""
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    """Ignore Ctrl-C, SIGTERM and SIGHUP while children are being stopped (so none is left
+    behind)."""
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in STOP_SIGNALS}
     try:
         yield
     finally:
@@ -338,13 +342,15 @@ def shielded() -> Iterator[None]:
 
 @contextmanager
 def _signals_as_interrupt() -> Iterator[None]:
-    """Ctrl-C and SIGTERM raise KeyboardInterrupt while the experiment runs (also when the
-    parent shell started us with SIGINT ignored), so the children are stopped on the way out."""
+    """Ctrl-C, SIGTERM and SIGHUP (the terminal closed) raise KeyboardInterrupt while the
+    experiment runs (also when the parent shell started us with SIGINT ignored), so the children,
+    each in its own session and so untouched by the terminal's signals, are stopped on the way
+    out instead of outliving the runner."""
 
     def handler(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
     try:
         yield
     finally:

@@ -26,12 +26,12 @@ from cachelab import plots, plots_analysis, report_analysis
 from cachelab.analysis import factorial, interactive_law
 from cachelab.analysis.aggregate import aggregate_points, window_std
 from cachelab.analysis.models import MVA_TARGET_PCT
+from cachelab.columns import CONFIG_COLUMNS, METRIC_COLUMNS
 from cachelab.results import ResultsError
 from cachelab.results.experiment import Experiment, read_experiment
 from cachelab.results.hdr import density_ms, merge_histograms, percentiles_ms
 from cachelab.results.noise import CLIENT_MW_LIMIT_PCT, CV_LIMIT_PCT, host_warnings
 from cachelab.spec import Spec
-from cachelab.summary import CONFIG_COLUMNS, METRIC_COLUMNS
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE_NAME = "report.html.j2"

@@ -19,6 +19,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
+from cachelab.columns import CONFIG_COLUMNS, summary_columns
+
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "spec.schema.json"
 
 _NAME_RE = re.compile(r"^[a-z0-9-]+$")
@@ -412,11 +414,42 @@ def parse_spec(raw: Any, source: str | None = None) -> Spec:
         raise SpecError(
             [f"report.series: {series!r} is not a swept field (sweep: {swept})"], source
         )
+    if spec.report.x not in summary_columns(list(spec.sweep)):  # else the report fails after
+        axes = ", ".join(spec.sweep) or "none"  # the runs, not before them
+        raise SpecError(
+            [
+                f"report.x: {spec.report.x!r} is not a summary.csv column (a sweep axis: {axes};"
+                f" or one of {', '.join(CONFIG_COLUMNS)}; or a metric such as"
+                " throughput_ops_per_s)"
+            ],
+            source,
+        )
     try:
         spec.points()
     except SpecError as error:
         raise SpecError(error.problems, source) from None
     return spec
+
+
+class _SpecLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that digits joined by colons stay text. YAML 1.1 reads an
+    unquoted 1:10 as the base-60 number 70, so `ratio: 1:10` was rejected as "got 70" (and
+    `duration_s: 1:30` silently meant 90); YAML 1.2 has no base-60 numbers either."""
+
+
+_BASE_60 = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
+_SpecLoader.yaml_implicit_resolvers = {
+    first: [("tag:yaml.org,2002:str", _BASE_60)] * (first in "+-0123456789") + list(resolvers)
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    """The parser's complaint and where, on one line (line and column counted from 1)."""
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        mark = error.problem_mark
+        return f"line {mark.line + 1}, column {mark.column + 1}: {error.problem}"
+    return " ".join(str(error).split())
 
 
 def load_spec(path: Path) -> Spec:
@@ -426,9 +459,9 @@ def load_spec(path: Path) -> Spec:
     except OSError as error:
         raise SpecError([f"cannot read: {error.strerror}"], str(path)) from None
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_SpecLoader)  # a SafeLoader: builds only plain data
     except yaml.YAMLError as error:
-        raise SpecError([f"not valid YAML: {error}"], str(path)) from None
+        raise SpecError([f"not valid YAML: {_yaml_problem(error)}"], str(path)) from None
     return parse_spec(raw, str(path))
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cachelab.columns import METRIC_COLUMNS, summary_columns
 from cachelab.results import ResultsDir, ResultsError
 from cachelab.results.experiment import read_spec
 from cachelab.results.hdr import merge_histograms, percentiles_ms, read_hdr_interval_log
@@ -44,45 +45,9 @@ __all__ = [
     "write_summary_csv",
 ]
 
-BASE_COLUMNS = ["point", "repetition"]
-CONFIG_COLUMNS = ["total_clients", "workers", "middlewares", "servers", "think_time_ms"]
-METRIC_COLUMNS = [
-    "throughput_ops_per_s",
-    "get_ops_per_s",
-    "set_ops_per_s",
-    "response_time_ms",
-    "p50_ms",
-    "p90_ms",
-    "p99_ms",
-    "hits",
-    "misses",
-    "miss_ratio",
-    "errors",
-    "mw_throughput_ops_per_s",
-    "mw_response_time_ms",
-    "mw_queue_time_ms",
-    "mw_staging_time_ms",
-    "mw_publish_wait_ms",
-    "mw_service_time_ms",
-    "mw_queue_length",
-    "cpu_loadgen_cores",
-    "cpu_middleware_cores",
-    "cpu_server_cores",
-    "status",
-    "bandwidth",
-    "monitor",
-    "command_line",
-]
-
 _PERCENTILES = {"p50_ms": 50.0, "p90_ms": 90.0, "p99_ms": 99.0}
 
 SummaryError = ResultsError
-
-
-def summary_columns(axes: Sequence[str]) -> list[str]:
-    """The summary.csv header for a spec with these sweep axes."""
-    extra = [a for a in axes if a not in BASE_COLUMNS + CONFIG_COLUMNS + METRIC_COLUMNS]
-    return BASE_COLUMNS + extra + CONFIG_COLUMNS + METRIC_COLUMNS
 
 
 def _weighted_mean(pairs: Iterable[tuple[float, float]]) -> float | None:
@@ -255,4 +220,8 @@ def build_summary(results_dir: Path) -> Path:
     results = ResultsDir(results_dir)
     axes = list(read_spec(results).sweep)
     rows = [row_of(read_run(run)) for run in results.runs() if run.point_file.is_file()]
+    if not rows:  # an empty summary would replace one that may hold what raw/ no longer does
+        raise ResultsError(
+            f"{results.raw_dir}: no run with a point.json to summarize (summary.csv left as it was)"
+        )
     return write_summary_csv(rows, axes, results.summary_file)

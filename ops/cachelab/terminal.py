@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from cachelab.results import RunRecord
@@ -220,7 +221,7 @@ class RunLines:
         self.finished_s.append(time.monotonic() - self._started)
         name = f"[{self._number}/{self._total}] {point_text(point, record.repetition)}"
         if record.status == "failed":
-            self.console.print(f"{name} failed: {record.message}", highlight=False)
+            self.console.print(f"{name} failed: {escape(record.message)}", highlight=False)
             return
         text = f"{name} {record.status}"
         if row is not None:
@@ -284,7 +285,7 @@ def summary_table(summary_csv: Path, axes: Sequence[str], width: int = TABLE_WID
 
 def _short(axis: str) -> str:
     name = axis.split(".")[-1]
-    return {"clients_per_thread": "clients", "client_machines": "machines"}.get(name, name)
+    return {"clients_per_thread": "clients/thr", "client_machines": "machines"}.get(name, name)
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> Table:

@@ -154,7 +154,11 @@ def test_two_point_experiment_end_to_end(tmp_path: Path) -> None:
         assert (results / "report" / "index.html").is_file()
 
 
-def test_ctrl_c_stops_everything_and_keeps_partial_results(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP], ids=["ctrl-c", "hangup"])
+def test_ctrl_c_stops_everything_and_keeps_partial_results(tmp_path: Path, signum: int) -> None:
+    # SIGHUP: the terminal closed. The children run in their own sessions and do not get it, so
+    # a runner killed by it left memcached and the middleware running (found with make run in
+    # tmux: the pane closed on Ctrl-C).
     spec = write_spec(tmp_path, name="e2e-interrupt", run={**SPEC["run"], "duration_s": 30})
     proc = subprocess.Popen(
         cachelab("run", str(spec), "--results", str(tmp_path / "results")),
@@ -172,7 +176,7 @@ def test_ctrl_c_stops_everything_and_keeps_partial_results(tmp_path: Path) -> No
         else:
             pytest.fail("the measuring loadgen never started")
         time.sleep(2.0)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         output, _ = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:

@@ -47,3 +47,21 @@ def test_maven_opts_silence_the_colour_resets() -> None:
     )
     assert version.returncode == 0, version.stderr
     assert "\x1b" not in version.stdout + version.stderr
+
+
+def test_make_run_with_a_bad_spec_fails_at_once_and_creates_nothing(tmp_path: Path) -> None:
+    results = ROOT / "results" / "nope"
+    for spec, expected in [
+        (str(tmp_path / "nope.yaml"), f"error: invalid spec {tmp_path / 'nope.yaml'}:"),
+        ("", "usage: make run [SPEC=ops/experiments/<name>.yaml]"),
+    ]:
+        out = subprocess.run(
+            ["make", "-s", "-C", str(ROOT), "run", f"SPEC={spec}"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert expected in out.stdout + out.stderr
+        assert "Traceback" not in out.stdout + out.stderr
+    assert not results.exists()

@@ -87,6 +87,15 @@ BAD_SPECS = [
         "(sweep: topology.clients_per_thread)",
     ),
     (
+        spec_with(report={"x": "total_client"}),
+        "report.x: 'total_client' is not a summary.csv column (a sweep axis: none; or one of"
+        " total_clients,",
+    ),
+    (  # a sweep axis is its column under its whole path
+        spec_with(sweep={"workload.multi_get": [1, 3]}, report={"x": "multi_get"}),
+        "report.x: 'multi_get' is not a summary.csv column (a sweep axis: workload.multi_get;",
+    ),
+    (
         spec_with(run={"duration_s": 4, "warmup_s": 2, "cooldown_s": 2}),
         "run: warmup_s + cooldown_s must be < duration_s, got 2 + 2 >= 4",
     ),
@@ -135,8 +144,33 @@ def test_unreadable_and_invalid_yaml_files(tmp_path: Path) -> None:
         load_spec(tmp_path / "missing.yaml")
     broken = tmp_path / "broken.yaml"
     broken.write_text("name: [unclosed\n")
-    with pytest.raises(SpecError, match="not valid YAML"):
+    with pytest.raises(SpecError) as caught:
         load_spec(broken)
+    assert caught.value.problems == [
+        "not valid YAML: line 2, column 1: expected ',' or ']', but got '<stream end>'"
+    ]
+
+
+def test_unquoted_ratios_stay_text_not_base_60_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "ratio.yaml"
+    path.write_text(
+        "name: ratio\nworkload:\n  ratio: 1:10\n  key_maximum: 1_000\n"
+        "sweep:\n  workload.ratio: [1:10, 0:1, 10:1]\n"
+    )
+    spec = load_spec(path)
+    assert spec.workload.ratio == "1:10"  # YAML 1.1 would read 70
+    assert spec.workload.key_maximum == 1000
+    assert [p.values["workload.ratio"] for p in spec.points()] == ["1:10", "0:1", "10:1"]
+    path.write_text("name: ratio\nrun:\n  duration_s: 1:30\n")  # was 90 s, silently
+    with pytest.raises(SpecError, match=r"run\.duration_s: input should be a valid integer"):
+        load_spec(path)
+
+
+def test_report_x_may_be_a_sweep_axis_a_config_column_or_a_metric() -> None:
+    swept = spec_with(sweep={"workload.multi_get": [1, 3]}, report={"x": "workload.multi_get"})
+    assert parse_spec(swept).report.x == "workload.multi_get"
+    assert parse_spec(spec_with(report={"x": "workers"})).report.x == "workers"
+    assert parse_spec(spec_with(report={"x": "p99_ms"})).report.x == "p99_ms"
 
 
 def test_defaults_fill_an_almost_empty_spec() -> None:

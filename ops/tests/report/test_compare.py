@@ -50,5 +50,16 @@ def test_cli_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     out = tmp_path / "cli"
     code = main(["compare", str(QUICKSTART), str(INTERRUPTED), "--label", "qs", "--out", str(out)])
     assert code == 0 and (out / "index.html").is_file()
+    out_text = capsys.readouterr().out
+    assert f"note: {INTERRUPTED}: the experiment is interrupted (2/10 runs)" in out_text
+    assert f"note: {QUICKSTART}" not in out_text
     assert main(["compare", str(QUICKSTART), str(tmp_path)]) == 2
     assert "no summary.csv" in capsys.readouterr().out
+    assert main(["compare", str(QUICKSTART), str(tmp_path / "nope")]) == 2
+    assert f"error: {tmp_path / 'nope'}: no such folder" in capsys.readouterr().out
+    args = ["compare", str(QUICKSTART), str(INTERRUPTED)]
+    assert main([*args, "--out", "/proc/nope"]) == 2
+    assert "error: --out /proc/nope: cannot write there (" in capsys.readouterr().out
+    assert main([*args, "--out", str(tmp_path / "bad-x" / "out"), "--x", "nope"]) == 2
+    assert "x column 'nope' not in summary.csv" in capsys.readouterr().out
+    assert not (tmp_path / "bad-x").exists()  # nothing left behind

@@ -133,6 +133,20 @@ def test_failed_rows_are_left_out_and_counted(tmp_path: Path) -> None:
     assert "1 failed (left out)" in html and "1 partial" in html
 
 
+def test_an_incomplete_experiment_says_so_at_the_top(tmp_path: Path) -> None:
+    results = copy_sample(tmp_path)
+    assert "Incomplete experiment" not in build_report(results).read_text()
+    status = json.loads((results / "status.json").read_text())
+    status.update(state="interrupted", runs_done=5, message="stopped by Ctrl-C, SIGTERM or SIGHUP")
+    (results / "status.json").write_text(json.dumps(status))
+    html = build_report(results).read_text()
+    banner = html[: html.index("<nav>")]  # before the contents, not only in the Run table
+    assert "<b>Incomplete experiment:</b> interrupted, 5 / 12 runs (stopped by Ctrl-C" in banner
+    (results / "status.json").unlink()
+    html = build_report(results).read_text()
+    assert "<b>No status.json:</b> whether every run" in html[: html.index("<nav>")]
+
+
 def test_missing_files_and_columns_are_named(tmp_path: Path) -> None:
     with pytest.raises(ReportError, match="not a directory"):
         build_report(tmp_path / "nope")
@@ -151,7 +165,8 @@ def test_missing_files_and_columns_are_named(tmp_path: Path) -> None:
     summary.to_csv(results / "summary.csv", index=False)
     spec_text = (results / "spec.yaml").read_text().replace("x: total_clients", "x: nope")
     (results / "spec.yaml").write_text(spec_text)
-    with pytest.raises(ReportError, match=r"report\.x: column 'nope'"):
+    # the spec check names it before the report's own check can
+    with pytest.raises(ReportError, match=r"report\.x: 'nope' is not a summary.csv column"):
         build_report(results)
 
 

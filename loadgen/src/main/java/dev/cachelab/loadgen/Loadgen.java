@@ -111,7 +111,12 @@ public final class Loadgen {
     }
     out.flush();
     if (config.jsonOutFile() != null) {
-      new MemtierJson(config, commandLine).write(config.jsonOutFile(), runs);
+      try {
+        new MemtierJson(config, commandLine).write(config.jsonOutFile(), runs);
+      } catch (IOException e) {
+        throw new IOException(
+            "--json-out-file: cannot write " + config.jsonOutFile() + ": " + e.getMessage(), e);
+      }
     }
   }
 }

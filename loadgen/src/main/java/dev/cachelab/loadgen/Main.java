@@ -3,6 +3,7 @@ package dev.cachelab.loadgen;
 import dev.cachelab.loadgen.config.ConfigException;
 import dev.cachelab.loadgen.config.LoadgenCommand;
 import dev.cachelab.loadgen.config.LoadgenConfig;
+import dev.cachelab.loadgen.config.OutputChecks;
 import java.io.PrintStream;
 import java.util.List;
 import picocli.CommandLine;
@@ -11,7 +12,8 @@ import picocli.CommandLine.ParameterException;
 /**
  * Entry point: {@code java -jar loadgen.jar [memtier options]}. Exit status 0 when every run
  * completed, 1 when a run failed (unreachable server, closed connection, malformed reply; what was
- * measured is still printed and written), 2 for invalid options.
+ * measured is still printed and written), 2 for invalid options (also an output file whose folder
+ * cannot be written, found before the run: {@link OutputChecks}).
  */
 public final class Main {
   /** Exit status for invalid options. */
@@ -43,6 +45,7 @@ public final class Main {
         return 0;
       }
       config = command.toConfig();
+      OutputChecks.check(config);
     } catch (ParameterException | ConfigException e) {
       err.println("error: " + e.getMessage());
       err.println("Try 'java -jar loadgen.jar --help' for the options.");

@@ -2,6 +2,7 @@ package dev.cachelab.middleware;
 
 import dev.cachelab.middleware.config.ConfigException;
 import dev.cachelab.middleware.config.ConfigParser;
+import dev.cachelab.middleware.config.MachineChecks;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -11,8 +12,11 @@ import sun.misc.Signal;
 /**
  * Entry point: parses the flags, starts the {@link Middleware}, prints {@code cachelab middleware
  * listening on <ip>:<port>} and waits. SIGTERM or SIGINT: stop accepting, drain, write the final
- * statistics, exit 0. A bad flag exits 2 with a message naming it and its accepted range. A thread
- * dying of an unhandled error ends the process with status 70 ({@link FatalErrors}).
+ * statistics, exit 0. A bad flag, or a value this machine cannot use ({@link MachineChecks}), exits
+ * 2 with a message naming it and its accepted range; a listening port the machine will not give
+ * ({@link ListenFailure}: in use, no permission) exits 1 with one line naming the address and the
+ * flags. A thread dying of an unhandled error ends the process with status 70 ({@link
+ * FatalErrors}).
  */
 public final class Main {
   private Main() {}
@@ -22,6 +26,9 @@ public final class Main {
     MiddlewareConfig config;
     try {
       config = ConfigParser.parse(args);
+      if (config != null) {
+        MachineChecks.check(config);
+      }
     } catch (ConfigException e) {
       System.err.println("cachelab middleware: " + e.getMessage());
       System.err.println("Run with --help for the flags.");
@@ -35,6 +42,10 @@ public final class Main {
     try {
       middleware = new Middleware(config);
       middleware.start();
+    } catch (ListenFailure e) {
+      System.err.println("cachelab middleware: " + e.getMessage());
+      System.exit(1);
+      return;
     } catch (IOException | RuntimeException e) {
       System.err.println("cachelab middleware: cannot start: " + e);
       System.exit(1);

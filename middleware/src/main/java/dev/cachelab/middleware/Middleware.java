@@ -23,6 +23,7 @@ import dev.cachelab.middleware.stats.IntervalReporter;
 import dev.cachelab.middleware.stats.MetricsEndpoint;
 import dev.cachelab.middleware.stats.StatsRegistry;
 import java.io.IOException;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,16 +57,21 @@ public final class Middleware {
             ? new HashRouter(config.servers(), config.replication())
             : new RoundRobinRouter(config.servers().size(), config.sharded());
     BufferBudget budget = new BufferBudget(config.effectiveBufferBudgetBytes());
-    this.net =
-        new NetThread(
-            new InetSocketAddress(config.listenAddress(), config.port()),
-            queue,
-            router,
-            stats.newRecorder(),
-            redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply,
-            decoders(config),
-            budget,
-            TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()));
+    InetSocketAddress listen = new InetSocketAddress(config.listenAddress(), config.port());
+    try {
+      this.net =
+          new NetThread(
+              listen,
+              queue,
+              router,
+              stats.newRecorder(),
+              redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply,
+              decoders(config),
+              budget,
+              TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()));
+    } catch (BindException e) {
+      throw new ListenFailure("listen", listen, "-l, -p", e);
+    }
     stats.gauges(queue::size, net::connections, net::totalConnections);
     stats.value(
         "buffer_budget_bytes", "Budget for bytes buffered for clients.", budget::limitBytes);
@@ -145,7 +151,13 @@ public final class Middleware {
     watchdogThread.start();
     InetSocketAddress listen = net.localAddress();
     reporter.start(listen.getAddress().getHostAddress() + ":" + listen.getPort());
-    metrics.start(reporter);
+    try {
+      metrics.start(reporter);
+    } catch (BindException e) {
+      InetSocketAddress address =
+          InetSocketAddress.createUnresolved(config.metricsAddress(), config.metricsPort());
+      throw new ListenFailure("serve /metrics", address, "--metrics-address, --metrics-port", e);
+    }
     netThread = new Thread(net, "net");
     netThread.setDaemon(true);
     netThread.start();

@@ -322,6 +322,9 @@ public final class LoadgenCommand {
     if (server.isBlank()) {
       throw new ConfigException("--server: must not be empty");
     }
+    rejectOptionLike("--server", server);
+    rejectOptionLike("--json-out-file", jsonOutFile == null ? null : jsonOutFile.toString());
+    rejectOptionLike("--hdr-file-prefix", hdrFilePrefix);
     Protocol proto = Protocol.parse(protocol);
     Ratio mix = Ratio.parse(ratio);
     KeyPatterns patterns = KeyPatterns.parse(keyPattern);
@@ -486,6 +489,17 @@ public final class LoadgenCommand {
       out.add(p);
     }
     return out;
+  }
+
+  /**
+   * A host or file name that starts with {@code -} is an option picocli took for the value, as in
+   * {@code -s --bogus}: reported as such instead of as an unresolvable host or a file named so.
+   */
+  private static void rejectOptionLike(String option, String value) {
+    if (value != null && value.startsWith("-")) {
+      throw new ConfigException(
+          option + ": expected a value, got the option '" + value + "' (misspelled or unknown?)");
+    }
   }
 
   private static void requireRange(String option, long value, long min, long max) {

@@ -73,7 +73,8 @@ public final class LoadgenMetrics implements IntervalListener, AutoCloseable {
     try {
       metrics.server = HTTPServer.builder().port(port).registry(metrics.registry).buildAndStart();
     } catch (IOException e) {
-      throw new IOException("--metrics-port: cannot listen on port " + port + ": " + e, e);
+      throw new IOException(
+          "--metrics-port: cannot listen on port " + port + ": " + e.getMessage(), e);
     }
     return metrics;
   }

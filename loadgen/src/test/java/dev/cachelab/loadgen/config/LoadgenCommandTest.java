@@ -278,6 +278,26 @@ class LoadgenCommandTest {
   }
 
   @Test
+  void anOptionTakenForAHostOrFileNameIsReportedAsAnOption() {
+    assertThatThrownBy(() -> parse("-s", "--bogus", "-p", "11211"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "--server: expected a value, got the option '--bogus' (misspelled or unknown?)");
+    assertThatThrownBy(() -> parse("--json-out-file", "--hide-histogrm"))
+        .hasMessage(
+            "--json-out-file: expected a value, got the option '--hide-histogrm' (misspelled or"
+                + " unknown?)");
+    assertThatThrownBy(() -> parse("--json-out-file", "--hide-histogram"))
+        .isInstanceOf(CommandLine.ParameterException.class)
+        .hasMessage("Expected parameter for option '--json-out-file' but found '--hide-histogram'");
+    assertThatThrownBy(() -> parse("--hdr-file-prefix", "-z"))
+        .hasMessage(
+            "--hdr-file-prefix: expected a value, got the option '-z' (misspelled or unknown?)");
+    // A key prefix may start with a dash, as in memtier.
+    assertThat(parse("--key-prefix", "-k").keyPrefix()).isEqualTo("-k");
+  }
+
+  @Test
   void percentileListParsing() {
     assertThat(LoadgenCommand.parsePercentiles("50, 99.9,100"))
         .isEqualTo(List.of(50.0, 99.9, 100.0));

@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.cachelab.loadgen.Main;
 import dev.cachelab.loadgen.it.LoadgenRunner.Outcome;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -139,5 +141,26 @@ class FailureIT {
     Outcome unknown = LoadgenRunner.run(dir, "--cluster-mode");
     assertThat(unknown.exitCode()).isEqualTo(Main.EXIT_USAGE);
     assertThat(unknown.err()).contains("memtier option '--cluster-mode' is not supported");
+  }
+
+  @Test
+  void unwritableJsonFileFailsBeforeTheRun() throws Exception {
+    try (FakeServer server = new FakeServer(1_000, null)) {
+      // A server that answers: had the run started, it would have printed its summary.
+      String[] all = args(server.port(), "-n", "10", "--json-out-file=/proc/nope/run.json");
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      ByteArrayOutputStream err = new ByteArrayOutputStream();
+      int code =
+          Main.run(
+              all,
+              new PrintStream(out, true, StandardCharsets.UTF_8),
+              new PrintStream(err, true, StandardCharsets.UTF_8));
+      assertThat(code).isEqualTo(Main.EXIT_USAGE);
+      assertThat(err.toString(StandardCharsets.UTF_8))
+          .startsWith(
+              "error: --json-out-file: /proc/nope/run.json (cannot write in /proc/nope: cannot"
+                  + " create /proc/nope)\n");
+      assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
+    }
   }
 }

@@ -50,6 +50,9 @@ public final class BackendConnection {
   private boolean holdsWaiterSlot;
   private final AtomicLong deadlineNanos = new AtomicLong(DISARMED);
   private volatile boolean timedOut;
+  // The worker waits on another server's connection before it reads this one's reply: the watchdog
+  // leaves it open (the reply may be in already) until the worker comes back to it.
+  private volatile boolean setAside;
 
   private volatile Socket socket;
   private InputStream in;
@@ -57,8 +60,12 @@ public final class BackendConnection {
   private long reconnectAtNanos;
   private long backoffNanos = INITIAL_BACKOFF_NANOS;
 
-  // Reply buffer: the current reply starts at offset 0.
-  private byte[] buf = new byte[16 * 1024];
+  // Reply buffer: the current reply starts at offset 0. Grown for a large reply, given back at the
+  // next one (each worker has a connection to every server: kept large, they add up).
+  private static final int BASE_BUFFER_BYTES = 16 * 1024;
+  private static final int KEEP_BUFFER_BYTES = 2 * 1024 * 1024 + 64 * 1024;
+  private static final int KEEP_BLOCKS = 4096;
+  private byte[] buf = new byte[BASE_BUFFER_BYTES];
   private int end;
   private int scanFrom;
   // End of the last reply read; bytes in [consumed, end) are the next pipelined replies.
@@ -94,6 +101,11 @@ public final class BackendConnection {
 
   public int serverIndex() {
     return serverIndex;
+  }
+
+  /** Whether the server is in rotation (not ejected). */
+  public boolean inRotation() {
+    return health.inRotation();
   }
 
   /**
@@ -186,6 +198,7 @@ public final class BackendConnection {
   public void disarmQuietly() {
     deadlineNanos.set(DISARMED);
     timedOut = false;
+    setAside = false;
     leaveWaiters();
   }
 
@@ -193,6 +206,9 @@ public final class BackendConnection {
   public void arm(long deadline) {
     leaveWaiters();
     timedOut = false;
+    if (setAside) {
+      setAside = false;
+    }
     deadlineNanos.set(deadline == DISARMED || deadline == EXPIRED ? 1 : deadline);
   }
 
@@ -210,8 +226,40 @@ public final class BackendConnection {
     health.succeeded();
   }
 
-  /** Watchdog thread: closes the socket if the armed deadline has passed. */
+  /**
+   * The worker turns to other servers' connections (a request sent to several servers) before it
+   * reads this one's reply: until {@link #resume}, the watchdog does not end it. Without this, a
+   * stopped server's timeout closed the other servers' connections too, whose replies were in but
+   * not yet read (one deadline for all), and counted failures against healthy servers.
+   */
+  public void setAside() {
+    setAside = true;
+  }
+
+  /**
+   * The worker is back to read this connection's reply. If less than {@code graceNanos} of its
+   * deadline is left (it was spent waiting on another server), the deadline becomes now plus {@code
+   * graceNanos}: a reply already in is read, a silent server still times out.
+   */
+  public void resume(long graceNanos) {
+    if (!setAside) {
+      return;
+    }
+    long nowNanos = System.nanoTime();
+    long deadline = deadlineNanos.get();
+    if (deadline != DISARMED && deadline != EXPIRED && nowNanos + graceNanos - deadline > 0) {
+      deadlineNanos.compareAndSet(deadline, nowNanos + graceNanos);
+    }
+    setAside = false;
+  }
+
+  /**
+   * Watchdog thread: closes the socket if the armed deadline has passed and it is not set aside.
+   */
   void abortIfExpired(long nowNanos) {
+    if (setAside) {
+      return;
+    }
     long deadline = deadlineNanos.get();
     if (deadline != DISARMED && deadline != EXPIRED && nowNanos - deadline >= 0) {
       if (deadlineNanos.compareAndSet(deadline, EXPIRED)) {
@@ -235,6 +283,7 @@ public final class BackendConnection {
    */
   public void markDown() {
     deadlineNanos.set(DISARMED);
+    setAside = false;
     leaveWaiters();
     closeSocket();
     health.failed(System.nanoTime());
@@ -527,7 +576,8 @@ public final class BackendConnection {
     valueCount++;
   }
 
-  // Moves bytes already read beyond the previous reply (pipelined replies) to the front.
+  // Moves bytes already read beyond the previous reply (pipelined replies) to the front; gives back
+  // what a very large previous reply grew (its buffer, the index of its values).
   private void startReply() {
     scanFrom = 0;
     if (consumed > 0) {
@@ -536,6 +586,15 @@ public final class BackendConnection {
       }
       end -= consumed;
       consumed = 0;
+    }
+    if (blockStart.length > KEEP_BLOCKS) {
+      blockStart = new int[8];
+      blockEnd = new int[8];
+      keyStart = new int[8];
+      keyEnd = new int[8];
+    }
+    if (buf.length > KEEP_BUFFER_BYTES && end <= BASE_BUFFER_BYTES) {
+      buf = Arrays.copyOf(buf, BASE_BUFFER_BYTES);
     }
   }
 

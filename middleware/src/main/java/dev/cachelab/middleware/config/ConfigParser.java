@@ -2,6 +2,7 @@ package dev.cachelab.middleware.config;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -132,6 +133,9 @@ public final class ConfigParser {
   public static MiddlewareConfig parse(String[] args) {
     Flags flags = new Flags();
     CommandLine commandLine = new CommandLine(flags);
+    // An option-like word after -m (or any flag) is an unknown option, not a value: without this,
+    // `-m host:1 --bogus` took --bogus for a server and reported it as a bad address.
+    commandLine.setUnmatchedOptionsAllowedAsOptionParameters(false);
     try {
       CommandLine.ParseResult result = commandLine.parseArgs(args);
       if (result.isUsageHelpRequested()) {
@@ -142,6 +146,8 @@ public final class ConfigParser {
         System.out.println("cachelab middleware");
         return null;
       }
+    } catch (CommandLine.UnmatchedArgumentException e) {
+      throw new ConfigException(unmatchedMessage(commandLine, args, e.getMessage()));
     } catch (CommandLine.ParameterException e) {
       throw new ConfigException(e.getMessage());
     }
@@ -176,5 +182,49 @@ public final class ConfigParser {
         flags.backendMaxWaiters,
         flags.bufferBudgetBytes,
         flags.idleTimeoutSeconds);
+  }
+
+  /**
+   * The message for an unknown option or a stray argument: the first option-like word that is no
+   * flag, with the long options within two edits of it, or picocli's own message.
+   */
+  private static String unmatchedMessage(CommandLine commandLine, String[] args, String fallback) {
+    Set<String> names = commandLine.getCommandSpec().optionsMap().keySet();
+    for (String arg : args) {
+      String name = arg.contains("=") ? arg.substring(0, arg.indexOf('=')) : arg;
+      boolean number = name.length() > 1 && Character.isDigit(name.charAt(1));
+      if (name.length() < 2 || name.charAt(0) != '-' || number || names.contains(name)) {
+        continue;
+      }
+      List<String> close =
+          names.stream()
+              .filter(known -> known.startsWith("--") && editDistance(name, known) <= 2)
+              .sorted()
+              .toList();
+      return "unknown option "
+          + name
+          + (close.isEmpty() ? "" : " (did you mean " + String.join(" or ", close) + "?)");
+    }
+    return fallback;
+  }
+
+  /** Levenshtein distance; option names are short. */
+  static int editDistance(String a, String b) {
+    int[] previous = new int[b.length() + 1];
+    int[] current = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      previous[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      current[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int substitution = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+        current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
+      }
+      int[] swap = previous;
+      previous = current;
+      current = swap;
+    }
+    return previous[b.length()];
   }
 }

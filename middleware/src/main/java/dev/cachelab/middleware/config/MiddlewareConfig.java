@@ -93,8 +93,13 @@ public record MiddlewareConfig(
     check("-p", port, 0, 65535);
     check("-t", workers, 1, MAX_WORKERS);
     check("-m", servers.size(), 1, MAX_SERVERS, "servers");
-    for (String server : servers) {
-      parseServer(server);
+    for (int i = 0; i < servers.size(); i++) {
+      parseServer(servers.get(i));
+      if (servers.indexOf(servers.get(i)) != i) {
+        // Round-robin would write every set twice to it and give it twice the reads.
+        throw new ConfigException(
+            "-m: " + servers.get(i) + " given twice (expected: each server once)");
+      }
     }
     check("--replication", replication, 1, servers.size());
     check("--queue-capacity", queueCapacity, 0, 1 << 24);
@@ -105,6 +110,10 @@ public record MiddlewareConfig(
     check("--warmup-s", warmupSeconds, 0, 86_400);
     check("--cooldown-s", cooldownSeconds, 0, 86_400);
     check("--metrics-port", metricsPort, 0, 65535);
+    if (metricsPort != 0 && metricsPort == port) {
+      throw new ConfigException(
+          "--metrics-port: " + metricsPort + " (expected: 0 = off, or a port other than -p's)");
+    }
     check("--eject-after-failures", ejectAfterFailures, 0, 1_000_000);
     check("--eject-retry-ms", ejectRetryMs, 1, 3_600_000);
     check("--backend-max-waiters", backendMaxWaiters, 0, MAX_WORKERS);
@@ -119,6 +128,10 @@ public record MiddlewareConfig(
     check("--idle-timeout-s", idleTimeoutSeconds, 0, 86_400 * 30);
     if (listenAddress == null || listenAddress.isBlank()) {
       throw new ConfigException("-l: missing (expected: an IP address or host name)");
+    }
+    if (metricsAddress == null || metricsAddress.isBlank()) {
+      throw new ConfigException(
+          "--metrics-address: missing (expected: an IP address or host name)");
     }
   }
 

@@ -36,7 +36,7 @@ public final class HashRouter implements Router {
           if (replication > 1 && command != Command.GETS && command != Command.GATS) {
             ring.replicas(bytes, request.keyStart(0), request.keyEnd(0), 2, replicas);
             request.addServer(replicas[0]);
-            request.setFallbackServer(replicas[1]);
+            request.setFallbackServer(replicas[1], false);
           } else {
             request.addServer(
                 ring.primary(bytes, request.keyStart(0), request.keyEnd(0), replicas));

@@ -29,6 +29,7 @@ final class PipelinedBatch {
   private final int[] unanswered;
   private final boolean[] broken;
   private final boolean[] brokenTimedOut;
+  private boolean severalServers;
 
   PipelinedBatch(
       WorkerBackends backends,
@@ -64,10 +65,20 @@ final class PipelinedBatch {
       compose(requests[i], i);
     }
     long sentNanos = System.nanoTime();
+    int servers = 0;
+    for (int server = 0; server < backends.size(); server++) {
+      if (unanswered[server] > 0) {
+        servers++;
+      }
+    }
+    severalServers = servers > 1;
     for (int server = 0; server < backends.size(); server++) {
       if (unanswered[server] > 0 && !broken[server]) {
         try {
           backends.get(server).sendComposed();
+          if (severalServers) {
+            backends.get(server).setAside(); // the replies are read in request order
+          }
         } catch (IOException e) {
           broken[server] = true;
           brokenTimedOut[server] = WorkerBackends.fail(backends.get(server));
@@ -97,7 +108,10 @@ final class PipelinedBatch {
       retries[i] = null;
       reply.reset();
       reply.reportFailure(request.server(0), false);
-      singleRead.retry(request, request.fallbackServer(), backends.deadline(request.dequeuedNanos));
+      singleRead.retry(
+          request,
+          singleRead.fallbackFor(request, request.server(0)),
+          backends.deadline(request.dequeuedNanos));
       complete(request);
     }
   }
@@ -150,10 +164,13 @@ final class PipelinedBatch {
       return true;
     }
     boolean retrieval = request.family() == Command.Family.RETRIEVAL;
+    backends.resume(backend);
     try {
       WorkerBackends.readReply(backend, request);
       if (--unanswered[server] == 0) {
         backend.disarm();
+      } else if (severalServers) {
+        backend.setAside(); // until this server's next reply in request order
       }
     } catch (IOException e) {
       broken[server] = true;

@@ -31,6 +31,9 @@ final class ReplicatedWrite {
       try {
         WorkerBackends.send(backend, request);
         targets.succeeded(i);
+        if (count > 1) {
+          backend.setAside(); // until its reply is read, after the sends to the other targets
+        }
       } catch (IOException e) {
         targets.failed(i, reply.reportFailure(server, WorkerBackends.fail(backend)));
       }
@@ -39,6 +42,7 @@ final class ReplicatedWrite {
       if (targets.ok(i)) {
         int server = request.server(i);
         BackendConnection backend = backends.get(server);
+        backends.resume(backend);
         try {
           WorkerBackends.readReply(backend, request);
           backend.disarm();

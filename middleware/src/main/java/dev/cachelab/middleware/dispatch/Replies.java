@@ -28,13 +28,15 @@ final class Replies {
   }
 
   /**
-   * Whether a meta-command reply may be left out for the {@code q} flag, as memcached does: a miss
-   * ({@code EN}) of {@code mg}/{@code me}, a success ({@code HD}) of {@code ms md ma}.
+   * Whether a meta-command reply may be left out for the {@code q} flag, as memcached 1.6 does: a
+   * miss ({@code EN}) of {@code mg}, a success ({@code HD}) of {@code ms md}, and a success of
+   * {@code ma}, with its value ({@code VA}) or without ({@code HD}). ({@code me} has no {@code q}.)
    */
   static boolean quietSuppressed(Command command, byte[] reply, int length) {
     return switch (command) {
-      case MG, ME -> startsWith(reply, length, 'E', 'N');
-      case MS, MD, MA -> startsWith(reply, length, 'H', 'D');
+      case MG -> startsWith(reply, length, 'E', 'N');
+      case MS, MD -> startsWith(reply, length, 'H', 'D');
+      case MA -> startsWith(reply, length, 'H', 'D') || startsWith(reply, length, 'V', 'A');
       default -> false;
     };
   }

@@ -9,8 +9,8 @@ import dev.cachelab.middleware.protocol.Request;
  * ranges, the remainder going to the first servers (5 keys over 3 servers: 2, 2, 1). Writes go to
  * every server, server 0 first. {@code gets}/{@code gats} always read server 0, the primary that
  * checks {@code cas}, so the cas unique a client sees is the one {@code cas} is checked against. A
- * whole read's fallback (see {@link Request#fallbackServer()}) is the next server in the order. Net
- * thread only.
+ * whole read's fallback (see {@link Request#fallbackServer()}) is the next server in the order, or
+ * the first one after it in rotation. Net thread only.
  */
 public final class RoundRobinRouter implements Router {
   private final int serverCount;
@@ -43,10 +43,11 @@ public final class RoundRobinRouter implements Router {
       request.addServer(next);
       next = next + 1 == serverCount ? 0 : next + 1;
       if (serverCount > 1) {
-        request.setFallbackServer(next); // every server holds every key (writes go to all)
+        request.setFallbackServer(next, true); // every server holds every key (writes go to all)
       }
       return;
     }
+    request.setFallbackServer(0, true); // a split read may be retried whole on any server
     int perServer = keys / serverCount;
     int remainder = keys % serverCount;
     int key = 0;

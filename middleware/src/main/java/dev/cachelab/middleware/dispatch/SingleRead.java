@@ -25,13 +25,33 @@ final class SingleRead {
       return;
     }
     boolean timedOut = lastTimedOut;
-    int fallback = request.fallbackServer();
+    int fallback = fallbackFor(request, server);
     if (timedOut || fallback < 0 || fallback == server) {
       reply.replyFailure(server, timedOut);
       return;
     }
     reply.reportFailure(server, false);
     retry(request, fallback, deadline);
+  }
+
+  /**
+   * Where to retry a read whose server {@code failed} failed: its fallback replica; with
+   * round-robin routing (every server holds every key) the first server in rotation from the
+   * fallback on, so that two servers down of three still leave the third to read from.
+   */
+  int fallbackFor(Request request, int failed) {
+    int fallback = request.fallbackServer();
+    if (fallback < 0 || !request.fallbackToAny()) {
+      return fallback;
+    }
+    int servers = backends.size();
+    for (int i = 0; i < servers; i++) {
+      int server = (fallback + i) % servers;
+      if (server != failed && backends.get(server).inRotation()) {
+        return server;
+      }
+    }
+    return fallback;
   }
 
   /** The retry of a read whose own server failed: the fallback, else no replica is left. */

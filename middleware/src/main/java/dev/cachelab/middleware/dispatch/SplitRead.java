@@ -10,8 +10,10 @@ import java.util.Arrays;
  * A multi-key retrieval split by key: {@code <cmd> [<exptime>] <keys of this server>\r\n} to each
  * of its servers (redis: {@code MGET}/{@code EXISTS} as {@link RespSplit} composes them), all sent
  * before any reply is read, then the values merged in the client's key order (redis: {@link
- * RespSplit#merge}). If any server fails, the client gets that server's error. One per worker; its
- * thread only.
+ * RespSplit#merge}). If a server fails, the client gets that server's error; under round-robin
+ * routing (every server holds every key) a read whose part failed because its server is down,
+ * ejected or broke (none timed out) is retried whole, unsplit, on one server in rotation instead
+ * ({@link SingleRead#retry}). One per worker; its thread only.
  */
 final class SplitRead {
   private static final byte[] END = {'E', 'N', 'D', '\r', '\n'};
@@ -21,17 +23,26 @@ final class SplitRead {
   private final TargetReplies targets;
   private final int[] cursor;
   private final RespSplit resp;
+  private final SingleRead singleRead;
+  // This request: a part failed because its server is down, ejected or broke (not a timeout, not
+  // an error reply), and none timed out; then the whole read may be retried on one server.
+  private boolean partDown;
+  private boolean partTimedOut;
 
-  SplitRead(WorkerBackends backends, ReplyBuilder reply, TargetReplies targets) {
+  SplitRead(
+      WorkerBackends backends, ReplyBuilder reply, TargetReplies targets, SingleRead singleRead) {
     this.backends = backends;
     this.reply = reply;
     this.targets = targets;
     this.cursor = new int[backends.size()];
     this.resp = new RespSplit(backends, reply);
+    this.singleRead = singleRead;
   }
 
   void run(Request request, long deadline) {
     int count = request.serverCount();
+    partDown = false;
+    partTimedOut = false;
     for (int i = 0; i < count; i++) {
       sendKeysOf(request, i, deadline);
     }
@@ -42,6 +53,11 @@ final class SplitRead {
     }
     for (int i = 0; i < count; i++) {
       if (!targets.ok(i)) {
+        if (partDown && !partTimedOut && request.fallbackToAny()) {
+          // Round-robin: every server holds every key. The whole read, unsplit, to one server.
+          singleRead.retry(request, singleRead.fallbackFor(request, request.server(i)), deadline);
+          return;
+        }
         reply.append(targets.failReply(i));
         return;
       }
@@ -57,6 +73,7 @@ final class SplitRead {
     int server = request.server(target);
     BackendConnection backend = backends.get(server);
     if (!targets.open(target, server, backend, deadline, reply)) {
+      partDown = true;
       return;
     }
     backend.beginCompose();
@@ -69,8 +86,9 @@ final class SplitRead {
       WorkerBackends.markSent(request);
       backend.sendComposed();
       targets.succeeded(target);
+      backend.setAside(); // until its reply is read, after the sends to the other servers
     } catch (IOException e) {
-      targets.failed(target, reply.reportFailure(server, WorkerBackends.fail(backend)));
+      partFailed(target, server, backend);
     }
   }
 
@@ -95,6 +113,7 @@ final class SplitRead {
   private void readReplyOf(Request request, int target) {
     int server = request.server(target);
     BackendConnection backend = backends.get(server);
+    backends.resume(backend);
     try {
       WorkerBackends.readReply(backend, request);
       backend.disarm();
@@ -103,8 +122,15 @@ final class SplitRead {
         targets.failed(target, Arrays.copyOf(backend.buffer(), backend.replyLength()));
       }
     } catch (IOException e) {
-      targets.failed(target, reply.reportFailure(server, WorkerBackends.fail(backend)));
+      partFailed(target, server, backend);
     }
+  }
+
+  private void partFailed(int target, int server, BackendConnection backend) {
+    boolean timedOut = WorkerBackends.fail(backend);
+    partTimedOut |= timedOut;
+    partDown |= !timedOut;
+    targets.failed(target, reply.reportFailure(server, timedOut));
   }
 
   private void mergeInKeyOrder(Request request) {

@@ -53,12 +53,13 @@ public final class Worker implements Runnable {
       long armAheadNanos,
       int maxBatch) {
     this.queue = queue;
-    this.backends = new WorkerBackends(backends, Math.max(1, timeoutNanos - armAheadNanos));
+    this.backends =
+        new WorkerBackends(backends, Math.max(1, timeoutNanos - armAheadNanos), 2 * armAheadNanos);
     this.recorder = recorder;
     this.reply = new ReplyBuilder(recorder, errors);
     TargetReplies targets = new TargetReplies(backends.size());
     this.singleRead = new SingleRead(this.backends, reply);
-    this.splitRead = new SplitRead(this.backends, reply, targets);
+    this.splitRead = new SplitRead(this.backends, reply, targets, singleRead);
     this.replicatedWrite = new ReplicatedWrite(this.backends, reply, targets);
     this.casPropagation = new CasPropagation(this.backends, reply, targets);
     this.batch = new Request[Math.max(1, maxBatch)];

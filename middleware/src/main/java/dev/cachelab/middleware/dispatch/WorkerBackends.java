@@ -16,13 +16,26 @@ final class WorkerBackends {
 
   private final BackendConnection[] connections;
   private final long timeoutNanos;
+  private final long graceNanos;
 
   /**
    * @param timeoutNanos the deadline armed for each request, counted from its dequeue
+   * @param graceNanos the time a connection set aside still has to answer when the worker comes
+   *     back to it after its deadline was spent on another server (see {@link
+   *     BackendConnection#setAside})
    */
-  WorkerBackends(List<BackendConnection> connections, long timeoutNanos) {
+  WorkerBackends(List<BackendConnection> connections, long timeoutNanos, long graceNanos) {
     this.connections = connections.toArray(new BackendConnection[0]);
     this.timeoutNanos = timeoutNanos;
+    this.graceNanos = graceNanos;
+  }
+
+  /**
+   * The worker is about to block on {@code backend}'s reply after other servers' I/O: its deadline,
+   * set aside, is resumed, with a grace period if it was spent meanwhile.
+   */
+  void resume(BackendConnection backend) {
+    backend.resume(graceNanos);
   }
 
   int size() {

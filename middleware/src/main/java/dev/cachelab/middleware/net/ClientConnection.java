@@ -50,6 +50,13 @@ public final class ClientConnection implements ReplySink {
   /** What a decoded request is counted as in the backlog, beyond its bytes (its objects). */
   static final int REQUEST_OVERHEAD_BYTES = 1024;
 
+  /**
+   * A decoded request holding more heap than this (its copy of the wire bytes and its token arrays:
+   * an MGET of 290,000 one-byte keys holds about 7 MB for 2 MB of wire bytes) reserves it from the
+   * budget while it is in flight, and is not pooled afterwards.
+   */
+  static final long LARGE_REQUEST_BYTES = 64 * 1024;
+
   /** Unsent reply capacity kept after a drain; more is given back. */
   private static final int KEEP_PENDING_BYTES = 64 * 1024;
 
@@ -81,6 +88,7 @@ public final class ClientConnection implements ReplySink {
   private final ArrayDeque<Request> pool = new ArrayDeque<>();
   private final ArrayDeque<Request> waiting = new ArrayDeque<>();
   private boolean forwardedBusy;
+  private volatile long scratchReservedBytes; // written under this; read without it (fast path)
   private ByteBuffer pendingOut = ByteBuffer.allocate(0);
   private boolean closeWhenDrained;
   private boolean closed;
@@ -160,6 +168,60 @@ public final class ClientConnection implements ReplySink {
     }
     request.connection = this;
     return request;
+  }
+
+  /**
+   * Net thread, before a decoded request is admitted: reserves from the budget what a large one
+   * holds ({@link #LARGE_REQUEST_BYTES}); false if the budget cannot take it (the caller closes the
+   * connection with the out-of-memory error). Released when the request completes or is dropped
+   * with the connection.
+   */
+  boolean reserveDecoded(Request request) {
+    long held = request.heldBytes();
+    if (held < LARGE_REQUEST_BYTES) {
+      return true; // the common case: no lock, no shared write
+    }
+    synchronized (this) {
+      if (!budget.reserve(held)) {
+        return false;
+      }
+      request.reservedBytes = held;
+      return true;
+    }
+  }
+
+  /**
+   * Net thread, after decoding: keeps the budget reservation for the parser's scratch (the offsets
+   * of a large request arriving in parts: an MGET of 290,000 one-byte keys holds 4 MB of them for 2
+   * MB of buffered bytes) equal to what it holds now; false if the budget cannot take it.
+   */
+  boolean reserveScratch() {
+    if (scratchReservedBytes == 0 && parser.scratchBytes() == 0) {
+      return true; // the common case: no lock
+    }
+    synchronized (this) {
+      return reserveScratchLocked();
+    }
+  }
+
+  private boolean reserveScratchLocked() {
+    long held = closed ? 0 : parser.scratchBytes();
+    long delta = held - scratchReservedBytes;
+    if (delta > 0 && !budget.reserve(delta)) {
+      return false;
+    }
+    if (delta < 0) {
+      budget.release(-delta);
+    }
+    scratchReservedBytes = held;
+    return true;
+  }
+
+  private void releaseDecoded(Request request) {
+    if (request.reservedBytes > 0) {
+      budget.release(request.reservedBytes);
+      request.reservedBytes = 0;
+    }
   }
 
   /** Appends a request to the ordered in-flight list; call before completing it here. */
@@ -291,8 +353,11 @@ public final class ClientConnection implements ReplySink {
     budget.release(pendingReservedBytes);
     pendingReservedBytes = 0;
     budget.release(readReservedBytes.getAndSet(0));
+    budget.release(scratchReservedBytes);
+    scratchReservedBytes = 0;
     for (Request r : waiting) {
       inFlight.remove(r);
+      releaseDecoded(r);
     }
     waiting.clear();
     // In-flight requests are still with workers; they are dropped when they complete.
@@ -311,6 +376,7 @@ public final class ClientConnection implements ReplySink {
     synchronized (this) {
       boolean forwarded = request.status() == Request.Status.FORWARD;
       request.completed = true;
+      releaseDecoded(request);
       if (closed) {
         dropCompletedHeads();
         return System.nanoTime();
@@ -450,8 +516,8 @@ public final class ClientConnection implements ReplySink {
 
   private void recycle(Request request) {
     request.connection = null;
-    if (pool.size() < POOL_LIMIT) {
-      pool.addLast(request);
+    if (pool.size() < POOL_LIMIT && request.heldBytes() < LARGE_REQUEST_BYTES) {
+      pool.addLast(request); // a large one is left to the collector, not kept for small ones
     }
   }
 }

@@ -75,8 +75,14 @@ public final class NetThread implements Runnable, ConnectionEvents {
       throws IOException {
     this.selector = Selector.open();
     this.server = ServerSocketChannel.open();
-    server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-    server.bind(listen, 1024);
+    try {
+      server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+      server.bind(listen, 1024);
+    } catch (IOException e) {
+      server.close();
+      selector.close();
+      throw e;
+    }
     server.configureBlocking(false);
     this.serverKey = server.register(selector, SelectionKey.OP_ACCEPT);
     this.queue = queue;
@@ -336,12 +342,20 @@ public final class NetThread implements Runnable, ConnectionEvents {
       request.receivedNanos = receivedNanos;
       dispatch(c, request);
     }
+    if (!c.reserveScratch()) {
+      c.closeWithError(c.parser.outOfMemoryReply());
+      return;
+    }
     c.compact();
   }
 
   private void dispatch(ClientConnection c, Request request) {
     switch (request.status()) {
       case FORWARD -> {
+        if (!c.reserveDecoded(request)) {
+          c.closeWithError(c.parser.outOfMemoryReply());
+          return;
+        }
         router.route(request);
         if (c.admitForwarded(request)) {
           recorder.recordQueueLength(queue.stage(request));

@@ -239,7 +239,8 @@ final class CommandValidator {
     int n = r.tokenCount();
     r.setParsed(Status.FORWARD, command, 1, 1, false);
     if (n < minTokens) {
-      r.setRejected(Status.REJECT, n == 1 ? ERROR : META_FORMAT);
+      // memcached: a bare mg/ms/md/ma is an unknown command, a bare me a format error
+      r.setRejected(Status.REJECT, n == 1 && command != Command.ME ? ERROR : META_FORMAT);
       return;
     }
     if (command == Command.MS && !checkDataLength(r, 2, maxValueBytes)) {
@@ -247,6 +248,9 @@ final class CommandValidator {
     }
     if (!checkKey(r, 1)) {
       return;
+    }
+    if (command == Command.ME) {
+      return; // me takes no q flag: memcached answers EN all the same
     }
     for (int t = minTokens; t < n; t++) {
       if (r.tokenEnd(t) - r.tokenStart(t) == 1 && r.bytes()[r.tokenStart(t)] == 'q') {

@@ -54,6 +54,7 @@ public final class Request {
   private int[] keyServers = new int[8];
   private boolean split;
   private int fallbackServer = -1;
+  private boolean fallbackToAny;
 
   // Timestamps, System.nanoTime(); the written time is what ReplySink.complete returns.
   public long receivedNanos;
@@ -65,6 +66,10 @@ public final class Request {
 
   // Ordered completion, owned by the client connection (guarded by its lock).
   public ReplySink connection;
+
+  /** Bytes reserved from the buffer budget for this request's decoded form (large ones only). */
+  public long reservedBytes;
+
   public boolean completed;
   public byte[] pendingReply = new byte[0];
   public int pendingReplyLength;
@@ -139,6 +144,16 @@ public final class Request {
     this.status = status;
     this.respCommand = command;
     this.immediateReply = reply;
+  }
+
+  /**
+   * Heap this request holds beyond its object: its copy of the wire bytes, its token and key
+   * arrays, a kept reply. Net thread, or the connection's owner under its lock.
+   */
+  public long heldBytes() {
+    return (long) bytes.length
+        + pendingReply.length
+        + 4L * (tokenStart.length + tokenEnd.length + servers.length + keyServers.length);
   }
 
   void addToken(int start, int end) {
@@ -327,6 +342,7 @@ public final class Request {
     serverCount = 0;
     split = false;
     fallbackServer = -1;
+    fallbackToAny = false;
   }
 
   /**
@@ -337,8 +353,21 @@ public final class Request {
     return fallbackServer;
   }
 
-  public void setFallbackServer(int server) {
+  /**
+   * Whether every server holds the read's data (round-robin routing: writes go to all), so its
+   * retry may go to any server in rotation, from {@link #fallbackServer()} on.
+   */
+  public boolean fallbackToAny() {
+    return fallbackToAny;
+  }
+
+  /**
+   * @param anyServer every server holds the data: the retry may go to the first server in rotation
+   *     from {@code server} on
+   */
+  public void setFallbackServer(int server, boolean anyServer) {
     fallbackServer = server;
+    fallbackToAny = anyServer;
   }
 
   public void addServer(int server) {

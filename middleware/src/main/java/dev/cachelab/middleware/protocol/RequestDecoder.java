@@ -19,6 +19,14 @@ public interface RequestDecoder {
   int maxRequestBytes();
 
   /**
+   * Heap the decoder holds now beyond its small fixed state (the offsets of a large request being
+   * decoded), for the connection to reserve from the buffer budget; 0 if none.
+   */
+  default long scratchBytes() {
+    return 0;
+  }
+
+  /**
    * The error sent, in this protocol, before a connection is closed because its request does not
    * fit in the buffer budget. A shared constant.
    */

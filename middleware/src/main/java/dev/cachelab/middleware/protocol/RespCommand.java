@@ -26,18 +26,19 @@ public enum RespCommand {
   DECR("decr", Family.KEYED, 2, 2, Keys.FIRST, OpType.OTHER),
   INCRBY("incrby", Family.KEYED, 3, 3, Keys.FIRST, OpType.OTHER),
   DECRBY("decrby", Family.KEYED, 3, 3, Keys.FIRST, OpType.OTHER),
-  EXPIRE("expire", Family.KEYED, 3, 4, Keys.FIRST, OpType.OTHER),
-  PEXPIRE("pexpire", Family.KEYED, 3, 4, Keys.FIRST, OpType.OTHER),
+  EXPIRE("expire", Family.KEYED, 3, -1, Keys.FIRST, OpType.OTHER),
+  PEXPIRE("pexpire", Family.KEYED, 3, -1, Keys.FIRST, OpType.OTHER),
   PERSIST("persist", Family.KEYED, 2, 2, Keys.FIRST, OpType.OTHER),
-  FLUSHALL("flushall", Family.BROADCAST, 1, 2, Keys.NONE, OpType.OTHER),
-  FLUSHDB("flushdb", Family.BROADCAST, 1, 2, Keys.NONE, OpType.OTHER),
+  FLUSHALL("flushall", Family.BROADCAST, 1, -1, Keys.NONE, OpType.OTHER),
+  FLUSHDB("flushdb", Family.BROADCAST, 1, -1, Keys.NONE, OpType.OTHER),
   DBSIZE("dbsize", Family.FIRST_SERVER, 1, 1, Keys.NONE, OpType.OTHER),
   CONFIG("config", Family.FIRST_SERVER, 2, -1, Keys.NONE, OpType.OTHER),
   COMMAND("command", Family.FIRST_SERVER, 1, -1, Keys.NONE, OpType.OTHER),
   PING("ping", Family.LOCAL, 1, 2, Keys.NONE, OpType.OTHER),
   ECHO("echo", Family.LOCAL, 2, 2, Keys.NONE, OpType.OTHER),
   INFO("info", Family.LOCAL, 1, -1, Keys.NONE, OpType.OTHER),
-  QUIT("quit", Family.LOCAL, 1, -1, Keys.NONE, OpType.OTHER);
+  QUIT("quit", Family.LOCAL, 1, -1, Keys.NONE, OpType.OTHER),
+  SELECT("select", Family.LOCAL, 2, 2, Keys.NONE, OpType.OTHER);
 
   /** Where a command's keys are among its arguments. */
   enum Keys {

@@ -29,11 +29,24 @@ public final class RespParser implements RequestDecoder {
   /** Request bytes allowed beyond one value of {@code maxValueBytes} (keys, other arguments). */
   private static final int EXTRA_REQUEST_BYTES = 1 << 20;
 
+  /** redis' {@code proto-max-bulk-len} default: a longer {@code $<length>} is a framing error. */
+  private static final long PROTO_MAX_BULK_BYTES = 512L * 1024 * 1024;
+
+  /** How much of the name, and of the arguments together, an unknown-command error quotes. */
   private static final int NAME_IN_ERROR_BYTES = 128;
+
+  private static final int ARGS_IN_ERROR_BYTES = 128;
+
+  /** Argument offsets kept between requests; a larger request's are given back after it. */
+  private static final int KEEP_ARGS = 4096;
 
   private final int maxValueBytes;
   private final boolean multiKeyWrites;
   private int scannedBytes;
+  // A multibulk request decoded in part: its element count (0: none) and where to resume.
+  private long pendingCount;
+  private int pendingOffset;
+  private long argsDecoded;
   private int[] argStart = new int[8];
   private int[] argEnd = new int[8];
   private int argCount;
@@ -58,6 +71,11 @@ public final class RespParser implements RequestDecoder {
   private static final byte[] OUT_OF_MEMORY = RespReplies.error("out of memory reading request");
 
   @Override
+  public long scratchBytes() {
+    return argStart.length > KEEP_ARGS ? 4L * (argStart.length + argEnd.length) : 0;
+  }
+
+  @Override
   public int maxRequestBytes() {
     return maxValueBytes + EXTRA_REQUEST_BYTES;
   }
@@ -72,30 +90,39 @@ public final class RespParser implements RequestDecoder {
         : decodeInline(buf, from, to, request);
   }
 
-  // *<count>\r\n then <count> times $<length>\r\n<bytes>\r\n
+  // *<count>\r\n then <count> times $<length>\r\n<bytes>\r\n. Resumable: the elements decoded
+  // before a "need more" are kept (argCount, and pendingOffset past them, relative to from), so a
+  // request that arrives in many reads is scanned once, not once per read.
   private int decodeMultibulk(byte[] buf, int from, int to, Request request) {
-    int countEnd = findCr(buf, from + 1, to);
-    if (countEnd < 0) {
-      return to - from > MAX_INLINE_BYTES
-          ? protocolError(request, "too big mbulk count string", to - from)
-          : 0;
+    int pos;
+    long count;
+    if (pendingCount > 0) {
+      count = pendingCount;
+      pos = from + pendingOffset;
+    } else {
+      int countEnd = findCr(buf, from + 1, to);
+      if (countEnd < 0) {
+        return to - from > MAX_INLINE_BYTES
+            ? protocolError(request, "too big mbulk count string", to - from)
+            : 0;
+      }
+      if (buf[countEnd + 1] != '\n') {
+        return protocolError(request, "CR not followed by LF", to - from);
+      }
+      count = parseNumber(buf, from + 1, countEnd);
+      pos = countEnd + 2;
+      if (count == Long.MIN_VALUE || count > MAX_ARGS) {
+        return protocolError(request, "invalid multibulk length", pos - from);
+      }
+      if (count <= 0) {
+        request.reset(); // redis ignores *0 and *-1
+        return pos - from;
+      }
+      argCount = 0;
     }
-    if (buf[countEnd + 1] != '\n') {
-      return protocolError(request, "CR not followed by LF", to - from);
-    }
-    long count = parseNumber(buf, from + 1, countEnd);
-    int pos = countEnd + 2;
-    if (count == Long.MIN_VALUE || count > MAX_ARGS) {
-      return protocolError(request, "invalid multibulk length", pos - from);
-    }
-    if (count <= 0) {
-      request.reset(); // redis ignores *0 and *-1
-      return pos - from;
-    }
-    argCount = 0;
-    for (long a = 0; a < count; a++) {
+    while (argCount < count) {
       if (pos >= to) {
-        return 0;
+        return needMore(request, from, pos, count, to);
       }
       if (buf[pos] != '$') {
         char got = (char) (buf[pos] & 0xff);
@@ -105,13 +132,16 @@ public final class RespParser implements RequestDecoder {
       if (lengthEnd < 0) {
         return to - pos > MAX_INLINE_BYTES
             ? protocolError(request, "too big bulk count string", to - from)
-            : 0;
+            : needMore(request, from, pos, count, to);
       }
       if (buf[lengthEnd + 1] != '\n') {
         return protocolError(request, "CR not followed by LF", to - from);
       }
       long length = parseNumber(buf, pos + 1, lengthEnd);
-      if (length < 0 || length > maxValueBytes) {
+      if (length < 0 || length > PROTO_MAX_BULK_BYTES) {
+        return protocolError(request, "invalid bulk length", to - from);
+      }
+      if (length > maxValueBytes) {
         return protocolError(
             request,
             "invalid bulk length (expected: 0.." + maxValueBytes + " bytes, see --max-value-bytes)",
@@ -120,23 +150,28 @@ public final class RespParser implements RequestDecoder {
       int dataStart = lengthEnd + 2;
       long dataEnd = dataStart + length;
       if (dataEnd + 2 - from > maxRequestBytes()) {
-        return protocolError(
-            request, "request too large (expected: <= " + maxRequestBytes() + " bytes)", to - from);
+        return tooLarge(request, to - from);
       }
       if (dataEnd + 2 > to) {
-        return 0;
+        return needMore(request, from, pos, count, to);
       }
       int end = (int) dataEnd;
       if (buf[end] != '\r' || buf[end + 1] != '\n') {
         return protocolError(request, "bulk string not followed by CRLF", to - from);
       }
       addArg(dataStart - from, end - from);
+      argsDecoded++;
       pos = end + 2;
     }
+    pendingCount = 0;
     request.reset();
     request.copyRaw(buf, from, pos - from);
     for (int i = 0; i < argCount; i++) {
       request.addToken(argStart[i], argEnd[i]);
+    }
+    if (argStart.length > KEEP_ARGS) {
+      argStart = new int[8]; // a very large request's offsets: not kept for the next ones
+      argEnd = new int[8];
     }
     resolve(request);
     return pos - from;
@@ -311,12 +346,7 @@ public final class RespParser implements RequestDecoder {
     RespCommand command = RespCommand.lookup(bytes, request.tokenStart(0), request.tokenEnd(0));
     int args = request.tokenCount();
     if (command == null) {
-      StringBuilder text = new StringBuilder("unknown command '");
-      text.append(token(request, 0)).append("', with args beginning with: ");
-      for (int t = 1; t < args && text.length() < 512; t++) {
-        text.append('\'').append(token(request, t)).append("' ");
-      }
-      request.setRejected(Status.REJECT, RespReplies.error(text.toString()));
+      request.setRejected(Status.REJECT, RespReplies.error(unknownCommand(request)));
       return;
     }
     if (!command.acceptsArgs(args)) {
@@ -340,6 +370,7 @@ public final class RespParser implements RequestDecoder {
               RespReplies.bulk(bytes, request.tokenStart(1), tokenLength(request, 1)));
       case INFO -> request.setLocalResp(Status.LOCAL, command, null);
       case QUIT -> request.setLocalResp(Status.QUIT, command, RespReplies.OK);
+      case SELECT -> select(request);
       case CONFIG -> {
         if (RespCommand.lookup(bytes, request.tokenStart(1), request.tokenEnd(1))
             != RespCommand.GET) {
@@ -371,8 +402,85 @@ public final class RespParser implements RequestDecoder {
     }
   }
 
+  /**
+   * redis 7's text: {@code unknown command '<name>', with args beginning with: '<arg>' ...}, the
+   * name cut at 128 bytes, the arguments until they take 128 bytes (each cut to what is left), all
+   * cut at a NUL byte (redis formats them as C strings).
+   */
+  private static String unknownCommand(Request request) {
+    StringBuilder text = new StringBuilder("unknown command '");
+    appendCString(text, request, 0, NAME_IN_ERROR_BYTES);
+    text.append("', with args beginning with: ");
+    int argsStart = text.length();
+    for (int t = 1; t < request.tokenCount(); t++) {
+      int used = text.length() - argsStart;
+      if (used >= ARGS_IN_ERROR_BYTES) {
+        break;
+      }
+      text.append('\'');
+      appendCString(text, request, t, ARGS_IN_ERROR_BYTES - used);
+      text.append("' ");
+    }
+    return text.toString();
+  }
+
+  /** Appends token {@code t} as ISO-8859-1 characters, at most {@code max}, up to a NUL byte. */
+  private static void appendCString(StringBuilder text, Request request, int t, int max) {
+    byte[] bytes = request.bytes();
+    int end = Math.min(request.tokenEnd(t), request.tokenStart(t) + max);
+    for (int i = request.tokenStart(t); i < end && bytes[i] != 0; i++) {
+      text.append((char) (bytes[i] & 0xff));
+    }
+  }
+
+  /**
+   * {@code SELECT 0} is answered {@code +OK} (every server is used with database 0, as twemproxy
+   * uses them); another index gets redis' out-of-range error, a non-number its integer error.
+   */
+  private static void select(Request request) {
+    byte[] bytes = request.bytes();
+    long index = parseNumber(bytes, request.tokenStart(1), request.tokenEnd(1));
+    if (index == Long.MIN_VALUE) {
+      request.setRejected(
+          Status.REJECT, RespReplies.error("value is not an integer or out of range"));
+    } else if (index != 0) {
+      request.setRejected(Status.REJECT, RespReplies.error("DB index is out of range"));
+    } else {
+      request.setLocalResp(Status.LOCAL, RespCommand.SELECT, RespReplies.OK);
+    }
+  }
+
+  /**
+   * "Need more bytes" for a multibulk request decoded up to {@code pos}: remembers where to resume.
+   * A request that already fills the largest buffer a connection gets can never be completed: it is
+   * refused (before, the connection waited for bytes it had no room to read, for ever).
+   */
+  private int needMore(Request request, int from, int pos, long count, int to) {
+    if (to - from >= maxRequestBytes()) {
+      return tooLarge(request, to - from);
+    }
+    pendingCount = count;
+    pendingOffset = pos - from;
+    return 0;
+  }
+
+  private int tooLarge(Request request, int consumed) {
+    return protocolError(
+        request, "request too large (expected: <= " + maxRequestBytes() + " bytes)", consumed);
+  }
+
+  /** Bulk strings decoded so far, over all requests (tests: each is decoded once). */
+  long argsDecoded() {
+    return argsDecoded;
+  }
+
   private int protocolError(Request request, String text, int consumed) {
     scannedBytes = 0;
+    pendingCount = 0;
+    if (argStart.length > KEEP_ARGS) {
+      argStart = new int[8];
+      argEnd = new int[8];
+    }
     request.reset();
     request.setRejected(Status.REJECT_AND_CLOSE, RespReplies.error("Protocol error: " + text));
     return consumed;
@@ -401,11 +509,18 @@ public final class RespParser implements RequestDecoder {
     return -1;
   }
 
-  /** A signed decimal in {@code buf[from, to)}, or {@link Long#MIN_VALUE} if it is not one. */
+  /**
+   * A signed decimal in {@code buf[from, to)} written as redis' {@code string2ll} accepts it (no
+   * sign but {@code -}, no leading zero, no {@code -0}, no blank), or {@link Long#MIN_VALUE} if it
+   * is not one. At most 18 digits: a longer number is too large for any use here.
+   */
   private static long parseNumber(byte[] buf, int from, int to) {
+    if (to - from == 1 && buf[from] == '0') {
+      return 0;
+    }
     boolean negative = from < to && buf[from] == '-';
     int i = negative ? from + 1 : from;
-    if (i == to || to - i > 18) {
+    if (i == to || to - i > 18 || buf[i] == '0') {
       return Long.MIN_VALUE;
     }
     long value = 0;
@@ -429,7 +544,8 @@ public final class RespParser implements RequestDecoder {
 
   private static String token(Request request, int token) {
     int length = Math.min(NAME_IN_ERROR_BYTES, tokenLength(request, token));
-    return new String(request.bytes(), request.tokenStart(token), length, StandardCharsets.UTF_8);
+    return new String(
+        request.bytes(), request.tokenStart(token), length, StandardCharsets.ISO_8859_1);
   }
 
   private static char printable(char c) {

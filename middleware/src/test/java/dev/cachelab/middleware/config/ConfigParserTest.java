@@ -142,6 +142,18 @@ class ConfigParserTest {
   }
 
   @Test
+  void rejectsAServerGivenTwice() {
+    assertThatThrownBy(
+            () ->
+                ConfigParser.parse(
+                    new String[] {
+                      "-l", "::", "-p", "1", "-t", "1", "-s", "true", "-m", "a:1", "b:2", "a:1"
+                    }))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("-m: a:1 given twice (expected: each server once)");
+  }
+
+  @Test
   void replicationIsCheckedAgainstTheServerCountInBothModes() {
     List<String> args =
         new ArrayList<>(
@@ -173,5 +185,56 @@ class ConfigParserTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("-p")
         .hasMessageContaining("abc");
+  }
+
+  @Test
+  void anOptionAfterTheServerListIsReportedAsUnknownNotTakenForAServer() {
+    String[] base = {"-l", "127.0.0.1", "-p", "0", "-t", "1", "-s", "false", "-m", "a:1", "b:2"};
+    assertThatThrownBy(() -> ConfigParser.parse(with(base, "--bogus")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("unknown option --bogus");
+    assertThatThrownBy(() -> ConfigParser.parse(with(base, "-x", "--routing", "hash")))
+        .hasMessage("unknown option -x");
+    assertThatThrownBy(() -> ConfigParser.parse(with(base, "--routng", "hash")))
+        .hasMessage("unknown option --routng (did you mean --routing?)");
+    assertThatThrownBy(() -> ConfigParser.parse(with(base, "--metrics-prot=9100")))
+        .hasMessage("unknown option --metrics-prot (did you mean --metrics-port?)");
+    assertThatThrownBy(
+            () ->
+                ConfigParser.parse(
+                    new String[] {
+                      "-l", "--bogus", "-p", "0", "-t", "1", "-s", "false", "-m", "a:1"
+                    }))
+        .hasMessage("unknown option --bogus");
+    // The servers still end at the next known flag, and a negative number stays a value.
+    assertThat(ConfigParser.parse(with(base, "--routing", "hash")).servers())
+        .containsExactly("a:1", "b:2");
+    assertThatThrownBy(() -> ConfigParser.parse(with(base, "--queue-capacity", "-5")))
+        .hasMessage("--queue-capacity: -5 (expected: 0..16777216)");
+  }
+
+  @Test
+  void metricsPortMustDifferFromTheListenPort() {
+    assertThatThrownBy(() -> ConfigParser.parse(with(BASE, "--metrics-port", "11212")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("--metrics-port: 11212 (expected: 0 = off, or a port other than -p's)");
+    assertThat(ConfigParser.parse(with(BASE, "--metrics-port", "11213")).metricsPort())
+        .isEqualTo(11213);
+    assertThatThrownBy(() -> ConfigParser.parse(with(BASE, "--metrics-address", " ")))
+        .hasMessage("--metrics-address: missing (expected: an IP address or host name)");
+  }
+
+  @Test
+  void editDistanceCountsSingleCharacterEdits() {
+    assertThat(ConfigParser.editDistance("--routng", "--routing")).isEqualTo(1);
+    assertThat(ConfigParser.editDistance("--rotuing", "--routing")).isEqualTo(2);
+    assertThat(ConfigParser.editDistance("", "-t")).isEqualTo(2);
+    assertThat(ConfigParser.editDistance("--bogus", "--routing")).isGreaterThan(2);
+  }
+
+  private static String[] with(String[] base, String... more) {
+    List<String> args = new ArrayList<>(List.of(base));
+    args.addAll(List.of(more));
+    return args.toArray(new String[0]);
   }
 }

@@ -62,6 +62,14 @@ class MemcachedParityIT {
     }
   }
 
+  private static final String KEY_250 = "k".repeat(250);
+
+  /** A long pipeline of quiet commands, some answered (misses, failures) and some not. */
+  private static final String QUIET_PIPELINE =
+      ("ms a 1 q\r\nx\r\nmg a v q\r\nmg missing v q\r\nmd missing q\r\nma missing q\r\n"
+              + "ma a q\r\nmn\r\nmd a q\r\nmg a q k\r\nmn\r\n")
+          .repeat(60);
+
   private static final List<String> META_CASES =
       List.of(
           "mn\r\n",
@@ -78,7 +86,19 @@ class MemcachedParityIT {
           "mg\r\n",
           "ms k\r\n",
           "ms k 2 Z\r\nhi\r\nmn\r\n",
-          "mg k O123 k v\r\n");
+          "mg k O123 k v\r\n",
+          // Found by the session-7 probe.
+          "ms n 2\r\n10\r\nma n q v\r\nmn\r\nmg n v\r\n",
+          "ma n q v\r\nmn\r\n",
+          "ms n 2\r\nab\r\nma n q v\r\nmn\r\n",
+          "me k q\r\nmn\r\n",
+          "me\r\n",
+          "ms k 2 T60 F5\r\nhi\r\nmg k v f t s k O9 c\r\n",
+          "ms k 2 I\r\nhi\r\nms k 2 MA q\r\nzz\r\nms k 2 ME q\r\nyy\r\nmg k v\r\nmn\r\n",
+          "ms " + KEY_250 + " 1\r\nx\r\nmg " + KEY_250 + " v k\r\nmd " + KEY_250 + " q\r\nmn\r\n",
+          "ms YmluAGtleQ== 3 b\r\nabc\r\nmg YmluAGtleQ== b v k\r\nmg bin v\r\n",
+          "ms k 2 C99 q\r\nhi\r\nmn\r\n",
+          QUIET_PIPELINE);
 
   @Test
   void metaCommandsAreForwardedAsMemcachedAnswersThem() throws Exception {

@@ -7,11 +7,15 @@ import dev.cachelab.middleware.testing.TextClient;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -136,5 +140,88 @@ class ProcessIT {
     assertThat(mw.waitFor(20, TimeUnit.SECONDS)).isTrue();
     assertThat(mw.exitValue()).isEqualTo(2);
     assertThat(output).contains("-t: 0 (expected: 1..1024)");
+  }
+
+  /** Exit status and output of a middleware process that is expected to stop by itself. */
+  private record Exit(int status, String stdout, String stderr) {}
+
+  private static Exit runToExit(List<String> args) throws IOException, InterruptedException {
+    Path dir = Files.createTempDirectory("process-it");
+    Path out = dir.resolve("stdout");
+    Path err = dir.resolve("stderr");
+    Process mw =
+        java(args.toArray(new String[0]))
+            .redirectOutput(out.toFile())
+            .redirectError(err.toFile())
+            .start();
+    try {
+      assertThat(mw.waitFor(20, TimeUnit.SECONDS)).as("exits by itself").isTrue();
+      return new Exit(mw.exitValue(), Files.readString(out), Files.readString(err));
+    } finally {
+      mw.destroyForcibly();
+      Files.deleteIfExists(out);
+      Files.deleteIfExists(err);
+      Files.deleteIfExists(dir);
+    }
+  }
+
+  private static List<String> flags(String... more) {
+    List<String> args =
+        new ArrayList<>(List.of("-l", "127.0.0.1", "-t", "1", "-s", "false", "-m", "127.0.0.1:1"));
+    args.addAll(List.of(more));
+    return args;
+  }
+
+  @Test
+  void badFlagValuesExitTwoWithOneLineNamingTheFlag() throws Exception {
+    Map<List<String>, String> cases = new LinkedHashMap<>();
+    cases.put(flags("-p", "0", "--bogus"), "unknown option --bogus");
+    cases.put(
+        flags("-p", "0", "--stats-dir", "/proc/nope"),
+        "--stats-dir: /proc/nope (expected: a folder this process can write;");
+    cases.put(
+        flags("-p", "0", "--metrics-port", "9100", "--metrics-address", "203.0.113.300"),
+        "--metrics-address: 203.0.113.300 (expected: an address of this machine; cannot resolve");
+    cases.put(
+        flags("-p", "9100", "--metrics-port", "9100"),
+        "--metrics-port: 9100 (expected: 0 = off, or a port other than -p's)");
+    for (String listen : List.of("203.0.113.300", "203.0.113.7")) {
+      List<String> args = new ArrayList<>(flags("-p", "0"));
+      args.set(args.indexOf("-l") + 1, listen);
+      cases.put(args, "-l: " + listen + " (expected: an address of this machine;");
+    }
+    for (Map.Entry<List<String>, String> badCase : cases.entrySet()) {
+      Exit exit = runToExit(badCase.getKey());
+      assertThat(exit.status()).as(exit.stderr()).isEqualTo(2);
+      assertThat(exit.stdout()).isEmpty();
+      List<String> lines = exit.stderr().lines().toList();
+      assertThat(lines).as(exit.stderr()).hasSize(2);
+      assertThat(lines.get(0)).startsWith("cachelab middleware: " + badCase.getValue());
+      assertThat(lines.get(1)).isEqualTo("Run with --help for the flags.");
+    }
+  }
+
+  @Test
+  void portInUseExitsOneWithOneLineNamingTheAddressAndFlags() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      int port = taken.getLocalPort();
+      Exit listen = runToExit(flags("-p", String.valueOf(port)));
+      assertThat(listen.status()).as(listen.stderr()).isEqualTo(1);
+      assertThat(listen.stdout()).isEmpty();
+      assertThat(listen.stderr())
+          .isEqualTo(
+              "cachelab middleware: cannot listen on 127.0.0.1:"
+                  + port
+                  + " (-l, -p): Address already in use\n");
+      Exit metrics =
+          runToExit(
+              flags("-p", "0", "--metrics-address", "127.0.0.1", "--metrics-port", "" + port));
+      assertThat(metrics.status()).as(metrics.stderr()).isEqualTo(1);
+      assertThat(metrics.stderr())
+          .isEqualTo(
+              "cachelab middleware: cannot serve /metrics on 127.0.0.1:"
+                  + port
+                  + " (--metrics-address, --metrics-port): Address already in use\n");
+    }
   }
 }

@@ -24,13 +24,28 @@ class RedisToolsIT {
       Pattern.compile("^\"?([A-Z]+)[^,\"]*\"?,\"([0-9.]+)\"", Pattern.MULTILINE);
 
   private static String run(String... command) throws IOException, InterruptedException {
+    return run(null, 0, command);
+  }
+
+  /**
+   * Runs {@code command} with {@code input} on its stdin (none if null); returns its output (stdout
+   * and stderr) after checking its exit status.
+   */
+  private static String run(byte[] input, int expectedExit, String... command)
+      throws IOException, InterruptedException {
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    if (input != null) {
+      process.getOutputStream().write(input);
+    }
+    process.getOutputStream().close();
     if (!process.waitFor(120, TimeUnit.SECONDS)) {
       process.destroyForcibly();
       throw new AssertionError(String.join(" ", command) + " did not finish in 120 s");
     }
     String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(process.exitValue()).as(String.join(" ", command) + ":\n" + out).isZero();
+    assertThat(process.exitValue())
+        .as(String.join(" ", command) + ":\n" + out)
+        .isEqualTo(expectedExit);
     return out;
   }
 
@@ -69,6 +84,85 @@ class RedisToolsIT {
           .isEqualTo("OK\n1\n1\n\n");
       try (RespClient direct = new RespClient(b.port())) {
         assertThat(direct.call("GET", "greeting")).isEqualTo("$11\r\nhello world\r\n");
+      }
+    }
+  }
+
+  /**
+   * {@code redis-cli --pipe} mass insertion (20,000 SETs as one RESP stream), {@code --latency}
+   * (PING) for 2 s, and {@code -n 0} (no SELECT sent) work; {@code SELECT 0} is answered.
+   */
+  @Test
+  void redisCliPipeLatencyAndDatabaseZeroWork() throws Exception {
+    try (RedisProcess a = RedisProcess.start();
+        RedisProcess b = RedisProcess.start();
+        RunningMiddleware mw = middleware(a, b, "-t", "2", "--worker-batch", "16")) {
+      String port = "" + mw.port();
+      StringBuilder mass = new StringBuilder();
+      for (int i = 0; i < 20_000; i++) {
+        String key = "mass:" + i;
+        mass.append("*3\r\n$3\r\nSET\r\n$").append(key.length()).append("\r\n").append(key);
+        mass.append("\r\n$1\r\nv\r\n");
+      }
+      byte[] input = mass.toString().getBytes(StandardCharsets.US_ASCII);
+      assertThat(run(input, 0, "redis-cli", "-p", port, "--pipe"))
+          .contains("errors: 0, replies: 20000");
+      try (RespClient direct = new RespClient(a.port())) {
+        assertThat(direct.call("DBSIZE")).isEqualTo(":20000\r\n");
+      }
+      // Non-interactive --latency prints "min max avg samples" when interrupted.
+      String latency =
+          run(
+              null,
+              0,
+              "timeout",
+              "--preserve-status",
+              "-s",
+              "INT",
+              "2",
+              "redis-cli",
+              "-p",
+              port,
+              "--latency");
+      assertThat(latency).matches("(?s)\\d+ \\d+ [0-9.]+ [1-9]\\d*\\s*");
+      assertThat(run("redis-cli", "-p", port, "-n", "0", "GET", "mass:7")).isEqualTo("v\n");
+      assertThat(run("redis-cli", "-p", port, "SELECT", "0")).isEqualTo("OK\n");
+    }
+  }
+
+  /**
+   * An unsupported test ({@code lpush}) stops redis-benchmark with the unknown-command error, after
+   * the supported tests before it ran; nothing else breaks.
+   */
+  @Test
+  void redisBenchmarkStopsAtAnUnsupportedTestWithTheUnknownCommandError() throws Exception {
+    try (RedisProcess a = RedisProcess.start();
+        RedisProcess b = RedisProcess.start();
+        RunningMiddleware mw = middleware(a, b, "-t", "2", "--worker-batch", "16")) {
+      String port = "" + mw.port();
+      String out =
+          run(
+              null,
+              1,
+              "redis-benchmark",
+              "-p",
+              port,
+              "-n",
+              "2000",
+              "-c",
+              "4",
+              "--csv",
+              "-t",
+              "get,set,incr,lpush");
+      List<String> tests = new ArrayList<>();
+      Matcher m = RATE.matcher(out);
+      while (m.find()) {
+        tests.add(m.group(1));
+      }
+      assertThat(tests).as(out).containsExactly("SET", "GET", "INCR");
+      assertThat(out).contains("ERR unknown command 'LPUSH'");
+      try (RespClient client = new RespClient(mw.port())) {
+        assertThat(client.call("PING")).isEqualTo("+PONG\r\n");
       }
     }
   }

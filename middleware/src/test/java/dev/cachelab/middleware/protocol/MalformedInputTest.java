@@ -49,6 +49,9 @@ class MalformedInputTest {
         row("get a\0 b\r\n", "FORWARD GET key=a fwd=get a"),
         row("set k 0 0 1\0 junk\r\nx\r\n", "FORWARD SET key=k fwd=set k 0 0 1 data=x"),
         row("mg k\0 v\r\n", "FORWARD MG key=k fwd=mg k"),
+        // meta: a bare me is a format error, a bare mg an unknown command (as in memcached)
+        row("me\r\n", "REJECT CLIENT_ERROR bad command line format"),
+        row("mg\r\n", "REJECT ERROR"),
         // bad keys
         row(
             "get " + LONG_KEY + "\r\n",

@@ -23,36 +23,47 @@ public final class RedisProcess implements AutoCloseable {
 
   /** Starts redis-server on a free port and waits until it accepts connections. */
   public static RedisProcess start() throws IOException {
+    for (int attempt = 0; ; attempt++) {
+      try {
+        return startOn(FreePorts.next());
+      } catch (IOException e) {
+        if (attempt == 3) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  /**
+   * Starts redis-server on {@code port} (a server restarted where a killed one was) and waits until
+   * it accepts connections.
+   */
+  public static RedisProcess startOn(int port) throws IOException {
     if (!Files.isExecutable(Path.of(BINARY))) {
       throw new IOException(BINARY + " not found: run `make deps`");
     }
-    for (int attempt = 0; ; attempt++) {
-      int port = FreePorts.next();
-      List<String> command =
-          List.of(
-              BINARY,
-              "--port",
-              "" + port,
-              "--bind",
-              "127.0.0.1",
-              "--save",
-              "",
-              "--appendonly",
-              "no",
-              "--dir",
-              System.getProperty("java.io.tmpdir"),
-              "--loglevel",
-              "warning");
-      Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-      RedisProcess redis = new RedisProcess(port, process);
-      if (redis.awaitListening()) {
-        return redis;
-      }
+    List<String> command =
+        List.of(
+            BINARY,
+            "--port",
+            "" + port,
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            System.getProperty("java.io.tmpdir"),
+            "--loglevel",
+            "warning");
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    RedisProcess redis = new RedisProcess(port, process);
+    if (!redis.awaitListening()) {
       redis.close();
-      if (attempt == 3) {
-        throw new IOException("redis-server did not start on port " + port);
-      }
+      throw new IOException("redis-server did not start on port " + port);
     }
+    return redis;
   }
 
   private boolean awaitListening() {

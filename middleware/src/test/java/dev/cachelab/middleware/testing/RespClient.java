@@ -16,6 +16,11 @@ public final class RespClient implements AutoCloseable {
     connection = new TextClient(port);
   }
 
+  /** How long a read may block before it fails (SocketTimeoutException). */
+  public void setTimeoutMillis(int millis) throws IOException {
+    connection.setTimeoutMillis(millis);
+  }
+
   /** Sends {@code parts} as one command and reads its reply. */
   public String call(String... parts) throws IOException {
     send(RespReplies.command(parts));
