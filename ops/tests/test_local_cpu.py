@@ -101,7 +101,8 @@ def test_cpu_files_without_the_thread_columns_read_as_not_measured(tmp_path: Pat
     assert used.cores == 0.5 and math.isnan(used.wait_cores) and math.isnan(used.pool_cores)
 
 
-# a worker-<n> thread says it is named, spins 0.3 s and ends; the process then waits for a line on stdin
+# a worker-<n> thread says it is named, spins 0.3 s and ends; the process then waits for a
+# line on stdin
 ENDING_WORKER = """import sys, threading, time
 def work() -> None:
     with open(f"/proc/self/task/{threading.get_native_id()}/comm", "w") as comm:
