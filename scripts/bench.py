@@ -22,7 +22,7 @@ after the first run's clients disconnect and new ones connect) are not counted a
 middleware.
 
 Part 3 (redis) runs redis-benchmark (-t get,set, BENCH_REDIS_CLIENTS (50) connections,
-BENCH_REDIS_REQUESTS (100000) requests per test, 1 KiB values, random keys) against one
+BENCH_REDIS_REQUESTS (800000) requests per test, 1 KiB values, random keys) against one
 redis-server directly, through twemproxy's redis mode (`redis: true`) and through the middleware's
 RESP front end (`--protocol redis`) in each BENCH_MIDDLEWARE variant (each followed by the
 BENCH_BASELINE_JAR's, as in part 1), and prints GET and SET ops/s, p50, proxy CPU and context
@@ -72,6 +72,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
+from statistics import median
 from typing import Any, TextIO, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +118,9 @@ PERF = os.environ.get("BENCH_PERF", "0") == "1"
 PERF_SECONDS = int(os.environ.get("BENCH_PERF_SECONDS", "5"))
 PARTS = os.environ.get("BENCH_PARTS", "1,2,3").split(",")
 REDIS_CLIENTS = int(os.environ.get("BENCH_REDIS_CLIENTS", "50"))
-REDIS_REQUESTS = int(os.environ.get("BENCH_REDIS_REQUESTS", "100000"))
+# 800,000 per test (about 9.5 s here): the rounds spread 1.01-1.20x against 1.05-1.48x at 100,000
+# (middleware/README.md, "Current figures").
+REDIS_REQUESTS = int(os.environ.get("BENCH_REDIS_REQUESTS", "800000"))
 # Unmeasured requests per test before each target's measured run. 10,000 (once a tenth of the
 # measured run) left C2 compiling during the measured run: 9 % of the middleware's samples;
 # three runs of 100,000 leave 0.1 %.
@@ -246,30 +249,39 @@ class Row:
 
 @dataclass
 class ProcCounters:
-    """A process's read and write system calls, context switches (all its threads) and user and
-    system CPU ticks so far."""
+    """A process's read and write system calls, context switches and run-queue wait (all its
+    threads) and user and system CPU ticks so far."""
 
     reads: int
     writes: int
     switches: int
     user_ticks: int
     system_ticks: int
+    # Time its threads spent runnable but waiting for a CPU (/proc/<pid>/task/*/schedstat).
+    run_queue_nanos: int = 0
 
     @staticmethod
     def of(pid: int) -> ProcCounters:
         io = dict(line.split(": ", 1) for line in Path(f"/proc/{pid}/io").read_text().splitlines())
-        switches = 0
+        switches = run_queue_nanos = 0
         for task in Path(f"/proc/{pid}/task").iterdir():
             try:
                 status = (task / "status").read_text()
+                schedstat = (task / "schedstat").read_text().split()
             except OSError:  # the thread ended meanwhile
                 continue
             switches += sum(
                 int(line.split()[1]) for line in status.splitlines() if "ctxt_switches" in line
             )
+            run_queue_nanos += int(schedstat[1]) if len(schedstat) > 1 else 0
         stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         return ProcCounters(
-            int(io["syscr"]), int(io["syscw"]), switches, int(stat[11]), int(stat[12])
+            int(io["syscr"]),
+            int(io["syscw"]),
+            switches,
+            int(stat[11]),
+            int(stat[12]),
+            run_queue_nanos,
         )
 
 
@@ -752,11 +764,16 @@ class RedisRow:
     set_p50_ms: float
     proxy_cpu_us: float | None
     note: str = ""
-    # The proxy's context switches per request (all threads, /proc) in the measured run.
+    # The proxy's context switches per request (all threads, /proc) in the measured run, and the
+    # time its threads waited for a CPU per request (schedstat).
     switches_per_request: float | None = None
+    run_queue_us_per_request: float | None = None
     # redis' commands per read event in the measured run (its INFO stats): how many requests
     # reach redis per write of its clients (1 for direct; a proxy's pipeline depth behind it).
     requests_per_redis_read: float | None = None
+    # CPU per request of redis (INFO cpu) and of redis-benchmark (rusage) in the measured run.
+    redis_cpu_us: float | None = None
+    client_cpu_us: float | None = None
 
 
 def parse_redis_benchmark_csv(text: str) -> dict[str, tuple[float, float]]:
@@ -774,18 +791,19 @@ def parse_redis_benchmark_csv(text: str) -> dict[str, tuple[float, float]]:
 
 def redis_benchmark(
     port: int, work: Path, name: str, requests: int
-) -> dict[str, tuple[float, float]]:
+) -> tuple[dict[str, tuple[float, float]], float]:
+    """One redis-benchmark run: test name -> (ops/s, p50 ms), and its CPU seconds."""
     cmd = [
         "redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-t", "get,set",
         "-n", str(requests), "-c", str(REDIS_CLIENTS), "-d", "1024", "-r", str(KEYS), "--csv",
     ]  # fmt: skip
     log = work / f"{name}.csv"
-    status, _ = run_client(cmd, log)
+    status, cpu_s = run_client(cmd, log)
     text = log.read_text(errors="replace")
     rows = parse_redis_benchmark_csv(text)
     if status != 0 or not {"GET", "SET"} <= rows.keys():
         raise RuntimeError(f"redis-benchmark ({name}) failed (status {status}):\n{text[-2000:]}")
-    return rows
+    return rows, cpu_s
 
 
 def parse_redis_info(text: str) -> dict[str, str]:
@@ -798,11 +816,19 @@ def parse_redis_info(text: str) -> dict[str, str]:
     return fields
 
 
-def redis_counters(port: int) -> tuple[int, int] | None:
-    """redis' commands processed and read events so far (INFO stats), or None if it has no
-    read counter (redis < 6)."""
+@dataclass
+class RedisCounters:
+    """redis' commands processed, read events and CPU seconds so far (INFO stats, cpu)."""
+
+    commands: int
+    reads: int
+    cpu_s: float
+
+
+def redis_counters(port: int) -> RedisCounters | None:
+    """redis' counters now, or None if it has no read counter (redis < 6)."""
     with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        s.sendall(b"INFO stats\r\n")
+        s.sendall(b"INFO stats cpu\r\n")
         data = b""
         while b"\r\n" not in data:
             data += s.recv(65536) or b"\r\n"
@@ -818,7 +844,11 @@ def redis_counters(port: int) -> tuple[int, int] | None:
     info = parse_redis_info(body.decode(errors="replace"))
     if "total_reads_processed" not in info:
         return None
-    return int(info["total_commands_processed"]), int(info["total_reads_processed"])
+    return RedisCounters(
+        int(info["total_commands_processed"]),
+        int(info["total_reads_processed"]),
+        float(info.get("used_cpu_user", 0)) + float(info.get("used_cpu_sys", 0)),
+    )
 
 
 def redis_row(name: str, port: int, work: Path, proxy_pid: int | None, redis_port: int) -> RedisRow:
@@ -827,19 +857,23 @@ def redis_row(name: str, port: int, work: Path, proxy_pid: int | None, redis_por
     before = cpu_seconds(proxy_pid) if proxy_pid else 0.0
     counters_before = ProcCounters.of(proxy_pid) if proxy_pid else None
     redis_before = redis_counters(redis_port)
-    rows = redis_benchmark(port, work, name, REDIS_REQUESTS)
+    rows, client_cpu_s = redis_benchmark(port, work, name, REDIS_REQUESTS)
     requests = 2 * REDIS_REQUESTS
     redis_after = redis_counters(redis_port)
     proxy_us = (cpu_seconds(proxy_pid) - before) / requests * 1e6 if proxy_pid else None
     (get_ops, get_p50), (set_ops, set_p50) = rows["GET"], rows["SET"]
     row = RedisRow(name, get_ops, set_ops, get_p50, set_p50, proxy_us)
+    row.client_cpu_us = client_cpu_s / requests * 1e6
     if proxy_pid and counters_before:
-        switches = ProcCounters.of(proxy_pid).switches - counters_before.switches
-        row.switches_per_request = switches / requests
-    if redis_before and redis_after and redis_after[1] > redis_before[1]:
+        after = ProcCounters.of(proxy_pid)
+        row.switches_per_request = (after.switches - counters_before.switches) / requests
+        waited = after.run_queue_nanos - counters_before.run_queue_nanos
+        row.run_queue_us_per_request = waited / requests / 1e3
+    if redis_before and redis_after and redis_after.reads > redis_before.reads:
         # redis-benchmark's own CONFIG GET calls at start-up are a few commands among 10^5.
-        commands, reads = (a - b for a, b in zip(redis_after, redis_before, strict=True))
-        row.requests_per_redis_read = commands / reads
+        commands = redis_after.commands - redis_before.commands
+        row.requests_per_redis_read = commands / (redis_after.reads - redis_before.reads)
+        row.redis_cpu_us = (redis_after.cpu_s - redis_before.cpu_s) / requests * 1e6
     return row
 
 
@@ -934,7 +968,8 @@ def print_redis_rows(rows: list[RedisRow]) -> None:
         f"{'target':<17} {'GET ops/s':>10} {'SET ops/s':>10} {'GET p50':>8} {'SET p50':>8}"
         f" {'proxy CPU us/req':>17} {'GET vs direct':>14} {'SET vs direct':>14}"
         f" {'GET vs nutcracker':>18} {'SET vs nutcracker':>18} {'CPU vs nutcracker':>18}"
-        f" {'switches/req':>13} {'req/redis read':>15}"
+        f" {'switches/req':>13} {'CPU wait us/req':>16} {'req/redis read':>15}"
+        f" {'redis CPU us/req':>17} {'client CPU us/req':>18}"
     )
     print(header)
     print("-" * len(header))
@@ -953,17 +988,24 @@ def print_redis_rows(rows: list[RedisRow]) -> None:
             f" {ratio(r.get_ops, nut.get_ops if nut else None):>18}"
             f" {ratio(r.set_ops, nut.set_ops if nut else None):>18}"
             f" {ratio(r.proxy_cpu_us, nut.proxy_cpu_us if nut else None):>18}"
-            f" {num(r.switches_per_request):>13} {num(r.requests_per_redis_read):>15}"
+            f" {num(r.switches_per_request):>13} {num(r.run_queue_us_per_request):>16}"
+            f" {num(r.requests_per_redis_read):>15} {num(r.redis_cpu_us):>17}"
+            f" {num(r.client_cpu_us):>18}"
         )
     print(
-        "(switches: the proxy's context switches per request, all threads; req/redis read:"
-        " redis' commands per read event, the requests each write to redis carried;"
+        "(switches: the proxy's context switches per request, all threads; CPU wait: the time"
+        " its threads waited runnable for a CPU per request (schedstat); req/redis read:"
+        " redis' commands per read event, the requests each write to redis carried; redis and"
+        " client CPU: redis-server's (INFO cpu) and redis-benchmark's (rusage) per request;"
         " target: the middleware's GET and SET ops/s >= x1.00 nutcracker's redis mode)"
     )
 
 
 def print_redis_rounds(runs: dict[str, list[RedisRow]]) -> None:
-    """Every round's GET / SET ops/s per target, and the spread of its GET rounds (max / min)."""
+    """Every round's GET / SET ops/s per target with the spread of its GET rounds (max / min);
+    then, per middleware target, its GET and SET against twemproxy's round of the same number
+    (measured next to it or nearly) and the medians of those ratios, which a drift in the
+    background load between rounds moves less than the ratio of the two medians."""
     print("rounds (GET / SET ops/s, in round order; spread: max / min GET):")
     for name, rounds in runs.items():
         measured = [r for r in rounds if not r.note]
@@ -972,6 +1014,20 @@ def print_redis_rounds(runs: dict[str, list[RedisRow]]) -> None:
         gets = [r.get_ops for r in measured]
         cells = ", ".join(f"{r.get_ops:.0f} / {r.set_ops:.0f}" for r in measured)
         print(f"  {name:<17} {cells}  (spread x{max(gets) / min(gets):.2f})")
+    nut = runs.get("twemproxy", [])
+    for name, rounds in runs.items():
+        if name in ("direct", "twemproxy"):
+            continue
+        pairs = [(r, n) for r, n in zip(rounds, nut, strict=False) if not r.note and not n.note]
+        if not pairs:
+            continue
+        gets = [r.get_ops / n.get_ops for r, n in pairs]
+        sets = [r.set_ops / n.set_ops for r, n in pairs]
+        cells = ", ".join(f"{g:.2f} / {s:.2f}" for g, s in zip(gets, sets, strict=True))
+        print(
+            f"  {name:<17} vs twemproxy per round (GET / SET): {cells};"
+            f" medians x{median(gets):.2f} / x{median(sets):.2f}"
+        )
 
 
 def memcached_parts(record: dict[str, Any], work: Path) -> None:

@@ -153,9 +153,45 @@ def test_redis_rounds_are_listed_with_their_spread(
     assert " x " not in out  # a target without measured rounds has no line
 
 
+def test_middleware_rounds_are_compared_with_twemproxys_round_of_the_same_number(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def rows(name: str, gets: list[float]) -> list[Any]:
+        return [bench.RedisRow(name, g, g / 2, 0.3, 0.3, 9.0) for g in gets]
+
+    bench.print_redis_rounds(
+        {
+            "direct": rows("direct", [100e3, 100e3, 100e3]),
+            "twemproxy": rows("twemproxy", [50e3, 80e3, 100e3]),
+            "cachelab-t2-b16": rows("cachelab-t2-b16", [60e3, 80e3, 90e3]),
+        }
+    )
+    out = capsys.readouterr().out
+    # per round 1.20, 1.00, 0.90: median 1.00 (the medians' ratio would be 80/80 as well, but a
+    # slow first twemproxy round no longer counts twice)
+    assert "cachelab-t2-b16   vs twemproxy per round (GET / SET): 1.20 / 1.20, 1.00 / 1.00," in out
+    assert "medians x1.00 / x1.00" in out
+    assert "direct            vs twemproxy" not in out
+
+
 def test_redis_info_fields_skip_section_headers(bench: ModuleType) -> None:
     text = "# Stats\r\ntotal_commands_processed:10003\r\ntotal_reads_processed:10055\r\n\r\n"
     assert bench.parse_redis_info(text) == {
         "total_commands_processed": "10003",
         "total_reads_processed": "10055",
     }
+
+
+def test_redis_table_gives_switches_cpu_wait_and_what_redis_and_the_client_spend(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    direct = bench.RedisRow("direct", 100e3, 100e3, 0.2, 0.2, None, requests_per_redis_read=1.0)
+    direct.redis_cpu_us, direct.client_cpu_us = 6.0, 8.0
+    nut = bench.RedisRow("twemproxy", 80e3, 80e3, 0.4, 0.4, 9.0, "", 0.07, 1.5, 14.2, 3.0, 9.5)
+    mw = bench.RedisRow("cachelab-t2-b16", 72e3, 88e3, 0.5, 0.5, 9.9, "", 0.39, 19.2, 10.1, 3.5)
+    bench.print_redis_rows([direct, nut, mw])
+    lines = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
+    assert lines["cachelab-t2-b16"][-8:] == [
+        "x0.90", "x1.10", "x1.10", "0.39", "19.20", "10.10", "3.50", "-",
+    ]  # fmt: skip
+    assert lines["direct"][-5:] == ["-", "-", "1.00", "6.00", "8.00"]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from cachelab.local.cpu import ProcessCpuSampler, process_cpu_s
+from cachelab.local.cpu import ProcessCpuSampler, _TaskReading, process_cpu_s, thread_times
 from cachelab.results import MeasuredInterval
 from cachelab.results.cpu import measured_cpu, read_cpu_samples
 
@@ -98,3 +99,56 @@ def test_cpu_files_without_the_thread_columns_read_as_not_measured(tmp_path: Pat
     assert all(math.isnan(s.wait_s) and math.isnan(s.pool_cpu_s) for s in samples)
     (used,) = measured_cpu(samples, 0.0, MeasuredInterval(0, 60))
     assert used.cores == 0.5 and math.isnan(used.wait_cores) and math.isnan(used.pool_cores)
+
+
+# a worker-<n> thread says it is named, spins 0.3 s and ends; the process then waits for a
+# line on stdin
+ENDING_WORKER = """import sys, threading, time
+def work() -> None:
+    with open(f"/proc/self/task/{threading.get_native_id()}/comm", "w") as comm:
+        comm.write("worker-0")
+    print("started", flush=True)
+    end = time.time() + 0.3
+    while time.time() < end:
+        pass
+thread = threading.Thread(target=work)
+thread.start()
+thread.join()
+print("ended", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_thread_that_ends_keeps_its_times_in_the_totals() -> None:
+    # summed over live threads only, the pool's CPU time fell to nothing when its thread ended,
+    # and a window's run-queue wait could come out negative (seen under load: -0.037 cores)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ENDING_WORKER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        assert proc.stdout.readline().strip() == "started"
+        seen: dict[int, _TaskReading] = {}
+        during = thread_times(proc.pid, seen)
+        assert proc.stdout.readline().strip() == "ended"
+        after = thread_times(proc.pid, seen)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    assert during.pool_cpu_s is not None and after.pool_cpu_s is not None
+    assert after.pool_cpu_s >= during.pool_cpu_s
+    assert during.wait_s is not None and after.wait_s is not None
+    assert after.wait_s >= during.wait_s
+    # without a memory of earlier readings only the live threads count
+    assert thread_times(os.getpid()).pool_cpu_s is None
+
+
+def test_remembered_readings_of_gone_threads_are_added() -> None:
+    gone = _TaskReading(wait_s=5.0, slices=7, cpu_s=2.0, pool=True, path=True)
+    times = thread_times(os.getpid(), {2**22 + 54321: gone})
+    assert times.wait_s is not None and times.wait_s >= 5.0
+    assert times.pool_cpu_s == 2.0 and times.pool_wait_s == 5.0 and times.pool_slices == 7
+    assert times.path_cpu_s is not None and times.path_cpu_s >= 2.0

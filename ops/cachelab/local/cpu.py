@@ -4,13 +4,14 @@ the file format and the reader).
 `ProcessCpuSampler` runs on its own thread while the loadgens measure: every `period_s` it reads
 utime + stime of each listed process from `/proc/<pid>/stat` (all threads of the process), the
 time its threads spent runnable but waiting for a CPU (the 2nd field of
-`/proc/<pid>/task/<tid>/schedstat`, summed over the live threads), the CPU time and run-queue wait
-of its worker-pool threads (threads named `worker-<n>`, the middleware's), the same two for its
-threads on a request's path (`REQUEST_PATH_THREAD`: the loadgen's event loops, the
-middleware's net thread and workers, memcached's workers, redis's main thread), and the whole
-machine's busy time from `/proc/stat` (role `host`: every process, also other people's), and
-appends one row each to the run's `cpu.csv`. A process that has exited is skipped; a kernel
-without schedstat leaves the wait columns empty.
+`/proc/<pid>/task/<tid>/schedstat`, summed over its threads, an exited one with its last
+reading), the CPU time and run-queue wait of its worker-pool threads (threads named
+`worker-<n>`, the middleware's), the same two for its threads on a request's path
+(`REQUEST_PATH_THREAD`: the loadgen's event loops, the middleware's net thread and workers,
+memcached's workers, redis's main thread), and the whole machine's busy time from `/proc/stat`
+(role `host`: every process, also other people's), and appends one row each to the run's
+`cpu.csv`. A process that has exited is skipped; a kernel without schedstat leaves the wait
+columns empty.
 """
 
 from __future__ import annotations
@@ -107,42 +108,73 @@ def _task_schedstat(task: Path) -> tuple[float, int] | None:
         return None
 
 
-def thread_times(pid: int) -> ThreadTimes:
-    """Run-queue wait summed over a process's live threads, and the CPU time and wait of its
+@dataclass(frozen=True)
+class _TaskReading:
+    """The last /proc reading of one thread: its cumulative run-queue wait, times put on a CPU
+    and CPU time (None where /proc did not say), and whether it is a pool or request-path thread."""
+
+    wait_s: float | None
+    slices: int | None
+    cpu_s: float | None
+    pool: bool
+    path: bool
+
+
+def _read_task(task: Path) -> _TaskReading | None:
+    schedstat = _task_schedstat(task)
+    try:
+        name = (task / "comm").read_text().strip()
+    except OSError:
+        return None
+    pool = WORKER_THREAD.fullmatch(name) is not None
+    path = REQUEST_PATH_THREAD.fullmatch(name) is not None
+    return _TaskReading(
+        schedstat[0] if schedstat is not None else None,
+        schedstat[1] if schedstat is not None else None,
+        _task_cpu_s(task) if pool or path else None,
+        pool,
+        path,
+    )
+
+
+def _add(total: float | None, value: float | None) -> float | None:
+    return total if value is None else (total or 0.0) + value
+
+
+def thread_times(pid: int, seen: dict[int, _TaskReading] | None = None) -> ThreadTimes:
+    """Run-queue wait summed over a process's threads, and the CPU time and wait of its
     `worker-<n>` threads and of its request-path threads (None when the process is gone or the
-    kernel has no schedstat)."""
+    kernel has no schedstat).
+
+    `seen` (the caller's, one per process, kept between calls) remembers every thread's last
+    reading, so a thread that has exited still counts with what it had: summed over the live
+    threads only, the totals would fall when a thread ends and a window's difference could be
+    negative."""
     try:
         tasks = list(Path(f"/proc/{pid}/task").iterdir())
     except OSError:
         return ThreadTimes(None, None, None)
+    readings = seen if seen is not None else {}
+    for task in tasks:
+        reading = _read_task(task)
+        if reading is not None and task.name.isdigit():
+            readings[int(task.name)] = reading
     wait: float | None = None
     pool_cpu: float | None = None
     pool_wait: float | None = None
     path_cpu: float | None = None
     path_wait: float | None = None
     pool_slices: int | None = None
-    for task in tasks:
-        schedstat = _task_schedstat(task)
-        task_wait = schedstat[0] if schedstat is not None else None
-        if task_wait is not None:
-            wait = (wait or 0.0) + task_wait
-        try:
-            name = (task / "comm").read_text().strip()
-        except OSError:
-            continue
-        if WORKER_THREAD.fullmatch(name):
-            task_cpu = _task_cpu_s(task)
-            if task_cpu is not None:
-                pool_cpu = (pool_cpu or 0.0) + task_cpu
-            if schedstat is not None:
-                pool_wait = (pool_wait or 0.0) + schedstat[0]
-                pool_slices = (pool_slices or 0) + schedstat[1]
-        if REQUEST_PATH_THREAD.fullmatch(name):
-            task_cpu = _task_cpu_s(task)
-            if task_cpu is not None:
-                path_cpu = (path_cpu or 0.0) + task_cpu
-            if task_wait is not None:
-                path_wait = (path_wait or 0.0) + task_wait
+    for reading in readings.values():
+        wait = _add(wait, reading.wait_s)
+        if reading.pool:
+            pool_cpu = _add(pool_cpu, reading.cpu_s)
+            pool_wait = _add(pool_wait, reading.wait_s)
+            if reading.slices is not None:
+                pool_slices = (pool_slices or 0) + reading.slices
+        if reading.path:
+            path_cpu = _add(path_cpu, reading.cpu_s)
+            path_wait = _add(path_wait, reading.wait_s)
     return ThreadTimes(wait, pool_cpu, pool_wait, path_cpu, path_wait, pool_slices)
 
 
@@ -162,6 +194,8 @@ class ProcessCpuSampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="cpu-sampler", daemon=True)
         self._writer: CpuSampleWriter | None = None
+        # per process, the last reading of every thread seen (thread_times)
+        self._threads: dict[int, dict[int, _TaskReading]] = {}
 
     def start(self) -> ProcessCpuSampler:
         self._writer = CpuSampleWriter(self.path)
@@ -195,7 +229,7 @@ class ProcessCpuSampler:
         for role, name, pid in self.processes():
             cpu_s = process_cpu_s(pid)
             if cpu_s is not None:
-                times = thread_times(pid)
+                times = thread_times(pid, self._threads.setdefault(pid, {}))
                 rows.append(
                     CpuSample(
                         now_ms,
