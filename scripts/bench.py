@@ -260,6 +260,11 @@ class ProcCounters:
     # Time its threads spent runnable but waiting for a CPU (/proc/<pid>/task/*/schedstat).
     run_queue_nanos: int = 0
 
+    @property
+    def cpu_s(self) -> float:
+        """utime + stime in seconds (what cpu_seconds reads)."""
+        return (self.user_ticks + self.system_ticks) / CLK_TCK
+
     @staticmethod
     def of(pid: int) -> ProcCounters:
         io = dict(line.split(": ", 1) for line in Path(f"/proc/{pid}/io").read_text().splitlines())
@@ -364,15 +369,14 @@ def measured_row(
     # measured one (C2 took 1-3 us/req of the measured run after a single warm-up).
     for warmup in range(2 if WARMUP_SECONDS > 0 else 0):
         loadgen(port, work, f"{name}-warmup{warmup}", [*MEASURE, f"--test-time={WARMUP_SECONDS}"])
-    proxy_before = cpu_seconds(proxy_pid) if proxy_pid else 0.0
     counters_before = ProcCounters.of(proxy_pid) if proxy_pid else None
     server_before = cpu_seconds(memcached_pid)
     run = measure(port, work, name)
     server_us = (cpu_seconds(memcached_pid) - server_before) / run.requests * 1e6
     if not proxy_pid or not counters_before:
         return Row(name, run, None, server_us)
-    proxy_us = (cpu_seconds(proxy_pid) - proxy_before) / run.requests * 1e6
     after = ProcCounters.of(proxy_pid)
+    proxy_us = (after.cpu_s - counters_before.cpu_s) / run.requests * 1e6
     row = Row(
         name,
         run,
@@ -854,18 +858,17 @@ def redis_counters(port: int) -> RedisCounters | None:
 def redis_row(name: str, port: int, work: Path, proxy_pid: int | None, redis_port: int) -> RedisRow:
     for warmup in range(REDIS_WARMUP_RUNS):
         redis_benchmark(port, work, f"{name}-warmup{warmup}", max(1000, REDIS_WARMUP_REQUESTS))
-    before = cpu_seconds(proxy_pid) if proxy_pid else 0.0
     counters_before = ProcCounters.of(proxy_pid) if proxy_pid else None
     redis_before = redis_counters(redis_port)
     rows, client_cpu_s = redis_benchmark(port, work, name, REDIS_REQUESTS)
     requests = 2 * REDIS_REQUESTS
     redis_after = redis_counters(redis_port)
-    proxy_us = (cpu_seconds(proxy_pid) - before) / requests * 1e6 if proxy_pid else None
+    after = ProcCounters.of(proxy_pid) if proxy_pid else None
     (get_ops, get_p50), (set_ops, set_p50) = rows["GET"], rows["SET"]
-    row = RedisRow(name, get_ops, set_ops, get_p50, set_p50, proxy_us)
+    row = RedisRow(name, get_ops, set_ops, get_p50, set_p50, None)
     row.client_cpu_us = client_cpu_s / requests * 1e6
-    if proxy_pid and counters_before:
-        after = ProcCounters.of(proxy_pid)
+    if after and counters_before:
+        row.proxy_cpu_us = (after.cpu_s - counters_before.cpu_s) / requests * 1e6
         row.switches_per_request = (after.switches - counters_before.switches) / requests
         waited = after.run_queue_nanos - counters_before.run_queue_nanos
         row.run_queue_us_per_request = waited / requests / 1e3
