@@ -185,10 +185,11 @@ def _not_results(folder: Path) -> str | None:
     return None
 
 
-def incomplete_note(folder: Path) -> str | None:
+def incomplete_note(folder: Path, shown_by: str = "the report shows") -> str | None:
     """A line saying that ``folder``'s experiment did not finish every run (its status.json), or
-    that nothing says whether it did; None for a complete one. A report of such a folder shows
-    what was measured and must not pass for the whole experiment."""
+    that nothing says whether it did; None for a complete one. A report (or, with ``shown_by``
+    "the summary has", a summary) of such a folder shows what was measured and must not pass for
+    the whole experiment."""
     from cachelab.results import ResultsDir, ResultsError
     from cachelab.results.experiment import read_status
 
@@ -202,7 +203,7 @@ def incomplete_note(folder: Path) -> str | None:
     if not status:
         return f"{folder}: no status.json, so whether every run finished is unknown"
     runs = f" ({status.get('runs_done', '?')}/{status.get('runs_total', '?')} runs)"
-    return f"{folder}: the experiment is {state}{runs}; the report shows only the runs that ended"
+    return f"{folder}: the experiment is {state}{runs}; {shown_by} only the runs that ended"
 
 
 def _note(console: Console, message: str) -> None:
@@ -263,9 +264,9 @@ def cmd_summarize(args: argparse.Namespace, console: Console) -> int:
     except ResultsError as error:
         return _error(console, str(error))
     console.print(f"summary: [bold]{escape(str(path))}[/]")
-    note = incomplete_note(args.results_dir)
+    note = incomplete_note(args.results_dir, shown_by="the summary has")
     if note:
-        _note(console, note.replace("the report shows", "the summary has"))
+        _note(console, note)
     return 0
 
 
