@@ -3,6 +3,7 @@ package dev.cachelab.middleware.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.cachelab.middleware.backend.BackendHealth;
+import dev.cachelab.middleware.testing.ClientThreads;
 import dev.cachelab.middleware.testing.MemcachedProcess;
 import dev.cachelab.middleware.testing.RunningMiddleware;
 import dev.cachelab.middleware.testing.TextClient;
@@ -104,15 +105,9 @@ class FaultIsolationIT {
         assertThat(client.call("set hot 0 0 3\r\nhot\r\n")).isEqualTo("STORED\r\n");
       }
       AtomicLong answered = new AtomicLong();
-      AtomicBoolean stop = new AtomicBoolean();
       List<String> problems = new CopyOnWriteArrayList<>();
-      List<Thread> clients = new ArrayList<>();
-      for (int c = 0; c < 8; c++) {
-        Thread t = new Thread(() -> readLoop(mw, answered, stop, problems), "reader-" + c);
-        clients.add(t);
-        t.start();
-      }
-      try {
+      try (ClientThreads clients =
+          ClientThreads.start(8, "reader", (id, stop) -> readLoop(mw, answered, stop, problems))) {
         Thread.sleep(1_000); // warm-up
         long before = countFor(answered, 3_000);
         servers.get(1).signal("STOP");
@@ -136,11 +131,6 @@ class FaultIsolationIT {
         try (TextClient client = mw.client()) {
           String stats = client.call("stats\r\n");
           assertThat(stats).contains("STAT server_1_ejections ").contains("STAT server_1_returns ");
-        }
-      } finally {
-        stop.set(true);
-        for (Thread t : clients) {
-          t.join(30_000);
         }
       }
       assertThat(problems).isEmpty();
@@ -172,29 +162,17 @@ class FaultIsolationIT {
             "" + TIMEOUT_MS,
             "--eject-retry-ms",
             "300")) {
-      AtomicBoolean stop = new AtomicBoolean();
       List<String> problems = new CopyOnWriteArrayList<>();
       String stopped = servers.get(1).address();
-      List<Thread> clients = new ArrayList<>();
-      for (int c = 0; c < 4; c++) {
-        int id = c;
-        Thread t =
-            new Thread(() -> writeAndSplitReadLoop(mw, id, stopped, stop, problems), "rw-" + c);
-        clients.add(t);
-        t.start();
-      }
-      try {
+      try (ClientThreads clients =
+          ClientThreads.start(
+              4, "rw", (id, stop) -> writeAndSplitReadLoop(mw, id, stopped, stop, problems))) {
         Thread.sleep(500);
         servers.get(1).signal("STOP");
         try {
           Thread.sleep(2_500);
         } finally {
           servers.get(1).signal("CONT");
-        }
-      } finally {
-        stop.set(true);
-        for (Thread t : clients) {
-          t.join(30_000);
         }
       }
       assertThat(mw.middleware().stats().health(1).ejections()).as("stopped").isPositive();

@@ -3,6 +3,7 @@ package dev.cachelab.middleware.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.cachelab.middleware.backend.BackendHealth;
+import dev.cachelab.middleware.testing.ClientThreads;
 import dev.cachelab.middleware.testing.RedisProcess;
 import dev.cachelab.middleware.testing.RespClient;
 import dev.cachelab.middleware.testing.RunningMiddleware;
@@ -47,21 +48,15 @@ class RedisFaultIT {
             "--eject-retry-ms",
             "300")) {
       List<String> failing = List.of(servers.get(0).address(), servers.get(1).address());
-      AtomicBoolean stop = new AtomicBoolean();
       AtomicLong answered = new AtomicLong();
       List<String> problems = new CopyOnWriteArrayList<>();
-      List<Thread> clients = new ArrayList<>();
-      for (int c = 0; c < 4; c++) {
-        int id = c;
-        Thread t =
-            new Thread(
-                () -> commandLoop(mw, id, failing, stop, answered, problems), "redis-client-" + c);
-        clients.add(t);
-        t.start();
-      }
       BackendHealth killedHealth = mw.middleware().stats().health(0);
       BackendHealth stoppedHealth = mw.middleware().stats().health(1);
-      try {
+      try (ClientThreads clients =
+          ClientThreads.start(
+              4,
+              "redis-client",
+              (id, stop) -> commandLoop(mw, id, failing, stop, answered, problems))) {
         Thread.sleep(500);
         servers.get(1).signal("STOP");
         try {
@@ -77,11 +72,6 @@ class RedisFaultIT {
         long before = answered.get();
         Thread.sleep(500);
         assertThat(answered.get()).as("answered after both returned").isGreaterThan(before);
-      } finally {
-        stop.set(true);
-        for (Thread t : clients) {
-          t.join(30_000);
-        }
       }
       assertThat(problems).isEmpty();
       assertThat(killedHealth.ejections()).as("killed: ejections").isPositive();
