@@ -69,7 +69,8 @@ def _command(argv: Any) -> str | None:
 
 
 def row_of(data: RunData) -> dict[str, Any]:
-    """One summary.csv row from a run read through the results package."""
+    """One summary.csv row from a run read through the results package (a partial or failed
+    run's row names the run and its status, its measures empty)."""
     spec = data.record.spec
     topology, workload = spec["topology"], spec["workload"]
     total_clients = (
@@ -92,6 +93,9 @@ def row_of(data: RunData) -> dict[str, Any]:
         "monitor": _setting(data.record.extra.get("monitor")),
         "command_line": _command(data.record.extra.get("command_line")),
     }
+    if data.status != "ok":
+        # a partial or failed run measured nothing to average: its measures stay empty
+        return row
     row.update(_client_columns(data.clients))
     row.update(_middleware_columns([m.all for m in data.middlewares]))
     for role in ("loadgen", "middleware", "server"):

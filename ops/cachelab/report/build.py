@@ -307,6 +307,7 @@ def run_info(metadata: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]
             if "runs_done" in status and "runs_total" in status
             else None
         ),
+        "subset": _subset(status),
         "tools": {k: _first_line(v) for k, v in tools.items() if v},
         "synthetic": bool(metadata.get("synthetic")),
         "generator": metadata.get("generator"),
@@ -328,6 +329,15 @@ def run_info(metadata: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]
         },
         "warnings": host_warnings(metadata),
     }
+
+
+def _subset(status: dict[str, Any]) -> str | None:
+    """`2 of 8 points (--only workers=8 --only clients_per_thread=1,4)` for a subset run."""
+    selected, total = status.get("points_selected") or 0, status.get("points_total") or 0
+    if not 0 < selected < total:
+        return None
+    only = " ".join(f"--only {t}" for t in status.get("only") or [])
+    return f"{selected} of {total} points" + (f" ({only})" if only else "")
 
 
 def format_number(value: Any, digits: int | None = None) -> str:
