@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -20,6 +21,9 @@ from cachelab.terminal import make_console
 EXPERIMENTS_DIR = Path(__file__).resolve().parents[1] / "experiments"
 
 RUN_OVERHEAD_TEXT = "JVM start/stop"
+# FIELD=VALUE terms (whitespace-separated) applied to every `cachelab run`'s spec before --set:
+# shortens runs in scripts, e.g. CACHELAB_SET="run.duration_s=4 run.repetitions=1".
+SET_ENV = "CACHELAB_SET"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,6 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RESULTS_DIR",
         help="finish an earlier run of this spec in its results folder: only runs that are "
         "missing, partial or failed run (again)",
+    )
+    run.add_argument(
+        "--set",
+        action="append",
+        default=None,
+        metavar="FIELD=VALUE",
+        help="change one field of the spec for this run (run.duration_s=10, "
+        "sweep.topology.workers=[8,32]); repeatable, after $CACHELAB_SET's terms",
     )
     run.add_argument(
         "--only",
@@ -313,14 +325,17 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from cachelab.processes import ProcessError
     from cachelab.terminal import summary_table
 
+    overrides = [*os.environ.get(SET_ENV, "").split(), *(getattr(args, "set", None) or [])]
     try:
-        spec = load_spec(args.spec)
+        spec = load_spec(args.spec, overrides)
         selection = Selection(tuple(args.only or ()))
         selection.choose(spec.points())  # a bad --only fails before anything starts
     except SpecError as error:
         return _error(console, f"{error}{spec_hint(args.spec)}")
     except SelectionError as error:
         return _error(console, str(error))
+    if overrides:
+        console.print(f"spec with {' '.join(overrides)}", highlight=False, soft_wrap=True)
     if args.target == "k8s" and getattr(args, "monitor", False):
         return _error(
             console,

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -51,7 +50,7 @@ from cachelab.results import (
     write_json,
 )
 from cachelab.results.noise import load_warning
-from cachelab.spec import Point, Spec
+from cachelab.spec import Point, Spec, save_spec
 from cachelab.terminal import LiveSample, RunLines
 
 BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
@@ -521,7 +520,7 @@ def _prepare_results(
     results = ResultsDir.create(base, spec.name)
     spec_path = Path(getattr(args, "spec", ""))
     if spec_path.is_file():
-        shutil.copyfile(spec_path, results.spec_file)
+        save_spec(spec, spec_path, results.spec_file)
     else:
         results.spec_file.write_text(yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
     settings = {"target": "k8s", "bandwidth": target.bandwidth, "loadgen": target.loadgen}

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,7 +56,7 @@ from cachelab.results import (
 from cachelab.results.layout import CPU_FILE
 from cachelab.results.noise import load_warning
 from cachelab.results.run import client_stats
-from cachelab.spec import Point, Spec
+from cachelab.spec import Point, Spec, save_spec
 from cachelab.summary import SummaryError
 from cachelab.terminal import LiveSample, RunLines, combine, last_progress
 
@@ -409,7 +408,7 @@ def prepare_results(
     settings: dict[str, Any] | None = None,
 ) -> ResultsDir:
     results = ResultsDir.create(base, spec.name)
-    shutil.copyfile(spec_path, results.spec_file)
+    save_spec(spec, spec_path, results.spec_file)
     metadata = collect_metadata(tools.root, tools.java, tools.jars(), settings)
     metadata["target"] = "local"
     metadata["experiment"] = spec.name

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The middleware as its own process at its limits: heap and file descriptors.
  *
- * <p>The default buffer budget against the heap it is taken from (issue 12, point 1, as first
- * reported: 1,200 clients each holding a partial 1 MB {@code set}, nothing configured). With G1
+ * <p>The default buffer budget against the heap it is taken from (the case that showed it:
+ * 1,200 clients each holding a partial 1 MB {@code set}, nothing configured). With G1
  * (the JVM's default collector on a machine of 2 or more CPUs) an array of half a region or more
  * occupies whole regions: a 1 MiB read buffer plus its header takes two 1 MiB regions of a 256 MiB
  * heap. A budget of a third of the heap then held 180 of 256 MiB (70 %) after a full collection
