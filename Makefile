@@ -162,13 +162,13 @@ test-integration: deps venv build ## Real processes on loopback: Java *IT (fails
 test-e2e: deps venv build ## Whole local experiments through the runner (cachelab run, resume, shaping, monitor).
 	@$(PYTEST) -m "e2e"
 
-.PHONY: test-k8s-real
-test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, a 2-point k8s run (CILIUM=1: NetworkPolicies enforced); always torn down.
-	@$(PYTEST) -m "$(if $(filter 1,$(CILIUM)),k8s_real,k8s_real and not cilium)"
-
 .PHONY: test-k8s
 test-k8s: deps venv k8s-tools build ## Kubernetes tier: chart lint/schema, installs and Jobs on a throwaway kwok cluster.
 	@$(PYTEST) -m "k8s and not e2e"
+
+.PHONY: test-k8s-real
+test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, a 2-point k8s run (CILIUM=1: NetworkPolicies enforced); always torn down.
+	@$(PYTEST) -m "$(if $(filter 1,$(CILIUM)),k8s_real,k8s_real and not cilium)"
 
 ##@ Benchmark
 

@@ -1,0 +1,126 @@
+"""What the Markdown pages of the repository claim, read from their code: the make targets, the
+command-line flags and the chart values they name (test_doc_claims.py checks them)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_SPAN = re.compile(r"`([^`\n]+)`")
+_MAKE = re.compile(
+    r"(?:^|[\s;&|(])make\s+(?:-[a-zA-Z]+\s+)*(?:[A-Z_][A-Z0-9_]*=\S*\s+)*([a-z][\w-]*)"
+)
+_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
+_CACHELAB = re.compile(r"\bcachelab\s+(run|validate|report|compare|summarize|list|schema)\b(.*)")
+_JAR = re.compile(r"\b(middleware|loadgen)\.jar\b(.*)")
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A piece of code in a page: an inline span or one command of a fenced block."""
+
+    path: str
+    line: int
+    text: str
+
+
+def markdown_pages() -> list[Path]:
+    """Every tracked Markdown page, relative to the repository."""
+    out = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard", "*.md"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return sorted(Path(p) for p in out.split("\n") if p and (ROOT / p).is_file())
+
+
+def snippets(page: Path) -> Iterator[Snippet]:
+    """The inline code spans and fenced commands (continuation lines joined) of PAGE."""
+    in_fence = False
+    pending = ""
+    start = 0
+    for number, line in enumerate((ROOT / page).read_text(encoding="utf-8").splitlines(), 1):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            if not pending:
+                start = number
+            pending += line.rstrip("\\").rstrip() + " "
+            if not line.rstrip().endswith("\\"):
+                yield Snippet(str(page), start, pending.strip())
+                pending = ""
+            continue
+        for match in _SPAN.finditer(line):
+            yield Snippet(str(page), number, match.group(1))
+
+
+def _command_part(text: str) -> str:
+    """TEXT without its shell comment and what follows another command."""
+    text = re.split(r"\s#\s|\s#$", text, maxsplit=1)[0]
+    return re.split(r"\s(?:&&|\|\||;|\|)\s|;\s", text, maxsplit=1)[0]
+
+
+def make_targets_named() -> Iterator[tuple[Snippet, str]]:
+    """(snippet, target) for every `make <target>` in the pages' code."""
+    for page in markdown_pages():
+        for snippet in snippets(page):
+            for match in _MAKE.finditer(snippet.text):
+                yield snippet, match.group(1)
+
+
+def cachelab_flags_named() -> Iterator[tuple[Snippet, str, str]]:
+    """(snippet, subcommand, flag) for the flags given to `cachelab <subcommand>` in the pages."""
+    for page in markdown_pages():
+        for snippet in snippets(page):
+            for match in _CACHELAB.finditer(snippet.text):
+                for flag in _FLAG.findall(_command_part(match.group(2))):
+                    yield snippet, match.group(1), flag
+
+
+def jar_flags_named() -> Iterator[tuple[Snippet, str, str]]:
+    """(snippet, jar, flag): flags given to `middleware.jar`/`loadgen.jar` in the pages' code, and
+    the flags of the option tables of the sections that document the two command lines."""
+    for page in markdown_pages():
+        for snippet in snippets(page):
+            for match in _JAR.finditer(snippet.text):
+                for flag in _FLAG.findall(_command_part(match.group(2))):
+                    yield snippet, match.group(1), flag
+    tables = {
+        "docs/interfaces.md": {
+            "## 1. Middleware command line": "middleware",
+            "## 2. Load generator command line": "loadgen",
+        },
+        "loadgen/README.md": {"## Options": "loadgen"},
+    }
+    for name, sections in tables.items():
+        jar = None
+        for number, line in enumerate((ROOT / name).read_text(encoding="utf-8").splitlines(), 1):
+            if line.startswith("## "):
+                jar = next((j for title, j in sections.items() if line.startswith(title)), None)
+            elif jar and line.startswith("| `-"):
+                first_cell = line.split("|")[1]
+                for flag in _FLAG.findall(first_cell):
+                    yield Snippet(name, number, first_cell.strip()), jar, flag
+
+
+_VALUE_PATH = re.compile(r"`([a-z][A-Za-z0-9]*(?:\.(?:[A-Za-z0-9]+|<[a-z]+>))+)(?:[=:][^`]*)?`")
+
+
+def chart_values_named(top_keys: set[str]) -> Iterator[tuple[Snippet, str]]:
+    """(snippet, dotted path) for every `a.b.c` in the pages whose first key is one of the chart's
+    top-level values (API groups such as monitoring.coreos.com are not values)."""
+    for page in markdown_pages():
+        text = (ROOT / page).read_text(encoding="utf-8")
+        for number, line in enumerate(text.splitlines(), 1):
+            for match in _VALUE_PATH.finditer(line):
+                path = match.group(1)
+                if path.split(".")[0] in top_keys and not re.search(r"\.(com|io|org)$", path):
+                    yield Snippet(str(page), number, match.group(0)), path
