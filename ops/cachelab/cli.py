@@ -21,8 +21,8 @@ from cachelab.terminal import make_console
 EXPERIMENTS_DIR = Path(__file__).resolve().parents[1] / "experiments"
 
 RUN_OVERHEAD_TEXT = "JVM start/stop"
-# FIELD=VALUE terms (whitespace-separated) applied to every `cachelab run`'s spec before --set:
-# shortens runs in scripts, e.g. CACHELAB_SET="run.duration_s=4 run.repetitions=1".
+# FIELD=VALUE terms (whitespace-separated) applied to every `cachelab run`'s spec after its --set
+# terms: a script shortens any command's runs, e.g. CACHELAB_SET="run.duration_s=4".
 SET_ENV = "CACHELAB_SET"
 
 
@@ -65,14 +65,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="FIELD=VALUE",
         help="change one field of the spec for this run (run.duration_s=10, "
-        "sweep.topology.workers=[8,32]); repeatable, after $CACHELAB_SET's terms",
+        "sweep.topology.workers=[8,32]); repeatable; $CACHELAB_SET's terms apply after these",
     )
     run.add_argument(
         "--only",
         action="append",
         metavar="TERM",
         help="run only some points: indices (3, 0-2, 1,4) or swept values (workers=8, "
-        "topology.workers=8,16); repeat --only to require several terms",
+        "topology.workers=8,workers=16); commas join alternatives; repeat --only to require "
+        "several terms",
     )
 
     validate = sub.add_parser("validate", help="check specs and print their points")
@@ -325,7 +326,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from cachelab.processes import ProcessError
     from cachelab.terminal import summary_table
 
-    overrides = [*os.environ.get(SET_ENV, "").split(), *(getattr(args, "set", None) or [])]
+    overrides = [*(getattr(args, "set", None) or []), *os.environ.get(SET_ENV, "").split()]
     try:
         spec = load_spec(args.spec, overrides)
         selection = Selection(tuple(args.only or ()))

@@ -3,6 +3,7 @@ command-line flags and the chart values they name (test_doc_claims.py checks the
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -124,3 +125,55 @@ def chart_values_named(top_keys: set[str]) -> Iterator[tuple[Snippet, str]]:
                 path = match.group(1)
                 if path.split(".")[0] in top_keys and not re.search(r"\.(com|io|org)$", path):
                     yield Snippet(str(page), number, match.group(0)), path
+
+
+TUTORIAL = ROOT / "docs" / "tutorial.md"
+
+
+def tutorial_parts() -> dict[str, list[str]]:
+    """The tutorial's fenced shell blocks by the number of their `## N.` part."""
+    parts: dict[str, list[str]] = {}
+    part = ""
+    block: list[str] | None = None
+    for line in TUTORIAL.read_text(encoding="utf-8").splitlines():
+        heading = re.match(r"^## (\d+)\.", line)
+        if heading:
+            part = heading.group(1)
+        elif line.startswith("```"):
+            if block is None:
+                block = [] if line.strip() == "```sh" else None
+                if block is None:
+                    raise ValueError(f"tutorial: a fence that is not ```sh: {line}")
+            else:
+                parts.setdefault(part, []).append("\n".join(block))
+                block = None
+        elif block is not None:
+            block.append(line)
+    return parts
+
+
+def tutorial_script(part: str, results: Path, replace: dict[str, str] | None = None) -> str:
+    """Part PART's commands as one bash script, writing under RESULTS instead of
+    results/tutorial, with the commands of REPLACE swapped (a whole line each)."""
+    lines = ["set -euo pipefail", "set -x"]
+    for block in tutorial_parts()[part]:
+        for line in block.replace("results/tutorial", str(results)).splitlines():
+            lines.append((replace or {}).get(line.strip(), line))
+    return "\n".join(lines) + "\n"
+
+
+def run_tutorial_part(
+    part: str, workdir: Path, short: str, replace: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run part PART of the tutorial in bash from the repository root, its results/tutorial under
+    WORKDIR, with CACHELAB_SET=SHORT shortening its runs."""
+    script = workdir / f"tutorial-part{part}.sh"
+    script.write_text(tutorial_script(part, workdir / "tutorial", replace))
+    return subprocess.run(
+        ["bash", str(script)],
+        cwd=ROOT,
+        env={**os.environ, "CACHELAB_SET": short},
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )

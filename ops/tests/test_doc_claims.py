@@ -173,3 +173,18 @@ def test_each_python_test_runs_in_exactly_one_tier() -> None:
         if len(tiers) != 1:
             wrong.append(f"{nodeid} ({','.join(sorted(markers))}): {tiers}")
     assert wrong == []
+
+
+def test_every_chart_value_is_documented_in_the_chart_readme() -> None:
+    params = re.findall(r"## @param (\S+)", (CHART / "values.yaml").read_text())
+    assert len(params) > 80
+    readme = (CHART / "README.md").read_text()
+    assert [p for p in params if p != "<path>" and f"`{p}`" not in readme] == []
+
+
+def test_ci_runs_make_test_with_cilium_as_the_pages_say() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert re.search(r"^export CILIUM=1$", ci, re.MULTILINE)
+    assert re.search(r"^make test$", ci, re.MULTILINE)
+    said = (ROOT / "README.md").read_text() + (ROOT / "docs" / "kubernetes.md").read_text()
+    assert "`make test` with `CILIUM=1`" in said and "CI sets `CILIUM=1`" in said

@@ -61,7 +61,9 @@ def test_run_with_a_bad_override_fails_at_once_and_creates_nothing(
     results = tmp_path / "results"
     assert main(["run", str(QUICKSTART), "--results", str(results), "--set", "run.x=1"]) == 2
     assert "run.x" in capsys.readouterr().out
-    monkeypatch.setenv("CACHELAB_SET", "run.repetitions=0")
-    assert main(["run", str(QUICKSTART), "--results", str(results)]) == 2
+    monkeypatch.setenv("CACHELAB_SET", "run.repetitions=0")  # applied after --set: it wins
+    assert (
+        main(["run", str(QUICKSTART), "--results", str(results), "--set", "run.repetitions=2"]) == 2
+    )
     assert "run.repetitions" in capsys.readouterr().out
     assert not results.exists()
