@@ -159,7 +159,7 @@ test-integration: deps venv build ## Real processes on loopback: Java *IT (fails
 	@$(PYTEST) -m "(integration or report) and not e2e and not k8s"
 
 .PHONY: test-e2e
-test-e2e: deps venv build ## Whole local experiments through the runner (cachelab run, resume, shaping, monitor).
+test-e2e: deps venv build ## Whole local experiments through the runner (cachelab run, resume, shaping, monitor, the tutorial's first part).
 	@$(PYTEST) -m "e2e"
 
 .PHONY: test-k8s
@@ -167,7 +167,7 @@ test-k8s: deps venv k8s-tools build ## Kubernetes tier: chart lint/schema, insta
 	@$(PYTEST) -m "k8s and not e2e"
 
 .PHONY: test-k8s-real
-test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, a 2-point k8s run (CILIUM=1: NetworkPolicies enforced); always torn down.
+test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, a 2-point k8s run, the tutorial's cluster part (CILIUM=1: NetworkPolicies enforced); always torn down.
 	@$(PYTEST) -m "$(if $(filter 1,$(CILIUM)),k8s_real,k8s_real and not cilium)"
 
 ##@ Benchmark

@@ -23,11 +23,11 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * Idle clients: the heap a connection that sends nothing holds in the
- * middleware, and whether it is given back after the connections close or time out. The middleware
- * runs as its own process (its file descriptors are not the test's); its live heap is read after a
- * full collection ({@code jcmd <pid> GC.class_histogram}). Loopback only; every wait bounded.
- * Bounds are generous (a figure, not a timing).
+ * Idle clients: the heap a connection that sends nothing holds in the middleware, and whether it is
+ * given back after the connections close or time out. The middleware runs as its own process (its
+ * file descriptors are not the test's); its live heap is read after a full collection ({@code jcmd
+ * <pid> GC.class_histogram}). Loopback only; every wait bounded. Bounds are generous (a figure, not
+ * a timing).
  */
 class IdleConnectionsIT {
   private static final Pattern LISTENING =
