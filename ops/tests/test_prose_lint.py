@@ -86,3 +86,20 @@ def test_runs_as_a_module(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert "docs/a.md:1: outside-link: link ../../elsewhere.md leaves the repository" in done.stdout
+
+
+def test_links_to_headings_must_find_them(tmp_path: Path) -> None:
+    root = _repo(
+        tmp_path,
+        {
+            "docs/b.md": "# B\n## Local runner (`cachelab/local/`)\n```\n## not a heading\n```",
+            "docs/a.md": "[ok](b.md#local-runner-cachelablocal) [top](#a) [bad](b.md#nope)\n# A",
+            "docs/c.md": "[code](b.md#not-a-heading) [self](#nowhere)",
+        },
+    )
+    found = [(f.path, f.text) for f in check_files(root, repo_files(root))]
+    assert found == [
+        ("docs/a.md", "link b.md#nope: no such heading in b.md"),
+        ("docs/c.md", "link b.md#not-a-heading: no such heading in b.md"),
+        ("docs/c.md", "no heading for #nowhere"),
+    ]

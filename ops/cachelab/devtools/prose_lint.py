@@ -125,10 +125,32 @@ def _allowed(path: str, line: str) -> bool:
     return any(fnmatch.fnmatch(path, glob) and rx.search(line) for glob, rx in ALLOW)
 
 
+def heading_anchors(markdown: str) -> set[str]:
+    """The anchors GitHub gives the headings of a Markdown text (lower case, punctuation other
+    than `-` and `_` dropped, spaces as `-`; a repeated heading gets `-1`, `-2`, ...)."""
+    anchors: set[str] = set()
+    in_fence = False
+    for line in markdown.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        heading = None if in_fence else re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if heading:
+            slug = re.sub(r"[^\w\- ]", "", heading.group(1).lower()).replace(" ", "-")
+            anchor, n = slug, 0
+            while anchor in anchors:
+                n += 1
+                anchor = f"{slug}-{n}"
+            anchors.add(anchor)
+    return anchors
+
+
 def _link_problem(root: Path, source: Path, target: str) -> str | None:
     """Why a Markdown link target leaves the repository or leads nowhere (None if it is fine)."""
-    if target.startswith(_PUBLIC_SCHEMES) or target.startswith("#"):
+    if target.startswith(_PUBLIC_SCHEMES):
         return None
+    if target.startswith("#"):
+        text = (root / source).read_text(encoding="utf-8")
+        return None if target[1:] in heading_anchors(text) else f"no heading for {target}"
     if target.startswith("file:"):
         return "a file: link leads outside the repository"
     if re.match(r"^[a-z][a-z0-9+.-]*:", target):
@@ -144,6 +166,13 @@ def _link_problem(root: Path, source: Path, target: str) -> str | None:
         return f"link {target} leaves the repository"
     if not resolved.exists():
         return f"link {target} leads to no file"
+    fragment = target.partition("#")[2]
+    if (
+        fragment
+        and resolved.suffix == ".md"
+        and fragment not in heading_anchors(resolved.read_text(encoding="utf-8"))
+    ):
+        return f"link {target}: no such heading in {path_part}"
     return None
 
 
