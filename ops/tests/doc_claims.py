@@ -31,15 +31,17 @@ class Snippet:
     text: str
 
 
+SKIPPED_DIRS = {"target", "results", "node_modules", "__pycache__"}
+
+
 def markdown_pages() -> list[Path]:
-    """Every tracked Markdown page, relative to the repository."""
-    out = subprocess.run(
-        ["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard", "*.md"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return sorted(Path(p) for p in out.split("\n") if p and (ROOT / p).is_file())
+    """Every Markdown page of the repository (not under build outputs, results or dot folders),
+    relative to it."""
+    pages = []
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
+        pages += [Path(folder, f).relative_to(ROOT) for f in files if f.endswith(".md")]
+    return sorted(pages)
 
 
 def snippets(page: Path) -> Iterator[Snippet]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cachelab.devtools.prose_lint import check_files, main, repo_files
+from cachelab.devtools.prose_lint import Finding, check_files, main
 
 CAUGHT = [
     ("README.md", "One `make run` in session 3 measured 16k ops/s.", "work-session"),
@@ -36,35 +36,43 @@ KEPT = [
 ]
 
 
-def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
-    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+def _write(tmp_path: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text + "\n")
     return tmp_path
 
 
+def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A git repository with FILES (the lint lists a repository's files with git)."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return _write(tmp_path, files)
+
+
+def _findings(tmp_path: Path, files: dict[str, str]) -> list[Finding]:
+    _write(tmp_path, files)
+    return check_files(tmp_path, [Path(name) for name in files])
+
+
 @pytest.mark.parametrize(("name", "line", "rule"), CAUGHT, ids=[c[1][:40] for c in CAUGHT])
 def test_catches_words_about_the_making_and_outside_links(
     tmp_path: Path, name: str, line: str, rule: str
 ) -> None:
-    root = _repo(tmp_path, {name: "A first line.\n" + line})
-    findings = check_files(root, repo_files(root))
+    findings = _findings(tmp_path, {name: "A first line.\n" + line})
     assert {(f.path, f.line) for f in findings} == {(name, 2)}
     assert rule in {f.rule for f in findings}
 
 
 @pytest.mark.parametrize(("name", "text"), KEPT, ids=[k[1][:40] for k in KEPT])
 def test_leaves_the_products_own_words_alone(tmp_path: Path, name: str, text: str) -> None:
-    root = _repo(tmp_path, {name: text, "docs/b.md": "b"})
-    assert check_files(root, repo_files(root)) == []
+    assert _findings(tmp_path, {name: text, "docs/b.md": "b"}) == []
 
 
 def test_recorded_data_is_not_prose(tmp_path: Path) -> None:
-    root = _repo(tmp_path, {"ops/tests/data/run/metadata.json": '{"branch": "issue-10"}'})
-    assert check_files(root, repo_files(root)) == []
+    assert _findings(tmp_path, {"ops/tests/data/run/metadata.json": '{"branch": "issue-10"}'}) == []
 
 
+@pytest.mark.integration
 def test_main_fails_with_one_line_per_finding(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -77,6 +85,7 @@ def test_main_fails_with_one_line_per_finding(
     assert main([str(root)]) == 0
 
 
+@pytest.mark.integration
 def test_runs_as_a_module(tmp_path: Path) -> None:
     root = _repo(tmp_path, {"docs/a.md": "[out](../../elsewhere.md)"})
     done = subprocess.run(
@@ -89,7 +98,7 @@ def test_runs_as_a_module(tmp_path: Path) -> None:
 
 
 def test_links_to_headings_must_find_them(tmp_path: Path) -> None:
-    root = _repo(
+    findings = _findings(
         tmp_path,
         {
             "docs/b.md": "# B\n## Local runner (`cachelab/local/`)\n```\n## not a heading\n```",
@@ -97,7 +106,7 @@ def test_links_to_headings_must_find_them(tmp_path: Path) -> None:
             "docs/c.md": "[code](b.md#not-a-heading) [self](#nowhere)",
         },
     )
-    found = [(f.path, f.text) for f in check_files(root, repo_files(root))]
+    found = [(f.path, f.text) for f in findings]
     assert found == [
         ("docs/a.md", "link b.md#nope: no such heading in b.md"),
         ("docs/c.md", "link b.md#not-a-heading: no such heading in b.md"),
