@@ -179,3 +179,30 @@ def run_tutorial_part(
         text=True,
         timeout=1800,
     )
+
+
+# Folders a page may name a path from: the repository, the Python package and its tests.
+PATH_BASES = (ROOT, ROOT / "ops", ROOT / "ops" / "cachelab", ROOT / "ops" / "tests")
+_PATH = re.compile(r"(?<![\w./:$-])((?:\.ci|[a-z][\w-]*)/[\w./-]*[\w/])(?![\w<-])")
+# What a run writes (results/..., report/... of a results folder, a k8s run's raw/.../k8s/) and
+# units that look like paths.
+NOT_PATHS = re.compile(
+    r"^(?:results|report)/(?!.*\.py$)|^k8s/(?:values|kustomization)\.yaml$|^ops/s"
+)
+
+
+def paths_named() -> Iterator[tuple[Snippet, str]]:
+    """(line, path) for every path in the pages whose first folder is one of the repository's or
+    of the package's (build outputs, placeholders such as `<name>` and `ops/s` are not paths)."""
+    folders = {p.name for base in PATH_BASES for p in base.iterdir() if p.is_dir()}
+    for page in markdown_pages():
+        text = (ROOT / page).read_text(encoding="utf-8")
+        for number, line in enumerate(text.splitlines(), 1):
+            for path in _PATH.findall(line):
+                first = path.split("/")[0]
+                if (
+                    first in folders
+                    and "target" not in path.split("/")
+                    and not NOT_PATHS.match(path)
+                ):
+                    yield Snippet(str(page), number, line), path

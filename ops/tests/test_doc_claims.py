@@ -10,16 +10,19 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from doc_claims import (
+    PATH_BASES,
     ROOT,
     cachelab_flags_named,
     chart_values_named,
     jar_flags_named,
     make_targets_named,
+    paths_named,
 )
 
 from cachelab.cli import build_parser
@@ -188,3 +191,14 @@ def test_ci_runs_make_test_with_cilium_as_the_pages_say() -> None:
     assert re.search(r"^make test$", ci, re.MULTILINE)
     said = (ROOT / "README.md").read_text() + (ROOT / "docs" / "kubernetes.md").read_text()
     assert "`make test` with `CILIUM=1`" in said and "CI sets `CILIUM=1`" in said
+
+
+def test_every_path_named_in_the_pages_exists() -> None:
+    named = list(paths_named())
+    assert len(named) > 100
+    missing = [
+        f"{s.path}:{s.line}: {path}"
+        for s, path in named
+        if not any((base / path).exists() for base in (*PATH_BASES, ROOT / Path(s.path).parent))
+    ]
+    assert missing == []
