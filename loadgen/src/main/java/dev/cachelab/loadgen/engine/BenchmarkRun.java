@@ -56,7 +56,9 @@ public final class BenchmarkRun {
     List<ThreadStats> stats = new ArrayList<>();
     List<Thread> threads = new ArrayList<>();
     for (int t = 0; t < config.threads(); t++) {
-      ThreadStats s = new ThreadStats(config.keyMinimum());
+      ThreadStats s =
+          new ThreadStats(
+              KeyCounts.forRange(config.keyMinimum(), config.keyMaximum(), config.threads()));
       stats.add(s);
       Thread thread =
           new Thread(

@@ -1,23 +1,32 @@
 package dev.cachelab.loadgen.stats;
 
 /**
- * How often one engine thread requested each key, in bounded memory: the keys requested most often,
- * counted with the Space-Saving algorithm (Metwally, Agrawal and El Abbadi, "Efficient computation
- * of frequent and top-k elements in data streams", ICDT 2005) over {@value #CAPACITY} counters, and
- * exact counts per key-number octave (keys {@code min}, {@code min+1..min+2}, {@code min+3..min+6},
- * ...). A monitored key's count exceeds its true count by at most its error; a key that is not
- * monitored was requested at most {@link #floor()} times.
+ * How often one engine thread requested each key, in bounded memory. A key range of at most {@value
+ * #MAX_EXACT_KEYS} keys per thread (and {@value #MAX_EXACT_COUNTERS} counters over all threads) is
+ * counted exactly, one counter per key; a larger one with the Space-Saving algorithm (Metwally,
+ * Agrawal and El Abbadi, "Efficient computation of frequent and top-k elements in data streams",
+ * ICDT 2005) over {@value #CAPACITY} counters: a monitored key's count exceeds its true count by at
+ * most its error, and a key that is not monitored was requested at most {@link #floor()} times.
+ * Either way the requests per key-number octave (keys {@code min}, {@code min+1..min+2}, {@code
+ * min+3..min+6}, ...) are exact.
  *
  * <p>Written by the engine thread only; read by the main thread after that thread has ended.
  */
 public final class KeyCounts {
-  /** Keys monitored at once. */
+  /** Keys monitored at once by Space-Saving. */
   public static final int CAPACITY = 1024;
+
+  /** The largest key range a thread counts exactly. */
+  public static final long MAX_EXACT_KEYS = 1L << 20;
+
+  /** The most exact counters over all threads (4 bytes each). */
+  public static final long MAX_EXACT_COUNTERS = 1L << 24;
 
   private static final int TABLE_BITS = 12; // 4096 slots: at most a quarter full
   private static final int TABLE_MASK = (1 << TABLE_BITS) - 1;
 
   private final long keyMinimum;
+  private final int[] exact;
   private final long[] octaves = new long[64];
   private long total;
 
@@ -33,16 +42,39 @@ public final class KeyCounts {
   private final int[] tableEntries = new int[1 << TABLE_BITS];
 
   /**
+   * Space-Saving counts (for tests of the approximate mode).
+   *
    * @param keyMinimum the smallest key number of the run (the first octave starts there)
    */
   public KeyCounts(long keyMinimum) {
     this.keyMinimum = keyMinimum;
+    this.exact = null;
+  }
+
+  private KeyCounts(long keyMinimum, long keyCount) {
+    this.keyMinimum = keyMinimum;
+    this.exact = new int[(int) keyCount];
+  }
+
+  /**
+   * The counts for one of {@code threads} threads over keys {@code keyMinimum..keyMaximum}: exact
+   * when the range is small enough, else Space-Saving.
+   */
+  public static KeyCounts forRange(long keyMinimum, long keyMaximum, int threads) {
+    long keyCount = keyMaximum - keyMinimum + 1;
+    boolean small = keyCount <= MAX_EXACT_KEYS && keyCount * threads <= MAX_EXACT_COUNTERS;
+    return small ? new KeyCounts(keyMinimum, keyCount) : new KeyCounts(keyMinimum);
   }
 
   /** Engine thread: {@code key} was requested once more. */
   public void record(long key) {
     total++;
-    octaves[63 - Long.numberOfLeadingZeros(key - keyMinimum + 1)]++;
+    long offset = key - keyMinimum;
+    octaves[63 - Long.numberOfLeadingZeros(offset + 1)]++;
+    if (exact != null) {
+      exact[(int) offset]++;
+      return;
+    }
     int slot = find(key);
     int entry = tableEntries[slot];
     if (entry != 0) {
@@ -74,7 +106,26 @@ public final class KeyCounts {
     return octaves[b];
   }
 
-  /** Keys monitored now. */
+  /** Whether every key has its own counter ({@link #exactCount}); else Space-Saving. */
+  public boolean exact() {
+    return exact != null;
+  }
+
+  public long keyMinimum() {
+    return keyMinimum;
+  }
+
+  /** Exact mode: number of keys counted. */
+  public int exactKeys() {
+    return exact.length;
+  }
+
+  /** Exact mode: requests of key {@code keyMinimum + offset}. */
+  public long exactCount(int offset) {
+    return exact[offset] & 0xFFFFFFFFL;
+  }
+
+  /** Space-Saving mode: keys monitored now. */
   public int size() {
     return size;
   }

@@ -31,19 +31,66 @@ public record KeyFrequencies(long total, List<KeyCount> top, long floor, long[] 
 
   /** The merged view of the threads' counts, cut to {@code keep} keys. */
   public static KeyFrequencies ofThreads(List<KeyCounts> threads, int keep) {
+    if (!threads.isEmpty() && threads.stream().allMatch(KeyCounts::exact)) {
+      return ofExact(threads, keep);
+    }
     List<KeyFrequencies> parts = new ArrayList<>();
     for (KeyCounts t : threads) {
       List<KeyCount> keys = new ArrayList<>(t.size());
       for (int i = 0; i < t.size(); i++) {
         keys.add(new KeyCount(t.key(i), t.count(i), t.error(i)));
       }
-      long[] octaves = new long[64];
-      for (int b = 0; b < 64; b++) {
-        octaves[b] = t.octave(b);
-      }
-      parts.add(new KeyFrequencies(t.total(), keys, t.floor(), octaves));
+      parts.add(new KeyFrequencies(t.total(), keys, t.floor(), octavesOf(t)));
     }
     return merge(parts, keep);
+  }
+
+  private static long[] octavesOf(KeyCounts t) {
+    long[] octaves = new long[64];
+    for (int b = 0; b < 64; b++) {
+      octaves[b] = t.octave(b);
+    }
+    return octaves;
+  }
+
+  /** Exact counts summed over the threads; the top {@code keep} by a bounded min-heap. */
+  private static KeyFrequencies ofExact(List<KeyCounts> threads, int keep) {
+    int keys = threads.get(0).exactKeys();
+    long total = 0;
+    long[] octaves = new long[64];
+    for (KeyCounts t : threads) {
+      total += t.total();
+      long[] o = octavesOf(t);
+      for (int b = 0; b < 64; b++) {
+        octaves[b] += o[b];
+      }
+    }
+    java.util.PriorityQueue<KeyCount> top =
+        new java.util.PriorityQueue<>(
+            Comparator.comparingLong(KeyCount::count)
+                .thenComparing(Comparator.comparingLong(KeyCount::key).reversed()));
+    long floor = 0;
+    for (int offset = 0; offset < keys; offset++) {
+      long count = 0;
+      for (KeyCounts t : threads) {
+        count += t.exactCount(offset);
+      }
+      if (count == 0) {
+        continue;
+      }
+      if (top.size() < keep) {
+        top.add(new KeyCount(threads.get(0).keyMinimum() + offset, count, 0));
+      } else if (count > top.peek().count()) {
+        floor = Math.max(floor, top.poll().count());
+        top.add(new KeyCount(threads.get(0).keyMinimum() + offset, count, 0));
+      } else {
+        floor = Math.max(floor, count);
+      }
+    }
+    List<KeyCount> sorted = new ArrayList<>(top);
+    sorted.sort(
+        Comparator.comparingLong(KeyCount::count).reversed().thenComparingLong(KeyCount::key));
+    return new KeyFrequencies(total, sorted, floor, octaves);
   }
 
   /**

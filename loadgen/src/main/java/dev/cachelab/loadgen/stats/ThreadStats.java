@@ -22,10 +22,10 @@ public final class ThreadStats {
   private final KeyCounts keyCounts;
 
   /**
-   * @param keyMinimum the run's smallest key number (where the key-count octaves start)
+   * @param keyCounts where this thread counts the keys it requests
    */
-  public ThreadStats(long keyMinimum) {
-    this.keyCounts = new KeyCounts(keyMinimum);
+  public ThreadStats(KeyCounts keyCounts) {
+    this.keyCounts = keyCounts;
     for (int i = 0; i < recorders.length; i++) {
       recorders[i] = new SingleWriterRecorder(3);
     }

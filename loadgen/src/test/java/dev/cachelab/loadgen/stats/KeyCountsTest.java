@@ -33,6 +33,44 @@ class KeyCountsTest {
   }
 
   @Test
+  void aSmallRangeIsCountedExactlyOverAllThreads() {
+    KeyCounts a = KeyCounts.forRange(1, 1000, 2);
+    KeyCounts b = KeyCounts.forRange(1, 1000, 2);
+    assertThat(a.exact()).isTrue();
+    Map<Long, Long> truth = new HashMap<>();
+    SplittableRandom random = new SplittableRandom(9);
+    for (int i = 0; i < 50_000; i++) {
+      long k = 1 + random.nextLong(1000);
+      (i % 2 == 0 ? a : b).record(k);
+      truth.merge(k, 1L, Long::sum);
+    }
+    KeyFrequencies f = KeyFrequencies.ofThreads(List.of(a, b), 5);
+    assertThat(f.total()).isEqualTo(50_000);
+    assertThat(f.top()).hasSize(5);
+    long previous = Long.MAX_VALUE;
+    for (KeyFrequencies.KeyCount k : f.top()) {
+      assertThat(k.count()).isEqualTo(truth.get(k.key())).isLessThanOrEqualTo(previous);
+      assertThat(k.overcount()).isZero();
+      previous = k.count();
+    }
+    long sixth =
+        truth.values().stream()
+            .sorted(java.util.Comparator.reverseOrder())
+            .skip(5)
+            .findFirst()
+            .orElseThrow();
+    assertThat(f.floor()).isEqualTo(sixth);
+  }
+
+  @Test
+  void aLargeRangeOrManyThreadsFallBackToSpaceSaving() {
+    assertThat(KeyCounts.forRange(0, KeyCounts.MAX_EXACT_KEYS - 1, 1).exact()).isTrue();
+    assertThat(KeyCounts.forRange(0, KeyCounts.MAX_EXACT_KEYS, 1).exact()).isFalse();
+    assertThat(KeyCounts.forRange(0, 999_999, 16).exact()).isTrue();
+    assertThat(KeyCounts.forRange(0, 999_999, 17).exact()).isFalse();
+  }
+
+  @Test
   void spaceSavingBoundsHoldOnAUniformStreamThatEvictsAllTheTime() {
     // 20,000 keys through 1,024 counters: nearly every record replaces the minimum, which
     // exercises the table's deletions; every bound must still hold.
