@@ -19,9 +19,6 @@ class ZipfKeysTest {
   private static final long FIRST = 1;
   private static final long LAST = 1_000;
 
-  /** Standard normal quantile of 0.999: a fit is rejected at the 0.1 % level. */
-  private static final double Z_999 = 3.0902;
-
   /** Draw counts per key number, index 0 = key {@code first}. */
   static long[] draw(ZipfKeys zipf, int samples, long seed) {
     long[] counts = new long[(int) (zipf.last() - zipf.first() + 1)];
@@ -34,60 +31,13 @@ class ZipfKeysTest {
     return counts;
   }
 
-  /** Zipf-law probabilities of keys first..last with the given exponent. */
-  static double[] law(long first, long last, double exponent) {
-    double[] p = new double[(int) (last - first + 1)];
-    double sum = 0;
-    for (int i = 0; i < p.length; i++) {
-      p[i] = Math.pow(first + i, -exponent);
-      sum += p[i];
-    }
-    for (int i = 0; i < p.length; i++) {
-      p[i] /= sum;
-    }
-    return p;
-  }
-
-  /**
-   * Pearson's statistic, keys pooled from the tail until every bin expects at least 5 draws.
-   *
-   * @return {statistic, degrees of freedom}
-   */
-  static double[] chiSquare(long[] counts, double[] p) {
-    long n = 0;
-    for (long c : counts) {
-      n += c;
-    }
-    double statistic = 0;
-    int bins = 0;
-    double expected = 0;
-    long observed = 0;
-    for (int i = 0; i < counts.length; i++) {
-      expected += n * p[i];
-      observed += counts[i];
-      if (expected >= 5 || i == counts.length - 1) {
-        statistic += (observed - expected) * (observed - expected) / expected;
-        bins++;
-        expected = 0;
-        observed = 0;
-      }
-    }
-    return new double[] {statistic, bins - 1};
-  }
-
-  /** Upper 0.1 % point of chi-square (Wilson-Hilferty; close for the hundreds of df here). */
-  static double critical999(double df) {
-    double a = 2 / (9 * df);
-    return df * Math.pow(1 - a + Z_999 * Math.sqrt(a), 3);
-  }
-
   @ParameterizedTest
   @ValueSource(doubles = {0.5, 0.99, 1.0, 2.0})
   void keyFrequenciesFitTheZipfLaw(double exponent) {
     long[] counts = draw(new ZipfKeys(FIRST, LAST, exponent), SAMPLES, 42);
-    double[] fit = chiSquare(counts, law(FIRST, LAST, exponent));
+    double[] fit = ZipfLaw.chiSquare(counts, ZipfLaw.probabilities(FIRST, LAST, exponent));
     assertThat(fit[1]).as("degrees of freedom").isGreaterThan(20);
-    assertThat(fit[0]).as("chi-square, df %s", fit[1]).isLessThan(critical999(fit[1]));
+    assertThat(fit[0]).as("chi-square, df %s", fit[1]).isLessThan(ZipfLaw.critical999(fit[1]));
     // Key 1 is the hottest and key 2 is drawn 2^exp times less often.
     assertThat((double) counts[0] / counts[1]).isCloseTo(Math.pow(2, exponent), within(exponent));
   }
@@ -101,8 +51,10 @@ class ZipfKeysTest {
     // The test has the power to fail: draws with 1.0 do not pass as 1.05, nor as 0.95.
     long[] counts = draw(new ZipfKeys(FIRST, LAST, 1.0), SAMPLES, 42);
     for (double wrong : new double[] {0.95, 1.05}) {
-      double[] fit = chiSquare(counts, law(FIRST, LAST, wrong));
-      assertThat(fit[0]).as("chi-square against %s", wrong).isGreaterThan(critical999(fit[1]));
+      double[] fit = ZipfLaw.chiSquare(counts, ZipfLaw.probabilities(FIRST, LAST, wrong));
+      assertThat(fit[0])
+          .as("chi-square against %s", wrong)
+          .isGreaterThan(ZipfLaw.critical999(fit[1]));
     }
   }
 
@@ -110,8 +62,8 @@ class ZipfKeysTest {
   void aRangeThatStartsHigherFollowsTheLawOfItsKeyNumbers() {
     // memtier's law is over key numbers, not ranks: keys 101..600 weigh n^-exp.
     long[] counts = draw(new ZipfKeys(101, 600, 1.5), SAMPLES, 7);
-    double[] fit = chiSquare(counts, law(101, 600, 1.5));
-    assertThat(fit[0]).isLessThan(critical999(fit[1]));
+    double[] fit = ZipfLaw.chiSquare(counts, ZipfLaw.probabilities(101, 600, 1.5));
+    assertThat(fit[0]).isLessThan(ZipfLaw.critical999(fit[1]));
   }
 
   @Test
