@@ -324,6 +324,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from cachelab.k8s.plan import PlanError
     from cachelab.local.shaping import ShapingError
     from cachelab.monitor import MonitorError
+    from cachelab.paths import RepoRootError
     from cachelab.processes import ProcessError
     from cachelab.terminal import summary_table
 
@@ -368,6 +369,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         K8sError,
         SpecError,
         ResumeError,
+        RepoRootError,
     ) as error:
         _remove_made(args.results, made)
         return _error(console, str(error))

@@ -99,6 +99,13 @@ class Workload(_Model):
     key_pattern: str = Field(
         default="R:R", description="memtier --key-pattern SET:GET (S, G, R, P, Z)"
     )
+    key_zipf_exp: float = Field(
+        default=1.0,
+        gt=0,
+        lt=5,
+        description="memtier --key-zipf-exp: key n of the Z pattern is requested with weight "
+        "n^-key_zipf_exp (memtier's range (0, 5), default 1); used only when key_pattern has a Z",
+    )
     multi_get: int = Field(
         default=0, ge=0, le=1024, description="memtier --multi-key-get (0 = off)"
     )

@@ -38,6 +38,7 @@ from cachelab.k8s.kube import K8sError, Kube, find_helm
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
 from cachelab.k8s.progress import TAIL_LINES, ProgressFollower
 from cachelab.options import RunOptions
+from cachelab.paths import repo_root
 from cachelab.results import (
     ResultsDir,
     RunRecord,
@@ -57,16 +58,6 @@ BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
 POLL_S = 1.0  # how often the runner looks at pods and Jobs while it waits
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 HDR_FULL_SUFFIX = "_FULL_RUN_1.txt"  # the loadgen's (memtier's) interval log of run 1
-
-
-def repo_root() -> Path:
-    """The checkout holding charts/ and manifests/ ($CACHELAB_ROOT, else above this package)."""
-    if "CACHELAB_ROOT" in os.environ:
-        return Path(os.environ["CACHELAB_ROOT"])
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "manifests" / "base" / "kustomization.yaml").is_file():
-            return parent
-    raise K8sError("cannot find the repository (charts/, manifests/); set CACHELAB_ROOT")
 
 
 def _option(value: str | None, env: str, default: str) -> str:
