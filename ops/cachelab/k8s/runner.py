@@ -11,12 +11,12 @@ no p99, the p99 shows as a dash).
 `K8sRunner` is the Kubernetes executor of cachelab.experiment's loop, which owns the order,
 selection, resume, status.json and the summary.csv rows.
 
-Where the cluster is: KUBECONFIG (kubectl's own rules). Options, from the CLI if it has them or
-from the environment: namespace (CACHELAB_K8S_NAMESPACE, default `default`), release
-(CACHELAB_K8S_RELEASE, `testbed`), loadgen (CACHELAB_K8S_LOADGEN, `memtier` or `cachelab`),
-bandwidth profile (CACHELAB_K8S_BANDWIDTH, `asl2017`, `azure-v2`, `off`), extra values files for
-the release (CACHELAB_K8S_VALUES, separated by `:`), and CACHELAB_K8S_TIMEOUT_S (600) for the
-release and the preload.
+Where the cluster is: KUBECONFIG (kubectl's own rules). Options, from the CLI (`--loadgen`,
+`--values`, `--bandwidth`) or else from the environment: namespace (CACHELAB_K8S_NAMESPACE,
+default `default`), release (CACHELAB_K8S_RELEASE, `testbed`), loadgen (CACHELAB_K8S_LOADGEN,
+`cachelab` or `memtier`), bandwidth profile (CACHELAB_K8S_BANDWIDTH, `asl2017`, `azure-v2`,
+`off`), extra values files for the release (CACHELAB_K8S_VALUES, separated by `:`), and
+CACHELAB_K8S_TIMEOUT_S (600) for the release and the preload.
 """
 
 from __future__ import annotations
@@ -73,6 +73,16 @@ def repo_root() -> Path:
 def _option(args: argparse.Namespace, name: str, env: str, default: str) -> str:
     value = getattr(args, name, None)
     return str(value) if value else os.environ.get(env, default)
+
+
+def _values_files(args: argparse.Namespace) -> tuple[list[Path], str]:
+    """The release's extra values files (--values, else $CACHELAB_K8S_VALUES) and where they
+    came from, for error messages."""
+    given = getattr(args, "values", None)
+    if given:
+        return [Path(p) for p in given], "--values"
+    listed = os.environ.get("CACHELAB_K8S_VALUES", "")
+    return [Path(p) for p in listed.split(os.pathsep) if p], "CACHELAB_K8S_VALUES"
 
 
 class K8sRunner:
@@ -467,16 +477,19 @@ def run(
     root = repo_root()
     target = plan.Target(
         release=_option(args, "release", "CACHELAB_K8S_RELEASE", "testbed"),
-        loadgen=_option(args, "loadgen", "CACHELAB_K8S_LOADGEN", "memtier"),
+        loadgen=_option(args, "loadgen", "CACHELAB_K8S_LOADGEN", "cachelab"),
         bandwidth=_option(args, "bandwidth", "CACHELAB_K8S_BANDWIDTH", "asl2017"),
     )
+    if target.loadgen not in plan.LOADGENS:
+        raise plan.PlanError(
+            f"loadgen: {target.loadgen!r}: the runner reads memtier JSON, so one of "
+            f"{', '.join(plan.LOADGENS)} (locust runs from `cachelab render --loadgen locust`)"
+        )
     namespace = _option(args, "namespace", "CACHELAB_K8S_NAMESPACE", "default")
-    extra = [
-        Path(p) for p in _option(args, "values", "CACHELAB_K8S_VALUES", "").split(os.pathsep) if p
-    ]
+    extra, source = _values_files(args)
     for path in extra:
         if not path.is_file():
-            raise plan.PlanError(f"CACHELAB_K8S_VALUES: {path} is not a file")
+            raise plan.PlanError(f"{source}: {path} is not a file")
     try:
         timeout_s = float(os.environ.get("CACHELAB_K8S_TIMEOUT_S", "600"))
     except ValueError:
