@@ -39,6 +39,7 @@ from cachelab.k8s.collect import CollectError, log_without_blocks, result_blocks
 from cachelab.k8s.kube import K8sError, Kube, find_helm
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
 from cachelab.k8s.progress import TAIL_LINES, ProgressFollower
+from cachelab.k8s.usage import UsageSampler
 from cachelab.results import (
     ResultsDir,
     RunRecord,
@@ -182,11 +183,26 @@ class K8sRunner:
             "patch", "job/benchmark", "--type=merge", "-p", '{"spec":{"suspend":false}}'
         )
         record["benchmark_released_epoch_ms"] = started * 1000.0
-        self._wait_job(
-            "benchmark",
-            spec.run.duration_s + BARRIER_TIMEOUT_S + 120,
-            each_poll=self._progress_poll(spec),
-        )
+        usage = UsageSampler(self.kube, run_dir, self._run_pods, label_key)
+        progress = self._progress_poll(spec)
+
+        def each_poll() -> None:
+            usage.poll()
+            if progress is not None:
+                progress()
+
+        try:
+            self._wait_job(
+                "benchmark", spec.run.duration_s + BARRIER_TIMEOUT_S + 120, each_poll=each_poll
+            )
+        finally:
+            usage.close()
+        record["usage"] = {
+            "source": "kubelet summary API (stats/summary) through the API server",
+            "cpu": "cpu.csv",
+            "network": "net.csv",
+            "problems": usage.errors,
+        }
         seconds = time.time() - started
         record["middlewares"] = self._middleware_stats(middlewares, before, seconds, run_dir)
         return self._collect_loadgens(spec, run_dir, record)
@@ -321,6 +337,11 @@ class K8sRunner:
                     log = str(error)
                 tails.append(f"\n--- {name} ---\n" + "\n".join(log.splitlines()[-20:]))
         return "".join(tails)
+
+    def _run_pods(self) -> list[dict[str, Any]]:
+        """The release's pods and the benchmark Job's: what the usage sampler reads."""
+        release = self.kube.get("pods", "-l", f"app.kubernetes.io/instance={self.target.release}")
+        return [*release["items"], *self._job_pods("benchmark")]
 
     def _job_pods(self, job: str) -> list[dict[str, Any]]:
         pods = self.kube.get("pods", "-l", f"batch.kubernetes.io/job-name={job}")["items"]
