@@ -123,3 +123,50 @@ def test_pod_cpu_and_node_network_are_sampled_into_the_run_folder(tmp_path: Path
     last = {r["node"]: r for r in rows[-2:]}
     assert (last["a4-0"]["rx_bytes"], last["a4-0"]["tx_bytes"]) == ("1607", "607")
     assert sampler.errors == ["node kwok-0 is simulated by kwok: no kubelet statistics"]
+
+
+def test_a_k8s_runs_cpu_makes_the_summary_columns_and_the_bottleneck_rows(
+    tmp_path: Path,
+) -> None:
+    """The recorded quickstart results with each run's cpu.csv replaced by what the sampler
+    writes for pods using 0.8 (loadgen), 0.6 (middleware) and 3 x 0.1 (servers) cores."""
+    import shutil
+
+    from cachelab.report import build_report
+    from cachelab.results.run import client_stats
+    from cachelab.summary import build_summary
+
+    results = tmp_path / "results"
+    shutil.copytree(Path(__file__).parent / "data" / "results-recorded-quickstart", results)
+    cores = {"benchmark-0-x": 0.8, "testbed-middleware-0": 0.6}
+    cores |= {f"testbed-memcached-{k}": 0.1 for k in range(3)}
+    components = {"benchmark-0-x": "benchmark", "testbed-middleware-0": "middleware"}
+    pods = [pod(name, "a4-0", components.get(name, "memcached")) for name in cores]
+    for run_dir in sorted((results / "raw").iterdir()):
+        record = json.loads((run_dir / "point.json").read_text())
+        record["target"] = "k8s"
+        (run_dir / "point.json").write_text(json.dumps(record))
+        interval = MeasuredInterval.of_run(2, 2, 10)
+        origin_ms = client_stats(run_dir / "loadgen-0.json", interval).start_epoch_ms
+        assert origin_ms is not None
+        kube = FakeKube({"a4-0": {"labels": {"agentpool": "a4"}}})
+        clock = Clock()
+        clock.now_s = origin_ms / 1000 - 1
+        sampler = UsageSampler(kube, run_dir, lambda: pods, clock=clock)  # type: ignore[arg-type]
+        for second in range(13):
+            t_ms = origin_ms + (second - 1) * 1000
+            kube.summaries["a4-0"] = summary(
+                t_ms, *((name, c * second, 0, 0) for name, c in cores.items())
+            )
+            sampler.poll()
+            clock.now_s += 1.0
+        sampler.close()
+    build_summary(results)
+    build_report(results)
+    rows = list(csv.DictReader((results / "summary.csv").open()))
+    for row in rows:
+        assert float(row["cpu_loadgen_cores"]) == pytest.approx(0.8)
+        assert float(row["cpu_middleware_cores"]) == pytest.approx(0.6)
+        assert float(row["cpu_server_cores"]) == pytest.approx(0.3)
+    stages = [r["stage"] for r in csv.DictReader((results / "report" / "bottlenecks.csv").open())]
+    assert "cpu testbed-middleware-0" in stages and "cpu benchmark-0-x" in stages
