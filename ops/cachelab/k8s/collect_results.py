@@ -139,7 +139,7 @@ def collect(args: argparse.Namespace, console: Console) -> Path:
     job, loadgen = _benchmark(kube, run_label)
     target = plan.Target(loadgen=loadgen)
     root = runner.repo_root()
-    results = runner._prepare_results(spec, args, root, kube, facts, target, [])
+    results = runner.prepare_results(spec, args, root, kube, facts, target, [])
     executor = runner.K8sRunner(spec, results, kube, target, [], 60.0, console)
     executor.collect_only = True  # the Jobs ran: read them, apply nothing
     executor.released_epoch_ms = _epoch_ms(job["status"].get("startTime"))
@@ -163,5 +163,11 @@ def cmd_collect(args: argparse.Namespace, console: Console) -> int:
     if args.report:
         from cachelab.report import build_report
 
-        console.print(f"report: {build_report(folder)}", highlight=False)
+        try:
+            index = build_report(folder)
+        except Exception as error:  # the report's own errors name what is wrong
+            message = f"report failed: {type(error).__name__}: {error}"
+            console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+            return 1
+        console.print(f"report: {index}", highlight=False)
     return 0

@@ -556,7 +556,7 @@ def run(
     if resume is not None:
         results, previous = open_for_resume(spec, resume, "k8s")
     else:
-        results = _prepare_results(spec, args, root, kube, facts, target, extra)
+        results = prepare_results(spec, args, root, kube, facts, target, extra)
     console.print(f"results: {results.path}", highlight=False)
     warning = load_warning(os.getloadavg()[0], os.cpu_count(), "on this machine at the start")
     if warning:  # the loadgens run in the cluster; this machine only drives them
@@ -571,7 +571,7 @@ def run(
         finish_metadata(results.metadata_file)
 
 
-def _prepare_results(
+def prepare_results(
     spec: Spec,
     args: argparse.Namespace,
     root: Path,
