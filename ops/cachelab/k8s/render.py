@@ -81,7 +81,13 @@ def add_parser(sub: Any) -> None:
 
 def add_arguments(render: argparse.ArgumentParser) -> None:
     render.add_argument("spec", type=Path, help="experiment spec (YAML)")
-    render.add_argument("--point", type=int, required=True, help="point index (0-based)")
+    render.add_argument(
+        "--point",
+        type=int,
+        required=True,
+        help="point index: p<N> of the results folders, the sweep's cartesian product with the "
+        "last axis varying fastest",
+    )
     render.add_argument(
         "--out", type=Path, default=None, help="overlay folder (default: ./<spec name>-p<N>)"
     )
