@@ -185,6 +185,17 @@ MONITORING_NAMESPACE ?= monitoring
 monitoring-install: ## Install kube-prometheus-stack (pinned chart KPS_VERSION) with ops/monitoring values into the current cluster.
 	@KPS_VERSION=$(KPS_VERSION) MONITORING_NAMESPACE=$(MONITORING_NAMESPACE) scripts/monitoring-install.sh
 
+.PHONY: monitoring-operator-install
+monitoring-operator-install: ## The Prometheus Operator built here (k8s-tools, images): its CRDs, then manifests/monitoring (a Prometheus selecting `release: kps` monitors, node exporter, cAdvisor).
+	@[[ -d $(TOOLS_DIR)/prometheus-operator-crd ]] || { echo "error: $(TOOLS_DIR)/prometheus-operator-crd is missing: run make k8s-tools" >&2; exit 1; }
+	@kubectl apply --server-side -f $(TOOLS_DIR)/prometheus-operator-crd
+	@kubectl wait --for=condition=Established --timeout=60s -f $(TOOLS_DIR)/prometheus-operator-crd
+	@kubectl apply -k manifests/monitoring
+
+.PHONY: monitoring-check
+monitoring-check: venv ## List the ServiceMonitors, PodMonitors and PrometheusRules that no Prometheus of the cluster selects (exit 1 if any).
+	@$(PY) -m cachelab.k8s.monitors
+
 .PHONY: grafana
 grafana: ## Open Grafana of kube-prometheus-stack on http://127.0.0.1:3000 (kubectl port-forward).
 	@kubectl -n $(MONITORING_NAMESPACE) port-forward svc/kps-grafana 3000:80

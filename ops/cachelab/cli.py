@@ -1,4 +1,5 @@
-"""The `cachelab` command line: run, validate, report, compare, list, summarize, schema."""
+"""The `cachelab` command line: run, validate, report, compare, list, summarize, schema, render,
+collect."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from cachelab import __version__
+from cachelab.k8s import collect_results as k8s_collect
+from cachelab.k8s import render as k8s_render
 from cachelab.options import RunOptions
 from cachelab.spec import SpecError, json_schema, load_spec
 from cachelab.terminal import make_console
@@ -46,6 +49,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="bandwidth profile; local: tc on lo while each run measures, needs root (default"
         " off; asl2019 also adds its 0.9 ms RTT with netem); k8s: pod annotations (default"
         " $CACHELAB_K8S_BANDWIDTH or asl2017)",
+    )
+    run.add_argument(
+        "--values",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="k8s: a values file for the release after the point's own (your cluster's images, "
+        "pools, sizes; repeatable; default $CACHELAB_K8S_VALUES, `:`-separated)",
+    )
+    run.add_argument(
+        "--loadgen",
+        choices=["cachelab", "memtier"],
+        default=None,
+        help="k8s: the Jobs' loadgen image, the project's (built by make images) or "
+        "memtier_benchmark (default $CACHELAB_K8S_LOADGEN or cachelab)",
     )
     run.add_argument(
         "--monitor",
@@ -105,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--dir", type=Path, default=EXPERIMENTS_DIR, help="folder of specs")
 
     sub.add_parser("schema", help="print the JSON schema of the spec format")
+    k8s_render.add_parser(sub)
+    k8s_collect.add_parser(sub)
     return parser
 
 
@@ -345,6 +365,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
         )
+    if args.target == "local" and (args.values or args.loadgen):
+        return _error(console, "--values and --loadgen are for --target k8s")
     made = _first_missing(args.results) if args.results is not None else None
     if args.results is not None and args.resume is None:
         problem = _cannot_write(args.results)
@@ -397,6 +419,24 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     return code
 
 
+def cmd_render(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.paths import repo_root
+
+    try:
+        spec = load_spec(args.spec)
+        out = args.out or k8s_render.default_out(spec, args.point)
+        files = k8s_render.overlay_files(spec, args, out, repo_root())
+        k8s_render.write_overlay(files, out)
+    except SpecError as error:
+        return _error(console, f"{error}{spec_hint(args.spec)}")
+    except k8s_render.RenderError as error:
+        return _error(console, str(error))
+    except OSError as error:
+        return _error(console, f"--out {out}: cannot write ({error.strerror or error})")
+    console.print(f"overlay: [bold]{escape(str(out))}[/] ({', '.join(files)})", highlight=False)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -414,6 +454,8 @@ def main(argv: list[str] | None = None) -> int:
         "summarize": cmd_summarize,
         "compare": cmd_compare,
         "list": cmd_list,
+        "render": cmd_render,
+        "collect": k8s_collect.cmd_collect,
     }
     try:
         result: int = commands[args.command](args, console)
