@@ -75,6 +75,17 @@ def _option(args: argparse.Namespace, name: str, env: str, default: str) -> str:
     return str(value) if value else os.environ.get(env, default)
 
 
+
+def with_job_resources(kustomization: str, resources: dict[str, Any]) -> str:
+    """The kustomization with the Jobs' container resources set to the release's client pool's
+    (`nodePools.sizes.<pool>.resources`): the pool's nodes size them, as they size the chart's
+    pods, also where a node is smaller than the Azure size of the clients-pool component."""
+    doc = yaml.safe_load(kustomization)
+    path = "/spec/template/spec/containers/0/resources"
+    operation = [{"op": "replace", "path": path, "value": resources}]
+    doc["patches"].append({"target": {"kind": "Job"}, "patch": yaml.safe_dump(operation)})
+    return str(yaml.safe_dump(doc, sort_keys=False))
+
 class K8sRunner:
     """Runs the points of one spec in one namespace. Called from the CLI's thread only."""
 
@@ -155,6 +166,8 @@ class K8sRunner:
         text = plan.kustomization(
             spec, self.target, manifests, k8s_dir, labels, label_key, label_value
         )
+        if client_pool.get("resources"):
+            text = with_job_resources(text, client_pool["resources"])
         (k8s_dir / "kustomization.yaml").write_text(text)
         self.kube.kubectl("apply", "-k", str(k8s_dir))
         if spec.preload.enabled:
