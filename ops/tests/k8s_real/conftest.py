@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from k8s.conftest import Cluster
@@ -71,7 +72,7 @@ def leftovers() -> list[str]:
     return found
 
 
-def machine_state() -> dict[str, object]:
+def machine_state() -> dict[str, Any]:
     """What of the machine a cluster touches: kernel settings, the cluster's network namespaces,
     links, qdiscs and cgroups, runtime directories and the /run/netns mount."""
     cgroup = Path("/sys/fs/cgroup")
@@ -123,7 +124,7 @@ class LocalCluster(Cluster):
     the machine was like before it started."""
 
     env_vars: dict[str, str] = field(default_factory=dict)
-    before: dict[str, object] = field(default_factory=dict)
+    before: dict[str, Any] = field(default_factory=dict)
 
     def layout(self) -> list[dict[str, str | int]]:
         """The nodes `up` made: name, pool, cpu_m, memory_mib, mbit, ip, pod_cidr."""

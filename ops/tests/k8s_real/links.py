@@ -41,7 +41,7 @@ def in_netns(netns: str, code: str, *args: str) -> list[str]:
 
 
 def transfer_mbit(sender: str, receiver: str, receiver_ip: str, size_bytes: int) -> float:
-    """Mbit/s of a `size_bytes` transfer from node `sender` to node `receiver` (at `receiver_ip`)."""
+    """Mbit/s of a `size_bytes` transfer from node `sender` to node `receiver` at `receiver_ip`."""
     server = subprocess.Popen(
         in_netns(receiver, RECEIVER, receiver_ip, str(PORT)), stdout=subprocess.PIPE, text=True
     )
