@@ -57,6 +57,7 @@ from cachelab.terminal import LiveSample, RunLines
 BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
 POLL_S = 1.0  # how often the runner looks at pods and Jobs while it waits
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+SCALE_LABEL = "cachelab.dev/scale"  # node label of the local cluster: the pools' scale factor
 HDR_FULL_SUFFIX = "_FULL_RUN_1.txt"  # the loadgen's (memtier's) interval log of run 1
 
 
@@ -75,7 +76,6 @@ def _option(args: argparse.Namespace, name: str, env: str, default: str) -> str:
     return str(value) if value else os.environ.get(env, default)
 
 
-
 def with_job_resources(kustomization: str, resources: dict[str, Any]) -> str:
     """The kustomization with the Jobs' container resources set to the release's client pool's
     (`nodePools.sizes.<pool>.resources`): the pool's nodes size them, as they size the chart's
@@ -85,6 +85,7 @@ def with_job_resources(kustomization: str, resources: dict[str, Any]) -> str:
     operation = [{"op": "replace", "path": path, "value": resources}]
     doc["patches"].append({"target": {"kind": "Job"}, "patch": yaml.safe_dump(operation)})
     return str(yaml.safe_dump(doc, sort_keys=False))
+
 
 class K8sRunner:
     """Runs the points of one spec in one namespace. Called from the CLI's thread only."""
@@ -538,6 +539,17 @@ def _prepare_results(
     else:
         results.spec_file.write_text(yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
     settings = {"target": "k8s", "bandwidth": target.bandwidth, "loadgen": target.loadgen}
+    # The local cluster's nodes carry the factor their pools' sizes were scaled by (a report
+    # of such a run is one of scaled machines; scripts/local-cluster.sh).
+    scales = sorted(
+        {
+            str(n["labels"][SCALE_LABEL])
+            for n in facts.get("nodes", [])
+            if SCALE_LABEL in n["labels"]
+        }
+    )
+    if scales:
+        settings["node_scale"] = ", ".join(scales)
     metadata = collect_metadata(root, settings=settings)
     metadata.update(
         target="k8s",

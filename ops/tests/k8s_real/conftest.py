@@ -138,6 +138,11 @@ class LocalCluster(Cluster):
                 )
         return rows
 
+    def node_pool(self, name: str) -> str:
+        """The pool of node `name`."""
+        (pool,) = [str(n["pool"]) for n in self.layout() if n["name"] == name]
+        return pool
+
     def down(self) -> subprocess.CompletedProcess[str]:
         return run(
             [SCRIPTS / "local-cluster.sh", "down"], env=self.env_vars, check=False, timeout_s=300

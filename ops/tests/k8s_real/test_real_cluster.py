@@ -28,6 +28,7 @@ from k8s.conftest import Cluster
 from k8s.kube import wait_for
 
 from cachelab.cli import main
+from cachelab.report import run_info
 from cachelab.summary import summary_columns
 
 from .conftest import (
@@ -213,7 +214,7 @@ def test_links_between_a_client_and_the_middleware_node_run_at_the_profile_rate(
 
 
 def test_set_get_round_trip_through_the_middleware_service(
-    real_cluster: Cluster, release: str
+    real_cluster: LocalCluster, release: str
 ) -> None:
     service = real_cluster.get("service", "-n", NAMESPACE, f"{RELEASE}-middleware")
     ip = service["spec"]["clusterIP"]
@@ -224,14 +225,14 @@ def test_set_get_round_trip_through_the_middleware_service(
     assert reply == b"STORED\r\nVALUE k8s-real 0 %d\r\n%s\r\nEND\r\n" % (len(value), value)
 
 
-def test_helm_test_passes_for_real(real_cluster: Cluster, release: str) -> None:
+def test_helm_test_passes_for_real(real_cluster: LocalCluster, release: str) -> None:
     out = real_cluster.helm("test", RELEASE, "-n", NAMESPACE, "--logs", "--timeout", "120s")
     assert "Phase:          Succeeded" in out, out
     assert f"OK: set/get round trip through {RELEASE}-middleware:11212" in out, out
 
 
 def test_bandwidth_annotation_limits_server_egress_past_the_burst(
-    real_cluster: Cluster, release: str
+    real_cluster: LocalCluster, release: str
 ) -> None:
     """A server pod's egress (annotation 100M) measured from the host after containerd's burst."""
     (pod,) = pods(real_cluster, "statefulset.kubernetes.io/pod-name=testbed-memcached-0")
@@ -317,7 +318,7 @@ spec:
 
 
 def test_prometheus_in_the_cluster_scrapes_the_middleware(
-    real_cluster: Cluster, release: str, tmp_path: Path
+    real_cluster: LocalCluster, release: str, tmp_path: Path
 ) -> None:
     real_cluster.kubectl("create", "namespace", "monitoring")
     manifest = tmp_path / "prometheus.yaml"
@@ -367,7 +368,7 @@ SPEC = {
 
 
 def test_cachelab_run_target_k8s_sweeps_workers_on_the_real_cluster(
-    real_cluster: Cluster,
+    real_cluster: LocalCluster,
     release: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -404,6 +405,9 @@ def test_cachelab_run_target_k8s_sweeps_workers_on_the_real_cluster(
     (results,) = (tmp_path / "r" / "k8s-real-workers").iterdir()
     status = json.loads((results / "status.json").read_text())
     assert status["state"] == "complete" and status["runs_done"] == 2, status
+    metadata = json.loads((results / "metadata.json").read_text())
+    # the nodes' scale factor is a setting of the run, printed with the others on its report
+    assert run_info(metadata, status)["settings"]["node_scale"] == "0.1", metadata["settings"]
     with (results / "summary.csv").open() as f:
         reader = csv.DictReader(f)
         rows = list(reader)
@@ -416,6 +420,9 @@ def test_cachelab_run_target_k8s_sweeps_workers_on_the_real_cluster(
         assert row["mw_throughput_ops_per_s"] != "", row  # scraped through the pod proxy
     values = json.loads(real_cluster.helm("get", "values", RELEASE, "-n", NAMESPACE, "-o", "json"))
     assert values["middleware"]["workers"] == 4
+    loadgens = pods(real_cluster, "app.kubernetes.io/component=benchmark")
+    assert loadgens, "the benchmark Job's pods are kept until the next point"
+    assert {real_cluster.node_pool(p["spec"]["nodeName"]) for p in loadgens} == {"a2"}
     (mw,) = pods(real_cluster, "app.kubernetes.io/component=middleware")
     assert "-t" in mw["spec"]["containers"][0]["args"]
     args = mw["spec"]["containers"][0]["args"]
