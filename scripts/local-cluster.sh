@@ -674,7 +674,7 @@ delete_pods() {  # through the API, so the kubelet stops them and CNI releases t
 stop_shims() {  # containerd-shim processes of our containerd (by pid, matched on our socket)
   local p
   for p in /proc/[0-9]*; do
-    tr '\0' ' ' < "$p/cmdline" 2>/dev/null | grep -q -- "-address $dir/" || continue
+    tr '\0' ' ' 2>/dev/null < "$p/cmdline" | grep -q -- "-address $dir/" || continue
     kill -KILL "${p#/proc/}" 2>/dev/null || true
   done
 }
