@@ -28,7 +28,7 @@ from k8s.conftest import Cluster
 from k8s.kube import wait_for
 
 from cachelab.cli import main
-from cachelab.report import run_info
+from cachelab.report.build import run_info
 from cachelab.summary import summary_columns
 
 from .conftest import (
