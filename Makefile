@@ -145,7 +145,7 @@ test: deps venv k8s-tools build lint test-unit test-integration test-e2e test-k8
 lint: venv ## Check formatting and types: spotless (google-java-format), ruff, mypy.
 	@$(MVN) spotless:check
 	@cd ops && $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy cachelab
-	@$(VENV)/bin/ruff check --config ops/pyproject.toml loadgen/locust scripts/bench.py && $(VENV)/bin/ruff format --config ops/pyproject.toml --check loadgen/locust scripts/bench.py && $(VENV)/bin/mypy --config-file ops/pyproject.toml loadgen/locust/locustfile.py scripts/bench.py
+	@$(VENV)/bin/ruff check --config ops/pyproject.toml loadgen/locust scripts/bench.py scripts/local-cluster && $(VENV)/bin/ruff format --config ops/pyproject.toml --check loadgen/locust scripts/bench.py scripts/local-cluster && $(VENV)/bin/mypy --config-file ops/pyproject.toml loadgen/locust/locustfile.py scripts/bench.py scripts/local-cluster/layout.py
 
 .PHONY: fmt
 fmt: venv ## Format Java (spotless) and Python (ruff) sources in place.

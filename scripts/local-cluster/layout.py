@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "ops"))
 
-from cachelab.local.shaping import POOL_MBIT, PROFILES, ROLE_MBIT  # noqa: E402
+from cachelab.local.shaping import POOL_MBIT, PROFILES, ROLE_MBIT
 
 # Azure sizes of the seeds' machines: A1 1 vCPU 1.75 GiB, A2 2 vCPU 3.5 GiB, A4 8 vCPU 14 GiB.
 POOL_SIZES = {"a1": (1, 1792), "a2": (2, 3584), "a4": (8, 14336)}
