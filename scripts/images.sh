@@ -194,11 +194,18 @@ build_jib() {  # jib:buildTar of one module on the java-base tar; jib writes <mo
   cp "$root/$module/target/jib-image.tar" "$images_dir/$module.tar"
 }
 
-import_one() {
-  local name="$1" sock="$cluster_dir/containerd.sock"
-  [[ -S "$sock" ]] || { echo "error: no local cluster at $cluster_dir (make k8s-up)" >&2; exit 1; }
-  ctr --address "$sock" -n k8s.io images import "$images_dir/$name.tar" >/dev/null
-  echo "imported $(image_ref "$name")"
+import_one() {  # into the containerd of every node of the local cluster, in parallel
+  local name="$1" sock pid socks=() jobs=()
+  for sock in "$cluster_dir/containerd.sock" "$cluster_dir"/nodes/*/containerd.sock; do
+    [[ -S "$sock" ]] && socks+=("$sock")
+  done
+  [[ ${#socks[@]} -gt 0 ]] || { echo "error: no local cluster at $cluster_dir (make k8s-up)" >&2; exit 1; }
+  for sock in "${socks[@]}"; do
+    ctr --address "$sock" -n k8s.io images import "$images_dir/$name.tar" >/dev/null &
+    jobs+=($!)
+  done
+  for pid in "${jobs[@]}"; do wait "$pid" || { echo "error: importing $name failed" >&2; exit 1; }; done
+  echo "imported $(image_ref "$name") (${#socks[@]} nodes)"
 }
 
 action="${1:-}"; shift || true

@@ -58,6 +58,7 @@ from cachelab.terminal import LiveSample, RunLines
 BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
 POLL_S = 1.0  # how often the runner looks at pods and Jobs while it waits
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+SCALE_LABEL = "cachelab.dev/scale"  # node label of the local cluster: the pools' scale factor
 HDR_FULL_SUFFIX = "_FULL_RUN_1.txt"  # the loadgen's (memtier's) interval log of run 1
 
 
@@ -72,6 +73,17 @@ def _values_files(options: RunOptions) -> tuple[list[Path], str]:
         return list(options.values), "--values"
     listed = os.environ.get("CACHELAB_K8S_VALUES", "")
     return [Path(p) for p in listed.split(os.pathsep) if p], "CACHELAB_K8S_VALUES"
+
+
+def with_job_resources(kustomization: str, resources: dict[str, Any]) -> str:
+    """The kustomization with the Jobs' container resources set to the release's client pool's
+    (`nodePools.sizes.<pool>.resources`): the pool's nodes size them, as they size the chart's
+    pods, also where a node is smaller than the Azure size of the clients-pool component."""
+    doc = yaml.safe_load(kustomization)
+    path = "/spec/template/spec/containers/0/resources"
+    operation = [{"op": "replace", "path": path, "value": resources}]
+    doc["patches"].append({"target": {"kind": "Job"}, "patch": yaml.safe_dump(operation)})
+    return str(yaml.safe_dump(doc, sort_keys=False))
 
 
 class K8sRunner:
@@ -159,6 +171,8 @@ class K8sRunner:
         text = plan.kustomization(
             spec, self.target, manifests, k8s_dir, labels, label_key, label_value
         )
+        if client_pool.get("resources"):
+            text = with_job_resources(text, client_pool["resources"])
         (k8s_dir / "kustomization.yaml").write_text(text)
         self.kube.kubectl("apply", "-k", str(k8s_dir))
         if spec.preload.enabled:
@@ -576,6 +590,17 @@ def prepare_results(
     else:
         results.spec_file.write_text(yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
     settings = {"target": "k8s", "bandwidth": target.bandwidth, "loadgen": target.loadgen}
+    # The local cluster's nodes carry the factor their pools' sizes were scaled by (a report
+    # of such a run is one of scaled machines; scripts/local-cluster.sh).
+    scales = sorted(
+        {
+            str(n["labels"][SCALE_LABEL])
+            for n in facts.get("nodes", [])
+            if SCALE_LABEL in n["labels"]
+        }
+    )
+    if scales:
+        settings["node_scale"] = ", ".join(scales)
     metadata = collect_metadata(root, settings=settings)
     metadata.update(
         target="k8s",
