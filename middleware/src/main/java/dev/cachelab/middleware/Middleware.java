@@ -2,6 +2,7 @@ package dev.cachelab.middleware;
 
 import dev.cachelab.middleware.backend.BackendConnection;
 import dev.cachelab.middleware.backend.BackendHealth;
+import dev.cachelab.middleware.backend.Prober;
 import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.Protocol;
@@ -41,10 +42,12 @@ public final class Middleware {
   private final NetThread net;
   private final List<Thread> workerThreads = new ArrayList<>();
   private final Watchdog watchdog;
+  private final Prober prober;
   private final IntervalReporter reporter;
   private final MetricsEndpoint metrics;
   private Thread netThread;
   private Thread watchdogThread;
+  private Thread proberThread;
   private boolean stopped;
 
   public Middleware(MiddlewareConfig config) throws IOException {
@@ -108,7 +111,7 @@ public final class Middleware {
     for (int w = 0; w < config.workers(); w++) {
       List<BackendConnection> backends = new ArrayList<>();
       for (int s = 0; s < addresses.size(); s++) {
-        backends.add(new BackendConnection(s, addresses.get(s), health.get(s), config.protocol()));
+        backends.add(new BackendConnection(s, addresses.get(s), health.get(s)));
       }
       allBackends.addAll(backends);
       workers.add(
@@ -122,6 +125,7 @@ public final class Middleware {
               config.workerBatch()));
     }
     this.watchdog = new Watchdog(allBackends, watchdogPeriodNanos);
+    this.prober = new Prober(health, addresses, config.protocol(), config.backendTimeoutMs());
     for (int w = 0; w < workers.size(); w++) {
       Thread thread = new Thread(workers.get(w), "worker-" + w);
       thread.setDaemon(true);
@@ -149,6 +153,9 @@ public final class Middleware {
     watchdogThread = new Thread(watchdog, "backend-watchdog");
     watchdogThread.setDaemon(true);
     watchdogThread.start();
+    proberThread = new Thread(prober, "backend-prober");
+    proberThread.setDaemon(true);
+    proberThread.start();
     InetSocketAddress listen = net.localAddress();
     reporter.start(listen.getAddress().getHostAddress() + ":" + listen.getPort());
     try {
@@ -201,6 +208,7 @@ public final class Middleware {
     net.stop();
     join(netThread, 1000);
     watchdog.stop();
+    prober.stop();
     reporter.stop();
     metrics.stop();
   }

@@ -100,8 +100,10 @@ public final class ConfigParser {
 
     @Option(
         names = "--eject-retry-ms",
-        defaultValue = "2000",
-        description = "Time an ejected server stays out before a version probe.")
+        defaultValue = "500",
+        description =
+            "Time an ejected server stays out before it is probed (version, or PING for redis) on"
+                + " a new connection; again after each failed probe. Default: ${DEFAULT-VALUE}.")
     int ejectRetryMs;
 
     @Option(

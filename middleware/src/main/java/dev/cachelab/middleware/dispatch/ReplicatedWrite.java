@@ -29,7 +29,7 @@ final class ReplicatedWrite {
         continue;
       }
       try {
-        WorkerBackends.send(backend, request);
+        WorkerBackends.sendRetryingStale(backend, request);
         targets.succeeded(i);
         if (count > 1) {
           backend.setAside(); // until its reply is read, after the sends to the other targets
@@ -44,7 +44,7 @@ final class ReplicatedWrite {
         BackendConnection backend = backends.get(server);
         backends.resume(backend);
         try {
-          WorkerBackends.readReply(backend, request);
+          WorkerBackends.readReplyRetryingStale(backend, request);
           backend.disarm();
           reply.countReply(server, backend);
         } catch (IOException e) {

@@ -277,7 +277,9 @@ public final class NetThread implements Runnable, ConnectionEvents {
       return;
     }
     if (n < 0) {
-      connection.close();
+      // End of input (a half-close, as `nc -N` sends): the requests read before it are answered,
+      // then the connection closes; an incomplete request at the end is dropped.
+      connection.closeAfterReplies();
       return;
     }
     long now = System.nanoTime();
