@@ -10,6 +10,7 @@ import dev.cachelab.middleware.config.Routing;
 import dev.cachelab.middleware.dispatch.ErrorReplies;
 import dev.cachelab.middleware.dispatch.HashRouter;
 import dev.cachelab.middleware.dispatch.ProtocolErrorReplies;
+import dev.cachelab.middleware.dispatch.ReplicaDivergence;
 import dev.cachelab.middleware.dispatch.RequestQueue;
 import dev.cachelab.middleware.dispatch.RoundRobinRouter;
 import dev.cachelab.middleware.dispatch.Router;
@@ -108,6 +109,19 @@ public final class Middleware {
         redis
             ? ProtocolErrorReplies.redis(config.servers())
             : ProtocolErrorReplies.memcached(config.servers());
+    ReplicaDivergence divergence = new ReplicaDivergence(config.divergenceDelete());
+    stats.value(
+        "replica_divergences",
+        "Replicated writes applied on some servers and failed on others (replicas differ).",
+        divergence::divergences);
+    stats.value(
+        "divergence_deletes",
+        "Keys deleted on a server where their replicated write failed (--divergence-delete).",
+        divergence::deletes);
+    stats.value(
+        "divergence_failed_deletes",
+        "Such deletes that failed too (the server was down or did not answer).",
+        divergence::failedDeletes);
     for (int w = 0; w < config.workers(); w++) {
       List<BackendConnection> backends = new ArrayList<>();
       for (int s = 0; s < addresses.size(); s++) {
@@ -119,6 +133,7 @@ public final class Middleware {
               queue,
               backends,
               errors,
+              divergence,
               stats.newRecorder(),
               timeoutNanos,
               watchdogPeriodNanos,
