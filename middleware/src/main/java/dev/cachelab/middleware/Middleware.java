@@ -85,6 +85,11 @@ public final class Middleware {
         "Connections closed because their buffers did not fit in the budget.",
         budget::refusals);
     stats.value(
+        "budget_evicted_connections",
+        "Connections closed because a newer request needed the budget their partial request held"
+            + " (the one holding it longest first).",
+        net::budgetEvictions);
+    stats.value(
         "idle_closed_connections", "Connections closed by the idle timeout.", net::idleClosed);
     stats.value(
         "accept_failures",
