@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cachelab import __version__
+from cachelab.options import RunOptions
 from cachelab.spec import SpecError, json_schema, load_spec
 from cachelab.terminal import make_console
 
@@ -228,8 +229,8 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
-    from cachelab.compare import build_comparison
     from cachelab.report import ReportError
+    from cachelab.report.compare import build_comparison
 
     for folder in args.results_dirs:
         problem = _not_results(folder)
@@ -333,15 +334,16 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         if problem:
             _remove_made(args.results, made)
             return _error(console, f"--results {args.results}: {problem}")
+    options = RunOptions.from_args(args)
     try:
         if args.target == "k8s":
             from cachelab.k8s.runner import run as k8s_run
 
-            results, status = k8s_run(spec, args, console, selection, args.resume)
+            results, status = k8s_run(spec, options, console, selection, args.resume)
         else:
             from cachelab.local.runner import run as local_run
 
-            results, status = local_run(spec, args.spec, args, console, selection, args.resume)
+            results, status = local_run(spec, args.spec, options, console, selection, args.resume)
     except (
         ProcessError,
         MonitorError,

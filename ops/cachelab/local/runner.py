@@ -14,7 +14,6 @@ and marks the run `partial` before the loop marks the experiment `interrupted`.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import shutil
@@ -40,6 +39,7 @@ from cachelab.local.shaping import (
 )
 from cachelab.local.tools import Toolchain, repo_root
 from cachelab.monitor import LocalMonitor, MonitorSettings
+from cachelab.options import RunOptions
 from cachelab.processes import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.results import (
     MeasuredInterval,
@@ -421,7 +421,7 @@ def prepare_results(
 def run(
     spec: Spec,
     spec_path: Path,
-    args: argparse.Namespace,
+    options: RunOptions,
     console: Console,
     selection: Selection,
     resume: Path | None = None,
@@ -429,17 +429,17 @@ def run(
     """Entry point of `cachelab run --target local` (a new results folder, or `resume`'s)."""
     root = repo_root()
     tools = Toolchain.discover(root, need_middleware=spec.topology.middlewares > 0)
-    bandwidth = getattr(args, "bandwidth", None) or "off"
+    bandwidth = options.bandwidth or "off"
     settings = {
         "target": "local",
         "bandwidth": bandwidth,
-        "monitor": {"enabled": bool(getattr(args, "monitor", False))},
+        "monitor": {"enabled": options.monitor},
     }
     previous: Status | None = None
     if resume is not None:
         results, previous = open_for_resume(spec, resume, "local")
     else:
-        base = Path(args.results) if getattr(args, "results", None) else root / "results"
+        base = options.results if options.results is not None else root / "results"
         results = prepare_results(spec, spec_path, base, tools, settings)
     console.print(f"results: {results.path}", highlight=False)
     warning = load_warning(os.getloadavg()[0], os.cpu_count(), "at the start")
@@ -455,7 +455,7 @@ def run(
         )
     reporter = RunLines(console, spec.run.duration_s)
     runner.live = reporter.live
-    if getattr(args, "monitor", False):
+    if options.monitor:
         runner.monitor = start_monitor(spec, results.path / "prometheus", console)
         update_metadata(
             results.metadata_file,

@@ -253,8 +253,7 @@ def test_numbers_print_at_sensible_precision() -> None:
 def test_latency_figure_and_points_table_show_the_same_pooled_percentiles(
     quickstart: Path,
 ) -> None:
-    from cachelab import plots
-    from cachelab.report import latency_distributions
+    from cachelab.report import latency_distributions, plots
     from cachelab.results.experiment import read_experiment
 
     points = pd.read_csv(quickstart / "report" / "points.csv")
