@@ -25,6 +25,38 @@ public final class RespReplies {
     return ascii("-ERR " + text.replace('\r', ' ').replace('\n', ' ') + "\r\n");
   }
 
+  /** {@code -CODE text\r\n} ({@code NOPROTO}, ...); CR and LF in {@code text} become spaces. */
+  public static byte[] error(String code, String text) {
+    return ascii("-" + code + " " + text.replace('\r', ' ').replace('\n', ' ') + "\r\n");
+  }
+
+  /** The redis version {@code HELLO} reports: the commands the middleware forwards are 7.0's. */
+  public static final String HELLO_VERSION = "7.0.0";
+
+  /**
+   * redis 7's {@code HELLO} reply: server, version, proto, id, mode, role and modules, as a flat
+   * array of pairs under RESP2 and as a map under RESP3.
+   */
+  public static byte[] hello(int protocolVersion, long clientId) {
+    StringBuilder reply = new StringBuilder(protocolVersion == 3 ? "%7\r\n" : "*14\r\n");
+    bulkText(reply, "server");
+    bulkText(reply, "redis");
+    bulkText(reply, "version");
+    bulkText(reply, HELLO_VERSION);
+    bulkText(reply, "proto").append(':').append(protocolVersion).append("\r\n");
+    bulkText(reply, "id").append(':').append(clientId).append("\r\n");
+    bulkText(reply, "mode");
+    bulkText(reply, "standalone");
+    bulkText(reply, "role");
+    bulkText(reply, "master");
+    bulkText(reply, "modules").append("*0\r\n");
+    return ascii(reply.toString());
+  }
+
+  private static StringBuilder bulkText(StringBuilder out, String text) {
+    return out.append('$').append(text.length()).append("\r\n").append(text).append("\r\n");
+  }
+
   /** {@code :value\r\n}. */
   public static byte[] integer(long value) {
     return ascii(":" + value + "\r\n");
