@@ -5,7 +5,6 @@ import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.OpType;
 import dev.cachelab.middleware.protocol.Request;
 import dev.cachelab.middleware.protocol.Resp3Converter;
-import dev.cachelab.middleware.protocol.Resp3Shape;
 import dev.cachelab.middleware.stats.ErrorKind;
 import dev.cachelab.middleware.stats.ThreadRecorder;
 import java.nio.ByteBuffer;
@@ -187,7 +186,7 @@ public final class Worker implements Runnable {
     int hits = reply.hits();
     ErrorKind error = reply.error();
     ByteBuffer view = reply.view();
-    if (request.resp3Shape() != Resp3Shape.SAME) {
+    if (request.resp3Shape() != null) {
       view = resp3.convert(request, view); // a RESP3 client's reply (HELLO 3)
     }
     long written = request.connection.complete(request, view);

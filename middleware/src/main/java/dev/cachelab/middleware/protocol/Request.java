@@ -32,7 +32,7 @@ public final class Request {
   private Status status;
   private Command command;
   private RespCommand respCommand;
-  private Resp3Shape resp3Shape = Resp3Shape.SAME;
+  private Resp3Shape resp3Shape;
   private int rawLength;
   private int keyStride = 1;
   private byte[] bytes = new byte[512];
@@ -80,7 +80,7 @@ public final class Request {
     status = null;
     command = null;
     respCommand = null;
-    resp3Shape = Resp3Shape.SAME;
+    resp3Shape = null;
     rawLength = 0;
     keyStride = 1;
     lineLength = 0;
@@ -144,12 +144,12 @@ public final class Request {
     this.keyStride = command.keyStride();
   }
 
-  /** RESP: the reply is rewritten to this RESP3 shape for the client ({@code HELLO 3}). */
+  /** RESP: the reply is rewritten for a RESP3 client ({@code HELLO 3}), in this shape. */
   void setResp3Shape(Resp3Shape shape) {
     this.resp3Shape = shape;
   }
 
-  /** How the server's reply is rewritten for a RESP3 client; {@link Resp3Shape#SAME}: not. */
+  /** How the server's reply is rewritten for a RESP3 client; null for a RESP2 client. */
   public Resp3Shape resp3Shape() {
     return resp3Shape;
   }

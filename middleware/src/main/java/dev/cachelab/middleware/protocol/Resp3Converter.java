@@ -5,9 +5,9 @@ import java.util.Arrays;
 
 /**
  * Rewrites a server's RESP2 reply into the RESP3 reply redis gives a client that said {@code HELLO
- * 3}, for the commands whose reply differs ({@link Resp3Shape}); errors and nil replies pass as
- * they are (RESP3 clients read {@code $-1} and {@code *-1} as null). One per worker, reusing its
- * buffer; its thread only.
+ * 3}: nil ({@code $-1}, {@code *-1}) becomes RESP3's null ({@code _}) at any depth, and the replies
+ * of the commands whose RESP3 reply has another shape ({@link Resp3Shape}) take it. Errors pass as
+ * they are. One per worker, reusing its buffer; its thread only.
  */
 public final class Resp3Converter {
   private static final int KEEP_BYTES = 256 * 1024;
@@ -19,54 +19,90 @@ public final class Resp3Converter {
   private byte[] in;
 
   /**
-   * The RESP3 form of {@code reply}, the complete reply to {@code request}; {@code reply} itself if
-   * the request's shape is {@link Resp3Shape#SAME} or the reply is not the RESP2 form expected. The
-   * returned buffer is valid until the next call.
+   * The RESP3 form of {@code reply}, the complete RESP2 reply to {@code request} (whose {@link
+   * Request#resp3Shape()} is not null); if the reply is not of the form its shape expects, it is
+   * converted value by value only. The returned buffer is valid until the next call.
    */
   public ByteBuffer convert(Request request, ByteBuffer reply) {
-    Resp3Shape shape = request.resp3Shape();
-    int limit = reply.limit();
-    if (shape == Resp3Shape.SAME || limit < 3 || !reply.hasArray()) {
+    if (reply.remaining() < 3 || !reply.hasArray()) {
       return reply;
     }
     in = reply.array();
     int start = reply.arrayOffset() + reply.position();
-    if (in[start] == '-' || in[start + 1] == '-') {
-      return reply; // an error, or a nil ($-1, *-1)
+    if (in[start] == '-') {
+      return reply;
     }
     if (out.length > KEEP_BYTES) {
       out = new byte[1024];
     }
     length = 0;
-    boolean converted =
-        switch (shape) {
-          case SAME -> false;
-          case MAP -> retype(start, '%', 2);
-          case SET -> retype(start, '~', 1);
-          case DOUBLE -> in[start] == '$' && toDouble(start) > 0;
-          case DOUBLES -> doubles(start);
-          case SCORE_PAIRS, FIELD_PAIRS -> pairs(start, shape == Resp3Shape.SCORE_PAIRS) > 0;
-          case POP_PAIRS ->
-              request.tokenCount() > 2 ? pairs(start, true) > 0 : pairFlat(start, false) > 0;
-          case RANK_SCORE -> pairFlat(start, true) > 0;
-          case MPOP -> mpop(start);
-        };
-    return converted ? ByteBuffer.wrap(out, 0, length) : reply;
+    if (!shaped(request, start)) {
+      length = 0;
+      value(start);
+    }
+    return ByteBuffer.wrap(out, 0, length);
   }
 
-  // *2n then the elements, as <type>n then the same elements.
+  /** Writes the reply in its command's RESP3 shape; false if it does not have the RESP2 form. */
+  private boolean shaped(Request request, int at) {
+    boolean nil = in[at + 1] == '-';
+    return switch (request.resp3Shape()) {
+      case SAME -> false;
+      case MAP -> !nil && retype(at, '%', 2);
+      case SET -> !nil && retype(at, '~', 1);
+      case DOUBLE -> in[at] == '$' && toDouble(at) > 0;
+      case DOUBLES -> !nil && doubles(at);
+      case SCORE_PAIRS, FIELD_PAIRS -> !nil && pairs(at, request.resp3Shape()) > 0;
+      case POP_PAIRS ->
+          !nil
+              && (request.tokenCount() > 2
+                  ? pairs(at, Resp3Shape.SCORE_PAIRS) > 0
+                  : pairFlat(at, false) > 0);
+      case RANK_SCORE -> !nil && pairFlat(at, true) > 0;
+      case MPOP -> !nil && mpop(at);
+    };
+  }
+
+  /** Writes the value at {@code at} with its nils as nulls; returns its end. */
+  private int value(int at) {
+    int lineEnd = lineEnd(at);
+    byte type = in[at];
+    if (type != '$' && type != '*') {
+      append(at, lineEnd + 2 - at);
+      return lineEnd + 2;
+    }
+    long count = number(at + 1, lineEnd);
+    if (count < 0) {
+      append(NULL, NULL.length);
+      return lineEnd + 2;
+    }
+    append(at, lineEnd + 2 - at);
+    if (type == '$') {
+      append(lineEnd + 2, (int) count + 2);
+      return lineEnd + 2 + (int) count + 2;
+    }
+    int pos = lineEnd + 2;
+    for (long i = 0; i < count; i++) {
+      pos = value(pos);
+    }
+    return pos;
+  }
+
+  // *(per * n) then the elements, as <type>n then the same elements.
   private boolean retype(int at, char type, int per) {
     if (in[at] != '*') {
       return false;
     }
     int lineEnd = lineEnd(at);
     long count = number(at + 1, lineEnd);
-    if (count < 0 || count % per != 0) {
+    if (count % per != 0) {
       return false;
     }
     header(type, count / per);
-    int end = skipElements(lineEnd + 2, count);
-    append(lineEnd + 2, end - lineEnd - 2);
+    int pos = lineEnd + 2;
+    for (long i = 0; i < count; i++) {
+      pos = value(pos);
+    }
     return true;
   }
 
@@ -78,56 +114,43 @@ public final class Resp3Converter {
     long count = number(at + 1, lineEnd);
     append(at, lineEnd + 2 - at);
     int pos = lineEnd + 2;
-    for (long i = 0; i < count; i++) {
+    for (long i = 0; i < count && pos > 0; i++) {
       pos = toDouble(pos);
-      if (pos < 0) {
-        return false;
-      }
     }
-    return true;
+    return pos > 0;
   }
 
-  // *2n flat pairs as *n [a, b] pairs; with scores, each b a double. Returns the end or -1.
-  private int pairs(int at, boolean scores) {
+  // *2n flat pairs as *n [a, b] pairs, each b a double for scores. Returns the end or -1.
+  private int pairs(int at, Resp3Shape shape) {
     if (in[at] != '*') {
       return -1;
     }
     int lineEnd = lineEnd(at);
     long count = number(at + 1, lineEnd);
-    if (count < 0 || count % 2 != 0) {
+    if (count % 2 != 0) {
       return -1;
     }
     header('*', count / 2);
     int pos = lineEnd + 2;
-    for (long i = 0; i < count / 2; i++) {
+    for (long i = 0; i < count / 2 && pos > 0; i++) {
       append(PAIR, PAIR.length);
-      int next = skip(pos);
-      append(pos, next - pos);
-      pos = scores ? toDouble(next) : copy(next);
-      if (pos < 0) {
-        return -1;
-      }
+      pos = value(pos);
+      pos = shape == Resp3Shape.SCORE_PAIRS ? toDouble(pos) : value(pos);
     }
     return pos;
   }
 
-  // *2 [a, score] with the score as a double ([] passes as it is). Returns the end or -1.
+  // *2 [a, score] with the score as a double (an empty array is left to value()).
   private int pairFlat(int at, boolean rank) {
     if (in[at] != '*') {
       return -1;
     }
     int lineEnd = lineEnd(at);
-    long count = number(at + 1, lineEnd);
-    if (count == 0) {
-      return -1;
-    }
-    if (count != 2 || rank && in[lineEnd + 2] != ':') {
+    if (number(at + 1, lineEnd) != 2 || rank && in[lineEnd + 2] != ':') {
       return -1;
     }
     append(at, lineEnd + 2 - at);
-    int next = skip(lineEnd + 2);
-    append(lineEnd + 2, next - lineEnd - 2);
-    return toDouble(next);
+    return toDouble(value(lineEnd + 2));
   }
 
   // *2 [key, *n [member, score]...] with the scores as doubles.
@@ -140,8 +163,7 @@ public final class Resp3Converter {
       return false;
     }
     append(at, lineEnd + 2 - at);
-    int next = skip(lineEnd + 2);
-    append(lineEnd + 2, next - lineEnd - 2);
+    int next = value(lineEnd + 2);
     if (in[next] != '*') {
       return false;
     }
@@ -149,22 +171,20 @@ public final class Resp3Converter {
     long count = number(next + 1, listEnd);
     append(next, listEnd + 2 - next);
     int pos = listEnd + 2;
-    for (long i = 0; i < count; i++) {
-      int pairEnd = lineEnd(pos);
-      append(pos, pairEnd + 2 - pos);
-      int member = skip(pairEnd + 2);
-      append(pairEnd + 2, member - pairEnd - 2);
-      pos = toDouble(member);
-      if (pos < 0) {
+    for (long i = 0; i < count && pos > 0; i++) {
+      if (in[pos] != '*') {
         return false;
       }
+      int pairEnd = lineEnd(pos);
+      append(pos, pairEnd + 2 - pos);
+      pos = toDouble(value(pairEnd + 2));
     }
-    return true;
+    return pos > 0;
   }
 
-  /** Appends the bulk string at {@code at} as a double ({@code $-1} as null); its end, or -1. */
+  /** Writes the bulk string at {@code at} as a double ({@code $-1} as null); its end, or -1. */
   private int toDouble(int at) {
-    if (in[at] != '$') {
+    if (at < 0 || in[at] != '$') {
       return -1;
     }
     int lineEnd = lineEnd(at);
@@ -173,38 +193,10 @@ public final class Resp3Converter {
       append(NULL, NULL.length);
       return lineEnd + 2;
     }
-    ensure(bytes + 3);
+    ensure(1);
     out[length++] = ',';
     append(lineEnd + 2, (int) bytes + 2);
     return lineEnd + 2 + (int) bytes + 2;
-  }
-
-  private int copy(int at) {
-    int end = skip(at);
-    append(at, end - at);
-    return end;
-  }
-
-  /** End of the value at {@code at} (its last byte + 1). */
-  private int skip(int at) {
-    int lineEnd = lineEnd(at);
-    byte type = in[at];
-    if (type == '$') {
-      long bytes = number(at + 1, lineEnd);
-      return bytes < 0 ? lineEnd + 2 : lineEnd + 2 + (int) bytes + 2;
-    }
-    if (type == '*') {
-      return skipElements(lineEnd + 2, number(at + 1, lineEnd));
-    }
-    return lineEnd + 2;
-  }
-
-  private int skipElements(int at, long count) {
-    int pos = at;
-    for (long i = 0; i < count; i++) {
-      pos = skip(pos);
-    }
-    return pos;
   }
 
   private int lineEnd(int at) {

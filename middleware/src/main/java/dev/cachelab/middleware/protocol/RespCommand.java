@@ -154,7 +154,7 @@ public enum RespCommand {
       OpType.OTHER,
       null,
       Resp3Shape.MAP,
-      "GET",
+      null,
       false),
   COMMAND("command", Family.FIRST_SERVER, 1, -1),
   PING("ping", Family.LOCAL, 1, 2),

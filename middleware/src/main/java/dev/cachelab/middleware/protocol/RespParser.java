@@ -439,11 +439,10 @@ public final class RespParser implements RequestDecoder {
       return;
     }
     request.setParsedResp(Status.FORWARD, command, keys, firstKey);
-    if (protocolVersion == 3 && command.resp3Shape() != Resp3Shape.SAME) {
+    if (protocolVersion == 3) {
       byte[] option = command.resp3Option();
-      if (option == null || hasOption(request, option, keys > 0 ? 2 : 1)) {
-        request.setResp3Shape(command.resp3Shape());
-      }
+      boolean shaped = option == null || hasOption(request, option, keys > 0 ? 2 : 1);
+      request.setResp3Shape(shaped ? command.resp3Shape() : Resp3Shape.SAME);
     }
   }
 
@@ -596,9 +595,10 @@ public final class RespParser implements RequestDecoder {
         return RespReplies.OK;
       }
       case "GETNAME" -> {
-        return clientName == null
-            ? RespReplies.NIL
-            : RespReplies.bulk(clientName, 0, clientName.length);
+        if (clientName == null) {
+          return protocolVersion == 3 ? RespReplies.NULL : RespReplies.NIL;
+        }
+        return RespReplies.bulk(clientName, 0, clientName.length);
       }
       case "ID" -> {
         return RespReplies.integer(clientId);

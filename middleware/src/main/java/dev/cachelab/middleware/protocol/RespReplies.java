@@ -15,6 +15,9 @@ public final class RespReplies {
   public static final byte[] PONG = simple("PONG");
   public static final byte[] NIL = ascii("$-1\r\n");
 
+  /** RESP3's null. */
+  public static final byte[] NULL = ascii("_\r\n");
+
   /** {@code +text\r\n}. */
   public static byte[] simple(String text) {
     return ascii("+" + text + "\r\n");

@@ -22,7 +22,15 @@ class Resp3ConverterTest {
             "*2\r\n$1\r\nx\r\n$1\r\ny\r\n",
             "~2\r\n$1\r\nx\r\n$1\r\ny\r\n"),
         Arguments.of(new String[] {"ZSCORE", "z", "m"}, "$3\r\n1.5\r\n", ",1.5\r\n"),
-        Arguments.of(new String[] {"ZSCORE", "z", "m"}, "$-1\r\n", "$-1\r\n"),
+        Arguments.of(new String[] {"ZSCORE", "z", "m"}, "$-1\r\n", "_\r\n"),
+        Arguments.of(new String[] {"GET", "k"}, "$-1\r\n", "_\r\n"),
+        Arguments.of(new String[] {"GET", "k"}, "$1\r\nv\r\n", "$1\r\nv\r\n"),
+        Arguments.of(
+            new String[] {"MGET", "a", "b"}, "*2\r\n$-1\r\n$1\r\nv\r\n", "*2\r\n_\r\n$1\r\nv\r\n"),
+        Arguments.of(new String[] {"LMPOP", "1", "l", "LEFT"}, "*-1\r\n", "_\r\n"),
+        Arguments.of(
+            new String[] {"HGETALL", "h"}, "*2\r\n$1\r\na\r\n$-1\r\n", "%1\r\n$1\r\na\r\n_\r\n"),
+        Arguments.of(new String[] {"SMEMBERS", "s"}, ":1\r\n", ":1\r\n"),
         Arguments.of(
             new String[] {"ZMSCORE", "z", "m", "n"},
             "*2\r\n$1\r\n2\r\n$-1\r\n",
