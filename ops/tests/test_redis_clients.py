@@ -8,56 +8,22 @@ ways, with redis-py's default settings (RESP3, `HELLO 3` on connect) and with `p
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import redis
+from local_servers import free_port, redis_server_command, start, stop
 
 from cachelab.local.tools import find_java, repo_root
 
 pytestmark = pytest.mark.integration
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start(cmd: list[str], port: int) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return proc
-        except OSError:
-            if proc.poll() is not None:
-                break
-            time.sleep(0.05)
-    proc.kill()
-    proc.wait()
-    raise RuntimeError(f"{cmd[0]} did not start on port {port}")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 def _redis_server() -> tuple[subprocess.Popen[bytes], int]:
-    port = _free_port()
-    cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-    cmd += ["--appendonly", "no", "--protected-mode", "no"]
-    return _start(cmd, port), port
+    port = free_port()
+    return start(redis_server_command(port), port), port
 
 
 @pytest.fixture(scope="module")
@@ -70,15 +36,15 @@ def ports() -> Iterator[tuple[int, int, list[int]]]:
     if not jar.is_file():
         pytest.fail(f"{jar} is missing: run `make build`")
     servers = [_redis_server() for _ in range(3)]
-    port = _free_port()
+    port = free_port()
     cmd = [find_java(root), "-jar", str(jar), "-l", "127.0.0.1", "-p", str(port)]
     cmd += ["--protocol", "redis", "-t", "8", "-s", "false", "-m"]
     cmd += [f"127.0.0.1:{p}" for _, p in servers[:2]]
-    middleware = _start(cmd, port)
+    middleware = start(cmd, port, timeout_s=60)
     yield port, servers[2][1], [p for _, p in servers[:2]]
-    _stop(middleware)
+    stop(middleware)
     for proc, _ in servers:
-        _stop(proc)
+        stop(proc)
 
 
 def _every_type(r: redis.Redis) -> list[Any]:
