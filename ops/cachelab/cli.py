@@ -325,6 +325,12 @@ def add_search_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     search.add_argument(
         "--attempts", type=int, default=3, help="runs per step before an untrusted one is a miss"
     )
+    search.add_argument(
+        "--max-load",
+        type=float,
+        default=None,
+        help="highest load tried (requests/s, or clients per thread for a closed-loop spec)",
+    )
     search.add_argument("--point", type=int, default=None, help="the point of a swept spec")
     search.add_argument("--target", choices=["local"], default="local")
     search.add_argument(
@@ -342,7 +348,7 @@ def cmd_search(args: argparse.Namespace, console: Console) -> int:
 
     try:
         spec = choose_point(load_spec(args.spec), args.point)
-        settings = settings_for(spec, args.slo, args.tolerance, args.attempts)
+        settings = settings_for(spec, args.slo, args.tolerance, args.attempts, args.max_load)
     except SpecError as error:
         return _error(console, f"{error}{spec_hint(args.spec)}")
     except (SloError, SearchError) as error:

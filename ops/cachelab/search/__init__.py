@@ -65,8 +65,10 @@ def settings_for(
     slo: str,
     tolerance_pct: float = DEFAULT_TOLERANCE_PCT,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    max_load: float | None = None,
 ) -> SearchSettings:
-    """The search of one configuration; every problem is a SloError or SearchError."""
+    """The search of one configuration (up to `max_load` if given); every problem is a
+    SloError or SearchError."""
     parse_slo(slo)
     if not 0 < tolerance_pct < 100:
         raise SearchError(f"--tolerance {tolerance_pct:g}: must be between 0 and 100 (percent)")
@@ -74,20 +76,20 @@ def settings_for(
         raise SearchError(f"--attempts {max_attempts}: must be >= 1")
     topology = spec.topology
     if spec.workload.open_loop:
+        axis, start = RATE_AXIS, spec.workload.rate_ops
         lowest = max(1.0, topology.total_clients / spec.run.measured_s)
         highest = topology.instances * topology.threads * LOADGEN_MAX_RATE_PER_THREAD
-        return SearchSettings(
-            slo, RATE_AXIS, spec.workload.rate_ops, lowest, highest, tolerance_pct, max_attempts
-        )
-    return SearchSettings(
-        slo,
-        CLIENTS_AXIS,
-        float(topology.clients_per_thread),
-        1.0,
-        float(MAX_CLIENTS_PER_THREAD),
-        tolerance_pct,
-        max_attempts,
-    )
+    else:
+        axis, start = CLIENTS_AXIS, float(topology.clients_per_thread)
+        lowest, highest = 1.0, float(MAX_CLIENTS_PER_THREAD)
+    if max_load is not None:
+        if not start <= max_load <= highest:
+            raise SearchError(
+                f"--max-load {max_load:g}: must be between the spec's start ({start:g}) and "
+                f"{highest:g}"
+            )
+        highest = max_load
+    return SearchSettings(slo, axis, start, lowest, highest, tolerance_pct, max_attempts)
 
 
 def load_label(settings: SearchSettings, spec: Spec) -> str:

@@ -5,7 +5,9 @@ trustworthy: in open loop the achieved rate within ±`RATE_TOLERANCE_FRAC` of th
 and the client's and the middleware's throughputs within `CLIENT_MW_LIMIT_PCT` of each other
 (the noise flag of a single run). A step that is not is repeated (`repeat`) up to the search's
 attempts; an achieved rate that falls short because the system saturated is a measurement, not
-noise: the SLO is not met at a load the system cannot carry (`fail`). Pure functions.
+noise: the SLO is not met at a load the system cannot carry (`fail`); so is an achieved rate
+above the offered one with the SLO missed (a backlog of late arrivals drained in the measured
+seconds). Pure functions.
 """
 
 from __future__ import annotations
@@ -104,9 +106,15 @@ def judge(m: Measurement, slo: Slo, open_loop: bool) -> tuple[str, str]:
         return REPEAT, f"run {m.status}"
     if not math.isfinite(m.throughput_ops_per_s) or m.throughput_ops_per_s <= 0:
         return REPEAT, "no throughput measured"
+    value = m.statistic_ms(slo)
     if open_loop:
         achieved = m.achieved_frac
         if achieved > 1 + RATE_TOLERANCE_FRAC:
+            if math.isfinite(value) and value > slo.limit_ms:  # a backlog drained: saturated
+                return FAIL, (
+                    f"{slo.statistic} {value:.3g} ms while a backlog drained (achieved "
+                    f"{achieved:.0%} of the offered rate)"
+                )
             return REPEAT, f"achieved {achieved:.0%} of the offered rate (above +5 %)"
         if achieved < 1 - RATE_TOLERANCE_FRAC:
             if m.rate_verdict == VERDICT_SYSTEM:
@@ -115,7 +123,6 @@ def judge(m: Measurement, slo: Slo, open_loop: bool) -> tuple[str, str]:
     client_mw = relative_difference_pct(m.throughput_ops_per_s, m.mw_throughput_ops_per_s)
     if math.isfinite(client_mw) and abs(client_mw) > CLIENT_MW_LIMIT_PCT:
         return REPEAT, f"client vs middleware throughput {client_mw:+.0f} %"
-    value = m.statistic_ms(slo)
     if not math.isfinite(value):
         return REPEAT, f"no {slo.statistic} measured"
     shown = f"{slo.statistic} {value:.3g} ms"
