@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
         "several terms",
     )
 
+    add_search_parser(sub)
+
     validate = sub.add_parser("validate", help="check specs and print their points")
     validate.add_argument("specs", type=Path, nargs="+", metavar="SPEC")
 
@@ -338,6 +340,64 @@ def _remove_made(folder: Path, made: Path | None) -> None:
             return
 
 
+def add_search_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    search = sub.add_parser(
+        "search", help="find the highest load of a spec that meets a latency SLO"
+    )
+    search.add_argument("spec", type=Path, help="experiment spec (YAML); open loop searches rate")
+    search.add_argument(
+        "--slo", required=True, help="p50, p90, p99, p99.9 or mean <= LIMIT ms|us, e.g. p99<=2ms"
+    )
+    search.add_argument(
+        "--tolerance",
+        type=float,
+        default=5.0,
+        metavar="PCT",
+        help="stop when the bracket is this narrow, in percent of its lower end (default 5)",
+    )
+    search.add_argument(
+        "--attempts", type=int, default=3, help="runs per step before an untrusted one is a miss"
+    )
+    search.add_argument(
+        "--max-load",
+        type=float,
+        default=None,
+        help="highest load tried (requests/s, or clients per thread for a closed-loop spec)",
+    )
+    search.add_argument("--point", type=int, default=None, help="the point of a swept spec")
+    search.add_argument("--target", choices=["local"], default="local")
+    search.add_argument(
+        "--results", type=Path, default=None, help="results base folder (default: <repo>/results)"
+    )
+    search.add_argument(
+        "--resume", type=Path, default=None, metavar="RESULTS_DIR", help="go on with a search"
+    )
+
+
+def cmd_search(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.processes import ProcessError
+    from cachelab.search import SearchError, choose_point, run_local, settings_for
+    from cachelab.slo import SloError
+
+    try:
+        spec = choose_point(load_spec(args.spec), args.point)
+        settings = settings_for(spec, args.slo, args.tolerance, args.attempts, args.max_load)
+    except SpecError as error:
+        return _error(console, f"{error}{spec_hint(args.spec)}")
+    except (SloError, SearchError) as error:
+        return _error(console, str(error))
+    try:
+        folder, _ = run_local(args.spec, settings, args.point, args.results, args.resume, console)
+    except (SearchError, ProcessError) as error:
+        return _error(console, str(error))
+    except KeyboardInterrupt:
+        _error(console, "interrupted; every step measured is in search.csv (go on with --resume)")
+        return 130
+    console.print((folder / "answer.txt").read_text().strip(), highlight=False)
+    console.print(f"search: {folder}/search.csv, {folder}/search.png", highlight=False)
+    return 0
+
+
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from cachelab.experiment import ResumeError, Selection, SelectionError
     from cachelab.k8s.kube import K8sError
@@ -456,6 +516,7 @@ def main(argv: list[str] | None = None) -> int:
         "list": cmd_list,
         "render": cmd_render,
         "collect": k8s_collect.cmd_collect,
+        "search": cmd_search,
     }
     try:
         result: int = commands[args.command](args, console)
