@@ -103,13 +103,11 @@ run: deps venv build ## Run a local experiment (SPEC, default ops/experiments/qu
 	@$(CACHELAB) run "$(SPEC)" --target local --report
 
 .PHONY: report-shot
-report-shot: venv ## Rebuild RESULTS's report and screenshot it with headless Chromium (RESULTS=<results folder>; installs chromium).
+report-shot: venv ## Rebuild RESULTS's report and screenshot the whole page with headless Chromium (RESULTS=<results folder>; installs chromium).
 	@test -n "$(RESULTS)" || { echo "usage: make report-shot RESULTS=results/<experiment>/<stamp>" >&2; exit 2; }
 	@scripts/install-debs.sh chromium
 	@$(CACHELAB) report $(RESULTS)
-	@chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,12000 \
-	  --screenshot=$(RESULTS)/report/screenshot.png file://$(abspath $(RESULTS))/report/index.html 2>/dev/null
-	@echo "screenshot: $(RESULTS)/report/screenshot.png"
+	@$(PY) -m cachelab.report.screenshot $(RESULTS)/report/index.html $(RESULTS)/report/screenshot.png
 
 ##@ Kubernetes
 
