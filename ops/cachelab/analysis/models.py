@@ -430,7 +430,8 @@ def explain_out_of_sample(
 
 
 def _moved_demand(analyses: dict[int, OperationalAnalysis], at: int | None, point: int) -> str:
-    """Which measured demand per request changed most from the calibration point to `point`."""
+    """How each measured demand per request (and the time outside the stations) changed from
+    the calibration point to `point`, the largest change first."""
     base, other = analyses.get(at) if at is not None else None, analyses.get(point)
     if base is None or other is None:
         return ""
@@ -443,12 +444,15 @@ def _moved_demand(analyses: dict[int, OperationalAnalysis], at: int | None, poin
             changes.append((stage.demand_ms / own.demand_ms - 1.0, stage, own))
     if not changes:
         return ""
-    change, stage, own = max(changes, key=lambda c: abs(c[0]))
-    what = "time outside the middleware" if stage.kind == "delay" else "demand"
+    changes.sort(key=lambda c: -abs(c[0]))
+    said = ", ".join(
+        f"the {stage.name}'s {'time outside the middleware' if stage.kind == 'delay' else 'demand'}"
+        f" {own.demand_ms:.3f} -> {stage.demand_ms:.3f} ms ({100 * change:+.0f} %)"
+        for change, stage, own in changes[:3]
+    )
     return (
-        f"the {stage.name}'s measured {what} per request moved from {own.demand_ms:.3f} to "
-        f"{stage.demand_ms:.3f} ms ({100 * change:+.0f} %), a demand that changes with load, "
-        "which a model calibrated at one load holds fixed"
+        f"the measured demands per request moved with load ({said}), and a model calibrated at "
+        "one load holds them fixed"
     )
 
 

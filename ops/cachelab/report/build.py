@@ -66,6 +66,7 @@ METRICS = tuple(c for c in METRIC_COLUMNS if c not in TEXT_COLUMNS)
 POINT_COLUMNS = tuple(CONFIG_COLUMNS)
 MW_COLUMNS = ("mw_queue_time_ms", "mw_service_time_ms", "mw_response_time_ms")
 LAW_TOLERANCE_PCT = 10.0
+Z_RESOLUTION = 0.01
 FACTORIAL_ERROR_LIMIT_PCT = 5.0
 
 
@@ -146,11 +147,11 @@ def _interactive_law_frame(points: pd.DataFrame, summary: pd.DataFrame) -> pd.Da
             _floats(reps, "response_time_ms"),
             think,
         )
-        z_client = mean_interval(law.think_times_ms)
+        z_client = mean_interval(_resolved(law))
         mw = interactive_law.check_repetitions(
             clients, _floats(reps, "mw_throughput_ops_per_s"), _floats(reps, "mw_response_time_ms")
         )
-        z_mw = mean_interval(mw.think_times_ms)
+        z_mw = mean_interval(_resolved(mw))
         flags = [
             f"interactive law {d:+.0f} % in r{int(reps.iloc[i]['repetition'])}"
             for i, d in ((i, law.checks[i].deviation_pct) for i in law.deviating(LAW_TOLERANCE_PCT))
@@ -176,6 +177,16 @@ def _interactive_law_frame(points: pd.DataFrame, summary: pd.DataFrame) -> pd.Da
             }
         )
     return pd.concat([points.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+
+
+def _resolved(law: interactive_law.PointLaw) -> list[float]:
+    """Measured think times with those within the resolution of their inputs (±1 % of the
+    repetition's R: the clients' counts and latencies are two counters of the same seconds)
+    taken as 0; a negative one beyond it stays negative, and flagged."""
+    return [
+        0.0 if abs(z) <= Z_RESOLUTION * c.measured_response_time_ms else z
+        for z, c in zip(law.think_times_ms, law.checks, strict=True)
+    ]
 
 
 def _floats(rows: pd.DataFrame, column: str) -> list[float]:
