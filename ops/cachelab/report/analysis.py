@@ -72,6 +72,7 @@ class AnalysisSection:
     bounds: dict[str, model_lib.LineBounds] = field(default_factory=dict)
     calibrated_at: dict[str, int] = field(default_factory=dict)
     oos_models: dict[str, model_lib.ClosedModel] = field(default_factory=dict)
+    repetitions: dict[int, list[PointMeasurement]] = field(default_factory=dict)
 
     def models_frame(self) -> pd.DataFrame:
         """models.csv: a wait's row carries its measured share of the point's response time;
@@ -164,10 +165,10 @@ def _op_columns(experiment: Experiment, point: int) -> dict[str, float]:
 
 def analyse_point(
     point: int, summary: pd.DataFrame, experiment: Experiment, host_cores: int
-) -> tuple[OperationalAnalysis, list[model_lib.ModelRow], PointMeasurement]:
+) -> tuple[OperationalAnalysis, list[model_lib.ModelRow], list[PointMeasurement]]:
     """A point's analysis and model rows, each repetition calibrated and solved with its own
     measured demands and then averaged (the means of noisy repetitions do not obey the
-    interactive law, their own numbers do). Returns the mean measurement too."""
+    interactive law, their own numbers do). Returns the repetitions' measurements too."""
     analyses, rows = [], []
     measurements = []
     for _, rep in summary[summary["point"] == point].iterrows():
@@ -178,7 +179,7 @@ def analyse_point(
         measurements.append(m)
         analyses.append(analyse(m))
         rows.append(model_lib.model_rows(m, analyses[-1]))
-    return combine(analyses), model_lib.combine_rows(rows), measurements[0]
+    return combine(analyses), model_lib.combine_rows(rows), measurements
 
 
 def analyse_points(
@@ -200,9 +201,10 @@ def analyse_points(
         runs = experiment.runs_of(point)
         threads = server_threads_of(runs[0].record.spec) if runs else 4
         m = measurement(row, runs, host_cores, threads, suffix="_mean")
-        analysis, rows, _ = analyse_point(point, summary, experiment, host_cores)
+        analysis, rows, reps = analyse_point(point, summary, experiment, host_cores)
         section.analyses[point] = analysis
         section.means[point] = (m, analyse(m))
+        section.repetitions[point] = reps
         section.model_rows += rows
         columns: dict[str, Any] = {"bottleneck": analysis.bottleneck or ""}
         for stage in analysis.stages:
@@ -297,7 +299,14 @@ def _line_models(
         at, closed = calibrated
         section.calibrated_at[label] = at
         section.oos_models[label] = closed
-        rows = model_lib.out_of_sample_rows(closed, at, [(m, a) for _, m, a in found])
+        # calibrated per repetition of the lowest load (as every model: a repetition's own
+        # numbers obey the law, the means of noisy ones need not), predictions averaged
+        per_rep = [
+            model_lib.out_of_sample_rows(c, at, [(m, a) for _, m, a in found])
+            for rep in section.repetitions.get(at, [])
+            if (c := model_lib.closed_model(rep, analyse(rep))) is not None
+        ]
+        rows = _average_rows(per_rep)
         section.model_rows += rows
         for r in rows:
             if r.metric in ("throughput_ops_per_s", "response_time_ms"):
@@ -305,6 +314,26 @@ def _line_models(
                 columns[r.point][f"oos_{r.metric}_error_pct"] = r.error_pct
     extra = pd.DataFrame([columns.get(int(p), {}) for p in points["point"]])
     return pd.concat([points.reset_index(drop=True), extra], axis=1)
+
+
+def _average_rows(per_repetition: list[list[model_lib.ModelRow]]) -> list[model_lib.ModelRow]:
+    """Rows of several calibrations of the same model: predictions averaged per point and
+    metric (the measured value is the same in each)."""
+    found: dict[tuple[int, str], list[model_lib.ModelRow]] = {}
+    for rows in per_repetition:
+        for r in rows:
+            found.setdefault((r.point, r.metric), []).append(r)
+    return [
+        model_lib.ModelRow(
+            rs[0].point,
+            rs[0].model,
+            rs[0].metric,
+            rs[0].measured,
+            mean_interval(r.predicted for r in rs).mean,
+            rs[0].calibrated_at,
+        )
+        for rs in found.values()
+    ]
 
 
 def _curves(
