@@ -79,6 +79,20 @@ def make_targets_named() -> Iterator[tuple[Snippet, str]]:
                 yield snippet, match.group(1)
 
 
+_MAKE_VARS = re.compile(
+    r"((?:[A-Z_][A-Z0-9_]*=\S*\s+)*)make\s+(?:-[a-zA-Z]+\s+)*((?:[\w-]+\s+|[A-Z_][A-Z0-9_]*=\S*\s*)*)"
+)
+
+
+def make_variables_named() -> Iterator[tuple[Snippet, str]]:
+    """(snippet, VARIABLE) for each `VAR=value make ...` or `make target VAR=value` of the pages."""
+    for page in markdown_pages():
+        for snippet in snippets(page):
+            for match in _MAKE_VARS.finditer(snippet.text + " "):
+                for part in (match.group(1), match.group(2)):
+                    yield from ((snippet, v) for v in re.findall(r"([A-Z_][A-Z0-9_]*)=", part))
+
+
 def cachelab_flags_named() -> Iterator[tuple[Snippet, str, str]]:
     """(snippet, subcommand, flag) for the flags given to `cachelab <subcommand>` in the pages."""
     for page in markdown_pages():
