@@ -21,10 +21,8 @@ release and the preload.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +37,7 @@ from cachelab.k8s.collect import CollectError, log_without_blocks, result_blocks
 from cachelab.k8s.kube import K8sError, Kube, find_helm
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
 from cachelab.k8s.progress import TAIL_LINES, ProgressFollower
+from cachelab.options import RunOptions
 from cachelab.paths import repo_root
 from cachelab.results import (
     ResultsDir,
@@ -52,7 +51,7 @@ from cachelab.results import (
     write_json,
 )
 from cachelab.results.noise import load_warning
-from cachelab.spec import Point, Spec
+from cachelab.spec import Point, Spec, save_spec
 from cachelab.terminal import LiveSample, RunLines
 
 BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
@@ -61,9 +60,8 @@ KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 HDR_FULL_SUFFIX = "_FULL_RUN_1.txt"  # the loadgen's (memtier's) interval log of run 1
 
 
-def _option(args: argparse.Namespace, name: str, env: str, default: str) -> str:
-    value = getattr(args, name, None)
-    return str(value) if value else os.environ.get(env, default)
+def _option(value: str | None, env: str, default: str) -> str:
+    return value if value else os.environ.get(env, default)
 
 
 class K8sRunner:
@@ -448,7 +446,7 @@ def _stats(data: dict[str, Any]) -> dict[str, Any]:
 
 def run(
     spec: Spec,
-    args: argparse.Namespace,
+    options: RunOptions,
     console: Console,
     selection: Selection,
     resume: Path | None = None,
@@ -457,13 +455,13 @@ def run(
     Raises PlanError or K8sError, naming the problem, before anything is installed."""
     root = repo_root()
     target = plan.Target(
-        release=_option(args, "release", "CACHELAB_K8S_RELEASE", "testbed"),
-        loadgen=_option(args, "loadgen", "CACHELAB_K8S_LOADGEN", "memtier"),
-        bandwidth=_option(args, "bandwidth", "CACHELAB_K8S_BANDWIDTH", "asl2017"),
+        release=_option(options.release, "CACHELAB_K8S_RELEASE", "testbed"),
+        loadgen=_option(options.loadgen, "CACHELAB_K8S_LOADGEN", "memtier"),
+        bandwidth=_option(options.bandwidth, "CACHELAB_K8S_BANDWIDTH", "asl2017"),
     )
-    namespace = _option(args, "namespace", "CACHELAB_K8S_NAMESPACE", "default")
-    extra = [
-        Path(p) for p in _option(args, "values", "CACHELAB_K8S_VALUES", "").split(os.pathsep) if p
+    namespace = _option(options.namespace, "CACHELAB_K8S_NAMESPACE", "default")
+    extra = list(options.values) or [
+        Path(p) for p in os.environ.get("CACHELAB_K8S_VALUES", "").split(os.pathsep) if p
     ]
     for path in extra:
         if not path.is_file():
@@ -484,7 +482,7 @@ def run(
     if resume is not None:
         results, previous = open_for_resume(spec, resume, "k8s")
     else:
-        results = _prepare_results(spec, args, root, kube, facts, target, extra)
+        results = _prepare_results(spec, options, root, kube, facts, target, extra)
     console.print(f"results: {results.path}", highlight=False)
     warning = load_warning(os.getloadavg()[0], os.cpu_count(), "on this machine at the start")
     if warning:  # the loadgens run in the cluster; this machine only drives them
@@ -501,18 +499,18 @@ def run(
 
 def _prepare_results(
     spec: Spec,
-    args: argparse.Namespace,
+    options: RunOptions,
     root: Path,
     kube: Kube,
     facts: dict[str, Any],
     target: plan.Target,
     extra: list[Path],
 ) -> ResultsDir:
-    base = Path(args.results) if getattr(args, "results", None) else root / "results"
+    base = options.results if options.results is not None else root / "results"
     results = ResultsDir.create(base, spec.name)
-    spec_path = Path(getattr(args, "spec", ""))
+    spec_path = options.spec_path
     if spec_path.is_file():
-        shutil.copyfile(spec_path, results.spec_file)
+        save_spec(spec, spec_path, results.spec_file)
     else:
         results.spec_file.write_text(yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
     settings = {"target": "k8s", "bandwidth": target.bandwidth, "loadgen": target.loadgen}
