@@ -33,6 +33,7 @@ METRIC_COLUMNS = [
     "cpu_middleware_cores",
     "cpu_server_cores",
     "cpu_server_max_cores",
+    "server_requests_max_over_mean",
     "hot_key_share",
     "status",
     "bandwidth",

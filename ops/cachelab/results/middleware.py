@@ -161,6 +161,25 @@ def read_middleware_summary(path: Path, op: str = "all") -> MiddlewareStats | No
     )
 
 
+def read_server_requests(path: Path) -> dict[str, int]:
+    """Requests the middleware sent to each server over its whole run (summary.json `servers`:
+    address -> requests); {} when absent."""
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return {}
+    servers = data.get("servers") if isinstance(data, dict) else None
+    if not isinstance(servers, list):
+        return {}
+    return {
+        str(s["address"]): int(number(s.get("requests")))
+        for s in servers
+        if isinstance(s, dict) and "address" in s
+    }
+
+
 def read_middleware_config(path: Path) -> dict[str, Any]:
     """The `config` block of a summary.json ({} when absent)."""
     if not path.is_file():
