@@ -161,16 +161,21 @@ def read_middleware_summary(path: Path, op: str = "all") -> MiddlewareStats | No
     )
 
 
-def read_server_requests(path: Path) -> dict[str, int]:
-    """Requests the middleware sent to each server over its whole run (summary.json `servers`:
-    address -> requests); {} when absent."""
+def _summary_block(path: Path, name: str) -> Any:
+    """One top-level block of a summary.json, None when the file or the block is absent."""
     if not path.is_file():
-        return {}
+        return None
     try:
         data = json.loads(path.read_text())
     except json.JSONDecodeError:
-        return {}
-    servers = data.get("servers") if isinstance(data, dict) else None
+        return None
+    return data.get(name) if isinstance(data, dict) else None
+
+
+def read_server_requests(path: Path) -> dict[str, int]:
+    """Requests the middleware sent to each server over its whole run (summary.json `servers`:
+    address -> requests); {} when absent."""
+    servers = _summary_block(path, "servers")
     if not isinstance(servers, list):
         return {}
     return {
@@ -182,11 +187,5 @@ def read_server_requests(path: Path) -> dict[str, int]:
 
 def read_middleware_config(path: Path) -> dict[str, Any]:
     """The `config` block of a summary.json ({} when absent)."""
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError:
-        return {}
-    config = data.get("config") if isinstance(data, dict) else None
+    config = _summary_block(path, "config")
     return config if isinstance(config, dict) else {}
