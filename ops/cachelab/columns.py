@@ -35,6 +35,9 @@ METRIC_COLUMNS = [
     "cpu_server_max_cores",
     "server_requests_max_over_mean",
     "hot_key_share",
+    "offered_ops_per_s",  # open loop: workload.rate_ops, requests/s offered in total
+    "achieved_frac",  # open loop: throughput_ops_per_s / offered_ops_per_s
+    "rate_verdict",  # open loop: ok, loadgen-bound or system-saturated (achieved < 95 %)
     "status",
     "bandwidth",
     "monitor",

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cachelab.columns import METRIC_COLUMNS, summary_columns
+from cachelab.openloop import open_loop_columns
 from cachelab.results import ResultsDir, ResultsError
 from cachelab.results.experiment import read_spec
 from cachelab.results.hdr import merge_histograms, percentiles_ms, read_hdr_interval_log
@@ -106,6 +107,15 @@ def row_of(data: RunData) -> dict[str, Any]:
     share = hot_key_share([c.run for c in data.clients])
     if share is not None:
         row["hot_key_share"] = share
+    loadgens = [p for p in data.cpu if p.role == "loadgen"]
+    row.update(
+        open_loop_columns(
+            spec,
+            row.get("throughput_ops_per_s"),
+            sum(p.cores for p in loadgens) if loadgens else math.nan,
+            sum(p.wait_cores for p in loadgens) if loadgens else math.nan,
+        )
+    )
     return row
 
 

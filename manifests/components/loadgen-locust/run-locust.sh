@@ -2,6 +2,7 @@
 # Index 0: locust master (headless, waits for the workers, prints the final stats as JSON).
 # Other indices: workers that connect to the master's stable name benchmark-0.benchmark-peers.
 . /scripts/common.sh
+require_release
 set -- $(target_of 0)
 # The environment of loadgen/locust/locustfile.py (its docstring), the same one as locally.
 export CACHELAB_HOST="$1:$2" CACHELAB_RATIO="$RATIO" \
