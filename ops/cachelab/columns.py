@@ -41,6 +41,7 @@ METRIC_COLUMNS = [
     "cpu_middleware_cores",
     "cpu_server_cores",
     "cpu_server_max_cores",
+    "server_requests_max_over_mean",
     "hot_key_share",
     "offered_ops_per_s",  # open loop: workload.rate_ops, requests/s offered in total
     "achieved_frac",  # open loop: throughput_ops_per_s / offered_ops_per_s
