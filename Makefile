@@ -133,10 +133,11 @@ kwok-down: ## Delete the kwok cluster (K8S_CLUSTER=cachelab).
 test: deps venv k8s-tools build lint test-unit test-integration test-e2e test-k8s test-k8s-real ## Run every test tier (what CI runs): lint, unit, integration, end to end, Kubernetes (kwok, then a real local cluster).
 
 .PHONY: lint
-lint: venv ## Check formatting and types: spotless (google-java-format), ruff, mypy.
+lint: venv ## Check formatting and types (spotless, ruff, mypy) and the prose (no words about how it was made, no links out).
 	@$(MVN) spotless:check
 	@cd ops && $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy cachelab
 	@$(VENV)/bin/ruff check --config ops/pyproject.toml loadgen/locust scripts/bench.py && $(VENV)/bin/ruff format --config ops/pyproject.toml --check loadgen/locust scripts/bench.py && $(VENV)/bin/mypy --config-file ops/pyproject.toml loadgen/locust/locustfile.py scripts/bench.py
+	@cd ops && $(PY) -m cachelab.devtools.prose_lint $(ROOT)
 
 .PHONY: fmt
 fmt: venv ## Format Java (spotless) and Python (ruff) sources in place.
@@ -158,24 +159,16 @@ test-integration: deps venv build ## Real processes on loopback: Java *IT (fails
 	@$(PYTEST) -m "(integration or report) and not e2e and not k8s"
 
 .PHONY: test-e2e
-test-e2e: deps venv build ## Whole local experiments through the runner (cachelab run, resume, shaping, monitor).
+test-e2e: deps venv build ## Whole local experiments through the runner (cachelab run, resume, shaping, monitor, the tutorial's first part).
 	@$(PYTEST) -m "e2e"
-
-.PHONY: test-java
-test-java: deps ## Java unit and integration tests (real memcached/redis on loopback ports).
-	@$(MVN_ENV) mvn -B -ntp verify
-
-.PHONY: test-python
-test-python: deps venv build ## Every Python test (all tiers; the k8s ones need make k8s-tools).
-	@$(PYTEST)
-
-.PHONY: test-k8s-real
-test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, a 2-point k8s run (CILIUM=1: NetworkPolicies enforced); always torn down.
-	@$(PYTEST) -m "$(if $(filter 1,$(CILIUM)),k8s_real,k8s_real and not cilium)"
 
 .PHONY: test-k8s
 test-k8s: deps venv k8s-tools build ## Kubernetes tier: chart lint/schema, installs and Jobs on a throwaway kwok cluster.
 	@$(PYTEST) -m "k8s and not e2e"
+
+.PHONY: test-k8s-real
+test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, a 2-point k8s run, the tutorial's cluster part (CILIUM=1: NetworkPolicies enforced); always torn down.
+	@$(PYTEST) -m "$(if $(filter 1,$(CILIUM)),k8s_real,k8s_real and not cilium)"
 
 ##@ Benchmark
 

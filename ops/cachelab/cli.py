@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -17,12 +18,16 @@ from rich.table import Table
 from cachelab import __version__
 from cachelab.k8s import collect_results as k8s_collect
 from cachelab.k8s import render as k8s_render
+from cachelab.options import RunOptions
 from cachelab.spec import SpecError, json_schema, load_spec
 from cachelab.terminal import make_console
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parents[1] / "experiments"
 
 RUN_OVERHEAD_TEXT = "JVM start/stop"
+# FIELD=VALUE terms (whitespace-separated) applied to every `cachelab run`'s spec after its --set
+# terms: a script shortens any command's runs, e.g. CACHELAB_SET="run.duration_s=4".
+SET_ENV = "CACHELAB_SET"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,11 +79,20 @@ def build_parser() -> argparse.ArgumentParser:
         "missing, partial or failed run (again)",
     )
     run.add_argument(
+        "--set",
+        action="append",
+        default=None,
+        metavar="FIELD=VALUE",
+        help="change one field of the spec for this run (run.duration_s=10, "
+        "sweep.topology.workers=[8,32]); repeatable; $CACHELAB_SET's terms apply after these",
+    )
+    run.add_argument(
         "--only",
         action="append",
         metavar="TERM",
         help="run only some points: indices (3, 0-2, 1,4) or swept values (workers=8, "
-        "topology.workers=8,16); repeat --only to require several terms",
+        "topology.workers=8,workers=16); commas join alternatives; repeat --only to require "
+        "several terms",
     )
 
     validate = sub.add_parser("validate", help="check specs and print their points")
@@ -248,8 +262,8 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
-    from cachelab.compare import build_comparison
     from cachelab.report import ReportError
+    from cachelab.report.compare import build_comparison
 
     for folder in args.results_dirs:
         problem = _not_results(folder)
@@ -330,17 +344,21 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from cachelab.k8s.plan import PlanError
     from cachelab.local.shaping import ShapingError
     from cachelab.monitor import MonitorError
+    from cachelab.paths import RepoRootError
     from cachelab.processes import ProcessError
     from cachelab.terminal import summary_table
 
+    overrides = [*(getattr(args, "set", None) or []), *os.environ.get(SET_ENV, "").split()]
     try:
-        spec = load_spec(args.spec)
+        spec = load_spec(args.spec, overrides)
         selection = Selection(tuple(args.only or ()))
         selection.choose(spec.points())  # a bad --only fails before anything starts
     except SpecError as error:
         return _error(console, f"{error}{spec_hint(args.spec)}")
     except SelectionError as error:
         return _error(console, str(error))
+    if overrides:
+        console.print(f"spec with {' '.join(overrides)}", highlight=False, soft_wrap=True)
     if args.target == "k8s" and getattr(args, "monitor", False):
         return _error(
             console,
@@ -355,15 +373,16 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         if problem:
             _remove_made(args.results, made)
             return _error(console, f"--results {args.results}: {problem}")
+    options = RunOptions.from_args(args)
     try:
         if args.target == "k8s":
             from cachelab.k8s.runner import run as k8s_run
 
-            results, status = k8s_run(spec, args, console, selection, args.resume)
+            results, status = k8s_run(spec, options, console, selection, args.resume)
         else:
             from cachelab.local.runner import run as local_run
 
-            results, status = local_run(spec, args.spec, args, console, selection, args.resume)
+            results, status = local_run(spec, args.spec, options, console, selection, args.resume)
     except (
         ProcessError,
         MonitorError,
@@ -372,6 +391,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         K8sError,
         SpecError,
         ResumeError,
+        RepoRootError,
     ) as error:
         _remove_made(args.results, made)
         return _error(console, str(error))
@@ -400,7 +420,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_render(args: argparse.Namespace, console: Console) -> int:
-    from cachelab.k8s.runner import repo_root
+    from cachelab.paths import repo_root
 
     try:
         spec = load_spec(args.spec)

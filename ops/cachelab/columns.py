@@ -32,6 +32,8 @@ METRIC_COLUMNS = [
     "cpu_loadgen_cores",
     "cpu_middleware_cores",
     "cpu_server_cores",
+    "cpu_server_max_cores",
+    "hot_key_share",
     "status",
     "bandwidth",
     "monitor",

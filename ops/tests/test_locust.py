@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(os.environ.get("CACHELAB_ROOT", Path(__file__).resolve().parents[2]))
+from cachelab.paths import repo_root
+
+ROOT = repo_root()
 LOCUSTFILE = ROOT / "loadgen" / "locust" / "locustfile.py"
 
 pytestmark = pytest.mark.integration

@@ -33,6 +33,8 @@ from rich.markup import escape
 from cachelab.k8s import plan
 from cachelab.k8s.kube import K8sError, Kube
 from cachelab.k8s.render import POINT_CONFIGMAP, POINT_ROLE_LABEL
+from cachelab.options import RunOptions
+from cachelab.paths import repo_root
 from cachelab.spec import Spec, SpecError, parse_spec
 
 RUN_LABEL = "cachelab.dev/run"
@@ -138,8 +140,9 @@ def collect(args: argparse.Namespace, console: Console) -> Path:
     spec, run_label = _point_spec(kube)
     job, loadgen = _benchmark(kube, run_label)
     target = plan.Target(loadgen=loadgen)
-    root = runner.repo_root()
-    results = runner.prepare_results(spec, args, root, kube, facts, target, [])
+    root = repo_root()
+    options = RunOptions(spec_path=Path(), results=args.results)
+    results = runner.prepare_results(spec, options, root, kube, facts, target, [])
     executor = runner.K8sRunner(spec, results, kube, target, [], 60.0, console)
     executor.collect_only = True  # the Jobs ran: read them, apply nothing
     executor.released_epoch_ms = _epoch_ms(job["status"].get("startTime"))

@@ -21,10 +21,8 @@ CACHELAB_K8S_TIMEOUT_S (600) for the release and the preload.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +38,8 @@ from cachelab.k8s.kube import K8sError, Kube, find_helm
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
 from cachelab.k8s.progress import TAIL_LINES, ProgressFollower
 from cachelab.k8s.usage import UsageSampler
+from cachelab.options import RunOptions
+from cachelab.paths import repo_root
 from cachelab.results import (
     ResultsDir,
     RunRecord,
@@ -52,7 +52,7 @@ from cachelab.results import (
     write_json,
 )
 from cachelab.results.noise import load_warning
-from cachelab.spec import Point, Spec
+from cachelab.spec import Point, Spec, save_spec
 from cachelab.terminal import LiveSample, RunLines
 
 BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
@@ -61,27 +61,15 @@ KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 HDR_FULL_SUFFIX = "_FULL_RUN_1.txt"  # the loadgen's (memtier's) interval log of run 1
 
 
-def repo_root() -> Path:
-    """The checkout holding charts/ and manifests/ ($CACHELAB_ROOT, else above this package)."""
-    if "CACHELAB_ROOT" in os.environ:
-        return Path(os.environ["CACHELAB_ROOT"])
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "manifests" / "base" / "kustomization.yaml").is_file():
-            return parent
-    raise K8sError("cannot find the repository (charts/, manifests/); set CACHELAB_ROOT")
+def _option(value: str | None, env: str, default: str) -> str:
+    return value if value else os.environ.get(env, default)
 
 
-def _option(args: argparse.Namespace, name: str, env: str, default: str) -> str:
-    value = getattr(args, name, None)
-    return str(value) if value else os.environ.get(env, default)
-
-
-def _values_files(args: argparse.Namespace) -> tuple[list[Path], str]:
+def _values_files(options: RunOptions) -> tuple[list[Path], str]:
     """The release's extra values files (--values, else $CACHELAB_K8S_VALUES) and where they
     came from, for error messages."""
-    given = getattr(args, "values", None)
-    if given:
-        return [Path(p) for p in given], "--values"
+    if options.values:
+        return list(options.values), "--values"
     listed = os.environ.get("CACHELAB_K8S_VALUES", "")
     return [Path(p) for p in listed.split(os.pathsep) if p], "CACHELAB_K8S_VALUES"
 
@@ -517,7 +505,7 @@ def _stats(data: dict[str, Any]) -> dict[str, Any]:
 
 def run(
     spec: Spec,
-    args: argparse.Namespace,
+    options: RunOptions,
     console: Console,
     selection: Selection,
     resume: Path | None = None,
@@ -526,17 +514,17 @@ def run(
     Raises PlanError or K8sError, naming the problem, before anything is installed."""
     root = repo_root()
     target = plan.Target(
-        release=_option(args, "release", "CACHELAB_K8S_RELEASE", "testbed"),
-        loadgen=_option(args, "loadgen", "CACHELAB_K8S_LOADGEN", "cachelab"),
-        bandwidth=_option(args, "bandwidth", "CACHELAB_K8S_BANDWIDTH", "asl2017"),
+        release=_option(options.release, "CACHELAB_K8S_RELEASE", "testbed"),
+        loadgen=_option(options.loadgen, "CACHELAB_K8S_LOADGEN", "cachelab"),
+        bandwidth=_option(options.bandwidth, "CACHELAB_K8S_BANDWIDTH", "asl2017"),
     )
     if target.loadgen not in plan.LOADGENS:
         raise plan.PlanError(
             f"loadgen: {target.loadgen!r}: the runner reads memtier JSON, so one of "
             f"{', '.join(plan.LOADGENS)} (locust runs from `cachelab render --loadgen locust`)"
         )
-    namespace = _option(args, "namespace", "CACHELAB_K8S_NAMESPACE", "default")
-    extra, source = _values_files(args)
+    namespace = _option(options.namespace, "CACHELAB_K8S_NAMESPACE", "default")
+    extra, source = _values_files(options)
     for path in extra:
         if not path.is_file():
             raise plan.PlanError(f"{source}: {path} is not a file")
@@ -556,7 +544,7 @@ def run(
     if resume is not None:
         results, previous = open_for_resume(spec, resume, "k8s")
     else:
-        results = prepare_results(spec, args, root, kube, facts, target, extra)
+        results = prepare_results(spec, options, root, kube, facts, target, extra)
     console.print(f"results: {results.path}", highlight=False)
     warning = load_warning(os.getloadavg()[0], os.cpu_count(), "on this machine at the start")
     if warning:  # the loadgens run in the cluster; this machine only drives them
@@ -573,18 +561,18 @@ def run(
 
 def prepare_results(
     spec: Spec,
-    args: argparse.Namespace,
+    options: RunOptions,
     root: Path,
     kube: Kube,
     facts: dict[str, Any],
     target: plan.Target,
     extra: list[Path],
 ) -> ResultsDir:
-    base = Path(args.results) if getattr(args, "results", None) else root / "results"
+    base = options.results if options.results is not None else root / "results"
     results = ResultsDir.create(base, spec.name)
-    spec_path = Path(getattr(args, "spec", ""))
+    spec_path = options.spec_path
     if spec_path.is_file():
-        shutil.copyfile(spec_path, results.spec_file)
+        save_spec(spec, spec_path, results.spec_file)
     else:
         results.spec_file.write_text(yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
     settings = {"target": "k8s", "bandwidth": target.bandwidth, "loadgen": target.loadgen}

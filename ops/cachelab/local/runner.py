@@ -14,10 +14,8 @@ and marks the run `partial` before the loop marks the experiment `interrupted`.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,8 +36,10 @@ from cachelab.local.shaping import (
     one_way_delay_us,
     role_rates,
 )
-from cachelab.local.tools import Toolchain, repo_root
+from cachelab.local.tools import Toolchain
 from cachelab.monitor import LocalMonitor, MonitorSettings
+from cachelab.options import RunOptions
+from cachelab.paths import repo_root
 from cachelab.processes import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.results import (
     MeasuredInterval,
@@ -57,7 +57,7 @@ from cachelab.results import (
 from cachelab.results.layout import CPU_FILE
 from cachelab.results.noise import load_warning
 from cachelab.results.run import client_stats
-from cachelab.spec import Point, Spec
+from cachelab.spec import Point, Spec, save_spec
 from cachelab.summary import SummaryError
 from cachelab.terminal import LiveSample, RunLines, combine, last_progress
 
@@ -409,7 +409,7 @@ def prepare_results(
     settings: dict[str, Any] | None = None,
 ) -> ResultsDir:
     results = ResultsDir.create(base, spec.name)
-    shutil.copyfile(spec_path, results.spec_file)
+    save_spec(spec, spec_path, results.spec_file)
     metadata = collect_metadata(tools.root, tools.java, tools.jars(), settings)
     metadata["target"] = "local"
     metadata["experiment"] = spec.name
@@ -421,7 +421,7 @@ def prepare_results(
 def run(
     spec: Spec,
     spec_path: Path,
-    args: argparse.Namespace,
+    options: RunOptions,
     console: Console,
     selection: Selection,
     resume: Path | None = None,
@@ -429,17 +429,17 @@ def run(
     """Entry point of `cachelab run --target local` (a new results folder, or `resume`'s)."""
     root = repo_root()
     tools = Toolchain.discover(root, need_middleware=spec.topology.middlewares > 0)
-    bandwidth = getattr(args, "bandwidth", None) or "off"
+    bandwidth = options.bandwidth or "off"
     settings = {
         "target": "local",
         "bandwidth": bandwidth,
-        "monitor": {"enabled": bool(getattr(args, "monitor", False))},
+        "monitor": {"enabled": options.monitor},
     }
     previous: Status | None = None
     if resume is not None:
         results, previous = open_for_resume(spec, resume, "local")
     else:
-        base = Path(args.results) if getattr(args, "results", None) else root / "results"
+        base = options.results if options.results is not None else root / "results"
         results = prepare_results(spec, spec_path, base, tools, settings)
     console.print(f"results: {results.path}", highlight=False)
     warning = load_warning(os.getloadavg()[0], os.cpu_count(), "at the start")
@@ -455,7 +455,7 @@ def run(
         )
     reporter = RunLines(console, spec.run.duration_s)
     runner.live = reporter.live
-    if getattr(args, "monitor", False):
+    if options.monitor:
         runner.monitor = start_monitor(spec, results.path / "prometheus", console)
         update_metadata(
             results.metadata_file,

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from cachelab.cli import main
-from cachelab.compare import build_comparison
 from cachelab.report import ReportError
+from cachelab.report.compare import build_comparison
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 QUICKSTART = DATA / "results-recorded-quickstart"

@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from cachelab import plots
 from cachelab.analysis import factorial
 from cachelab.analysis.aggregate import aggregate_points
+from cachelab.report import plots
 
 from .sample import SAMPLE_DIR
 

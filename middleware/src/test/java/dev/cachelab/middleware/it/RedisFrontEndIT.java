@@ -110,7 +110,7 @@ class RedisFrontEndIT {
     {"NOSUCHCOMMAND", "x"},
     {"get", "k"},
     {"DBSIZE"},
-    // Found by the session-7 probe: now as redis answers them.
+    // Found by probing with unusual requests: answered as redis answers them.
     {"NOSUCH", "x".repeat(200), "y".repeat(200)},
     {"NOSUCH", "a".repeat(100), "b".repeat(100), "c"},
     {"NO\0SUCH", "a\0b"},

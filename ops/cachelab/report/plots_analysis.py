@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from cachelab.plots import _axis_label, companion_line, iter_series, measured_line
+from cachelab.report.plots import _axis_label, companion_line, iter_series, measured_line
 
 FLAG_COLOUR = "#b00020"
 

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cachelab import plots
 from cachelab.analysis import models as model_lib
 from cachelab.analysis.operational import (
     OperationalAnalysis,
@@ -22,6 +21,7 @@ from cachelab.analysis.operational import (
     combine,
 )
 from cachelab.analysis.perpoint import measurement, server_threads_of
+from cachelab.report import plots
 from cachelab.results.experiment import Experiment
 from cachelab.results.hdr import merge_histograms, percentiles_ms
 from cachelab.results.noise import (

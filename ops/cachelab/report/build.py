@@ -22,11 +22,12 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from cachelab import plots, plots_analysis, report_analysis
 from cachelab.analysis import factorial, interactive_law
 from cachelab.analysis.aggregate import aggregate_points, window_std
 from cachelab.analysis.models import MVA_TARGET_PCT
 from cachelab.columns import CONFIG_COLUMNS, METRIC_COLUMNS
+from cachelab.report import analysis as report_analysis
+from cachelab.report import plots, plots_analysis
 from cachelab.results import ResultsError
 from cachelab.results.experiment import Experiment, read_experiment
 from cachelab.results.hdr import density_ms, merge_histograms, percentiles_ms

@@ -17,9 +17,9 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from cachelab import plots, plots_analysis
 from cachelab.analysis.aggregate import aggregate_points
-from cachelab.report import (
+from cachelab.report import plots, plots_analysis
+from cachelab.report.build import (
     METRICS,
     POINT_COLUMNS,
     ReportError,

@@ -1,0 +1,48 @@
+"""The options of one `cachelab run`, typed: what the CLI parsed, handed to a runner.
+
+Built once by the CLI's thread from its arguments (:meth:`RunOptions.from_args`); the runners
+read it and never see ``argparse``. A field left ``None`` takes the runner's default (for the
+Kubernetes fields, its environment variable, then the built-in default).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """One run's options. Immutable; shared by the CLI and the runner on the CLI's thread."""
+
+    spec_path: Path
+    results: Path | None = None
+    bandwidth: str | None = None
+    monitor: bool = False
+    resume: Path | None = None
+    report: bool = False
+    only: tuple[str, ...] = ()
+    # --target k8s
+    release: str | None = None
+    namespace: str | None = None
+    loadgen: str | None = None
+    values: tuple[Path, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RunOptions:
+        """The options of a parsed `cachelab run` command line."""
+        values = getattr(args, "values", None) or ()
+        return cls(
+            spec_path=Path(args.spec),
+            results=getattr(args, "results", None),
+            bandwidth=getattr(args, "bandwidth", None),
+            monitor=bool(getattr(args, "monitor", False)),
+            resume=getattr(args, "resume", None),
+            report=bool(getattr(args, "report", False)),
+            only=tuple(getattr(args, "only", None) or ()),
+            release=getattr(args, "release", None),
+            namespace=getattr(args, "namespace", None),
+            loadgen=getattr(args, "loadgen", None),
+            values=tuple(Path(v) for v in values),
+        )
