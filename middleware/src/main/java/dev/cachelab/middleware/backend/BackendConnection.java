@@ -42,7 +42,7 @@ public final class BackendConnection {
   /** The hedge delay is this many times the connection's recent mean latency (at least the min). */
   static final int HEDGE_LATENCY_FACTOR = 8;
 
-  private final int serverIndex;
+  private int serverIndex;
   private final String host;
   private final int port;
   private final BackendHealth health;
@@ -81,8 +81,14 @@ public final class BackendConnection {
     this.health = health;
   }
 
+  /** The server's position in the server list the worker serves now. */
   public int serverIndex() {
     return serverIndex;
+  }
+
+  /** The worker turned to a server list where the server is at {@code index}. */
+  public void serverIndex(int index) {
+    serverIndex = index;
   }
 
   /** Whether the server is in rotation (not ejected). */
