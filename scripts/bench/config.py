@@ -46,7 +46,7 @@ PERF_SECONDS = int(os.environ.get("BENCH_PERF_SECONDS", "5"))
 PARTS = os.environ.get("BENCH_PARTS", "1,2,3").split(",")
 REDIS_CLIENTS = int(os.environ.get("BENCH_REDIS_CLIENTS", "50"))
 # 800,000 per test (about 9.5 s here): the rounds spread 1.01-1.20x against 1.05-1.48x at 100,000
-# (middleware/README.md, "Current figures").
+# (docs/performance.md, "How it is measured").
 REDIS_REQUESTS = int(os.environ.get("BENCH_REDIS_REQUESTS", "800000"))
 # Unmeasured requests per test before each target's measured run. 10,000 (once a tenth of the
 # measured run) left C2 compiling during the measured run: 9 % of the middleware's samples;
