@@ -19,5 +19,5 @@ def bench() -> ModuleType:
     if scripts not in sys.path:
         sys.path.insert(0, scripts)
     package = importlib.import_module("bench")
-    importlib.import_module("bench.main")  # imports every part
+    importlib.import_module("bench.main")  # imports every part and the summary
     return package

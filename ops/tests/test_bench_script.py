@@ -111,6 +111,7 @@ def test_redis_part_measures_the_baseline_jar_right_after_each_variant(
         batch: int,
         jar: Path = bench.config.MIDDLEWARE_JAR,
         label: str = "cachelab",
+        load: Any = None,
     ) -> Any:
         calls.append((f"{label}-t{workers}-b{batch}", jar))
         return bench.redis_proxies.RedisRow(f"{label}-t{workers}-b{batch}", 1.0, 1.0, 0.1, 0.1, 5.0)
@@ -119,7 +120,7 @@ def test_redis_part_measures_the_baseline_jar_right_after_each_variant(
         calls.append((name, Path()))
         return bench.redis_proxies.RedisRow(name, 1.0, 1.0, 0.1, 0.1, None)
 
-    def fake_nutcracker(redis_port: int, work: Path) -> Any:
+    def fake_nutcracker(redis_port: int, work: Path, load: Any) -> Any:
         return fake_row("twemproxy")
 
     before = Path("/tmp/before.jar")
@@ -207,3 +208,79 @@ def test_redis_table_gives_switches_cpu_wait_and_what_redis_and_the_client_spend
         "x0.90", "x1.10", "x1.10", "0.39", "19.20", "10.10", "3.50", "-",
     ]  # fmt: skip
     assert lines["direct"][-5:] == ["-", "-", "1.00", "6.00", "8.00"]
+
+
+def _rounds(bench: ModuleType, name: str, gets: list[float], sets: list[float]) -> list[Any]:
+    return [
+        bench.redis_proxies.RedisRow(name, g, s, 0.3, 0.3, 9.0)
+        for g, s in zip(gets, sets, strict=True)
+    ]
+
+
+def test_targets_are_medians_of_per_round_ratios_and_not_met_on_a_loaded_machine(
+    bench: ModuleType,
+) -> None:
+    runs = {
+        "-d 3 -P 16": {
+            "twemproxy": _rounds(bench, "twemproxy", [100e3, 100e3, 100e3], [90e3, 90e3, 90e3]),
+            "cachelab-t2-b16": _rounds(
+                bench, "cachelab-t2-b16", [90e3, 120e3, 110e3], [80e3, 85e3, 99e3]
+            ),
+        }
+    }
+    targets = bench.summary.redis_targets(runs)
+    assert [(t.name, round(t.measured, 2)) for t in targets] == [
+        ("cachelab-t2-b16 GET vs twemproxy, -d 3 -P 16", 1.10),
+        ("cachelab-t2-b16 SET vs twemproxy, -d 3 -P 16", 0.94),
+    ]
+    quiet = bench.summary.targets_table(targets, [0.4, 0.9], 2)
+    assert "| 1.10x | >= 1.00x | met (rounds 0.90, 1.20, 1.10) |" in quiet
+    assert "| 0.94x | >= 1.00x | missed (rounds 0.89, 0.94, 1.10) |" in quiet
+    loaded = bench.summary.targets_table(targets, [0.4, 5.0], 2)
+    assert "met on a loaded machine: not shown" in loaded
+
+
+def test_memcached_targets_compare_the_default_worker_with_the_c_floor(
+    bench: ModuleType,
+) -> None:
+    rows = [
+        _row(bench, "twemproxy", 50_000, 10.0),
+        _row(bench, "asl-floor-t8", 40_000, 20.0),
+        _row(bench, "cachelab-t8-b1", 40_000, 22.0),
+        _row(bench, "cachelab-t2-b16", 70_000, 8.0),
+    ]
+    targets = {t.name: t for t in bench.summary.memcached_targets(rows)}
+    assert targets["cachelab-t8-b1 CPU/req vs asl-floor-t8"].measured == 1.1
+    assert targets["cachelab-t8-b1 CPU/req vs asl-floor-t8"].met() is False
+    assert targets["cachelab-t2-b16 ops/s vs twemproxy"].measured == 1.4
+    assert targets["cachelab-t2-b16 CPU/req vs twemproxy"].met() is True
+    assert targets["twemproxy CPU/req vs memcached's own"].measured == 10.0 / 6.0
+
+
+def test_the_run_rewrites_only_the_marked_section_of_the_performance_doc(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    doc = tmp_path / "performance.md"
+    summary = bench.summary
+    doc.write_text(f"# Performance\n\n{summary.BEGIN}old figures\n{summary.END}\n\n## Why\n")
+    text = summary.section(
+        "20261126T020000Z",
+        "| target |\n",
+        "machine: 2 CPUs\n  round 1/3: direct: 5 ops/s\nload average 0.5 at the end\n",
+        [0.4, 0.5],
+    )
+    summary.rewrite_section(doc, text)
+    content = doc.read_text()
+    assert content.startswith("# Performance\n\n<!-- bench:begin")
+    assert content.endswith("<!-- bench:end -->\n\n## Why\n")
+    assert "old figures" not in content and "round 1/3" not in content
+    assert "Run `20261126T020000Z` (UTC), commit `" in content
+    assert "load average 0.40 at the start, 0.50 at the end" in content
+    with pytest.raises(ValueError, match="no <!-- bench:begin"):
+        summary.rewrite_section(_without_markers(tmp_path), "x")
+
+
+def _without_markers(tmp_path: Path) -> Path:
+    doc = tmp_path / "plain.md"
+    doc.write_text("# Performance\n")
+    return doc

@@ -21,17 +21,26 @@ after the first run's clients disconnect and new ones connect) are not counted a
 middleware.
 
 Part 3 (redis) runs redis-benchmark (-t get,set, BENCH_REDIS_CLIENTS (50) connections,
-BENCH_REDIS_REQUESTS (800000) requests per test, 1 KiB values, random keys) against one
-redis-server directly, through twemproxy's redis mode (`redis: true`) and through the middleware's
-RESP front end (`--protocol redis`) in each BENCH_MIDDLEWARE variant (each followed by the
-BENCH_BASELINE_JAR's, as in part 1), and prints GET and SET ops/s, p50, proxy CPU and context
-switches per request (/proc, all threads) and redis' commands per read event (its INFO stats: the
-requests each write to redis carried) with ratios to direct and to twemproxy (target: GET and SET
-at >= x1.00 twemproxy), median of BENCH_PROXY_ROUNDS rounds in alternating order, then every
-round's figures with the spread of each target's rounds. Each target first gets
-BENCH_REDIS_WARMUP_RUNS (3) unmeasured redis-benchmark runs of BENCH_REDIS_WARMUP_REQUESTS
-(default: as many as the measured run, at most 100000) requests per test, so the middleware's JIT
-compilation is not counted. Only part 3: BENCH_PARTS=3.
+BENCH_REDIS_REQUESTS (800000) requests per test, random keys) under each load of BENCH_REDIS_LOADS
+(value-bytes:pipeline pairs, default "1024:1,3:1,1024:16,3:16": 1 KiB and 3-byte values, with and
+without -P 16) against one redis-server directly, through twemproxy's redis mode (`redis: true`)
+and through the middleware's RESP front end (`--protocol redis`) in each BENCH_MIDDLEWARE variant
+(each followed by the BENCH_BASELINE_JAR's, as in part 1), and prints GET and SET ops/s, p50,
+proxy CPU and context switches per request (/proc, all threads) and redis' commands per read event
+(its INFO stats: the requests each write to redis carried) with ratios to direct and to twemproxy,
+median of BENCH_PROXY_ROUNDS rounds in alternating order, then every round's figures with the
+spread of each target's rounds. Each target first gets BENCH_REDIS_WARMUP_RUNS (3) unmeasured
+redis-benchmark runs of BENCH_REDIS_WARMUP_REQUESTS (default: as many as the measured run, at
+most 100000) requests per test, so the middleware's JIT compilation is not counted. Only part 3:
+BENCH_PARTS=3.
+
+At the end the bench prints every target side by side (bench/summary.py): the default worker's
+CPU per request against the ASL floor's (<= 1.05x), the batched worker (-t 2 --worker-batch 16)
+against twemproxy (>= 1.30x its throughput at <= 0.85x its CPU per request), each proxy's CPU per
+request against memcached's own, and per redis load the batched worker's GET and SET against
+twemproxy's redis mode (>= 1.00x, the median of the per-round ratios), with the load average; a
+target met while the load average was above 0.75 per CPU is not shown as met. A run of all three
+parts rewrites the latest-run section of docs/performance.md (BENCH_DOC=0: it does not).
 
 Part 2 compares the loadgen with memcaslap (-T 2 -c 32) against one memcached: ops/s and the
 client's own CPU seconds per request (from wait4 rusage), as ratios.

@@ -45,6 +45,15 @@ PERF = os.environ.get("BENCH_PERF", "0") == "1"
 PERF_SECONDS = int(os.environ.get("BENCH_PERF_SECONDS", "5"))
 PARTS = os.environ.get("BENCH_PARTS", "1,2,3").split(",")
 REDIS_CLIENTS = int(os.environ.get("BENCH_REDIS_CLIENTS", "50"))
+# Part 3's loads, as value-bytes:pipeline pairs (redis-benchmark -d and -P): 3-byte and 1 KiB
+# values, one request in flight per connection and 16.
+REDIS_LOADS = [
+    (int(d), int(p))
+    for d, p in (
+        v.split(":")
+        for v in os.environ.get("BENCH_REDIS_LOADS", "1024:1,3:1,1024:16,3:16").split(",")
+    )
+]
 # 800,000 per test (about 9.5 s here): the rounds spread 1.01-1.20x against 1.05-1.48x at 100,000
 # (docs/performance.md, "How it is measured").
 REDIS_REQUESTS = int(os.environ.get("BENCH_REDIS_REQUESTS", "800000"))

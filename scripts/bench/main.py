@@ -27,6 +27,7 @@ from bench.config import (
     OUT_BASE,
     PARTS,
     PROXY_ROUNDS,
+    REDIS_LOADS,
     REDIS_REQUESTS,
     REDIS_WARMUP_REQUESTS,
     ROUNDS,
@@ -34,6 +35,7 @@ from bench.config import (
     WARMUP_SECONDS,
 )
 from bench.proxies import (
+    Row,
     print_budget,
     print_per_request,
     print_rows,
@@ -47,10 +49,21 @@ from bench.servers import (
     preload,
     start_memcached,
 )
+from bench.summary import (
+    PERFORMANCE_DOC,
+    Target,
+    memcached_targets,
+    redis_targets,
+    rewrite_section,
+    section,
+    targets_table,
+)
 
 
-def memcached_parts(record: dict[str, Any], work: Path) -> None:
-    """Parts 1 and 2 (as BENCH_PARTS selects), on one preloaded memcached; figures into `record`."""
+def memcached_parts(record: dict[str, Any], work: Path) -> list[Row]:
+    """Parts 1 and 2 (as BENCH_PARTS selects), on one preloaded memcached; figures into `record`;
+    returns part 1's median rows."""
+    rows: list[Row] = []
     mc_port = free_port()
     mc = start_memcached(mc_port, work)
     try:
@@ -71,6 +84,7 @@ def memcached_parts(record: dict[str, Any], work: Path) -> None:
             record["clients"] = client_comparison(mc_port, work)
     finally:
         mc.stop(grace_s=10)
+    return rows
 
 
 class Tee(io.TextIOBase):
@@ -109,6 +123,14 @@ def main() -> int:
             sys.stdout = terminal
     (out_dir / "bench.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     print(f"saved: {out_dir}/bench.txt and bench.json")
+    if set(PARTS) >= {"1", "2", "3"} and os.environ.get("BENCH_DOC", "1") != "0":
+        output = (out_dir / "bench.txt").read_text(encoding="utf-8")
+        loads = [record["load_average_at_start"], record["load_average_at_end"]]
+        latest = section(out_dir.name, record["targets_table"], output, loads)
+        rewrite_section(PERFORMANCE_DOC, latest)
+        print(f"rewritten: {PERFORMANCE_DOC} (its latest-run section)")
+    else:
+        print(f"{PERFORMANCE_DOC} not rewritten (a partial run, or BENCH_DOC=0)")
     return 0
 
 
@@ -126,6 +148,7 @@ def run_bench() -> dict[str, Any]:
         "baseline_jar": str(BASELINE_JAR) if BASELINE_JAR else None,
         "redis_requests": REDIS_REQUESTS,
         "redis_warmup_requests": REDIS_WARMUP_REQUESTS,
+        "redis_loads": [f"-d {d} -P {p}" for d, p in REDIS_LOADS],
     }
     print(
         f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start"
@@ -134,12 +157,26 @@ def run_bench() -> dict[str, Any]:
     print(f"loadgen JVM options: {' '.join(LOADGEN_JAVA_OPTS) or '(none)'}")
     with tempfile.TemporaryDirectory(prefix="cachelab-bench-") as tmp:
         work = Path(tmp)
+        targets: list[Target] = []
         if {"1", "2"} & set(PARTS):
-            memcached_parts(record, work)
+            targets += memcached_targets(memcached_parts(record, work))
         if "3" in PARTS:
-            runs = redis_proxies(work)
-            record["redis_proxies"] = [asdict(median_redis_row(r)) for r in runs.values()]
-            record["redis_rounds"] = {name: [asdict(r) for r in rs] for name, rs in runs.items()}
-    print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
+            loads = redis_proxies(work)
+            record["redis_proxies"] = {
+                load: [asdict(median_redis_row(r)) for r in runs.values()]
+                for load, runs in loads.items()
+            }
+            record["redis_rounds"] = {
+                load: {name: [asdict(r) for r in rs] for name, rs in runs.items()}
+                for load, runs in loads.items()
+            }
+            targets += redis_targets(loads)
     record["load_average_at_end"] = os.getloadavg()[0]
+    averages = [record["load_average_at_start"], record["load_average_at_end"]]
+    table = targets_table(targets, averages, os.cpu_count() or 1)
+    record["targets_table"] = table
+    print(
+        f"\ntargets side by side (medians over rounds; load average {averages[0]:.2f} at the"
+        f" start, {averages[1]:.2f} at the end, {os.cpu_count()} CPUs):\n{table}"
+    )
     return record

@@ -17,6 +17,7 @@ from bench.config import (
     MIDDLEWARE_JAR,
     PROXY_ROUNDS,
     REDIS_CLIENTS,
+    REDIS_LOADS,
     REDIS_REQUESTS,
     REDIS_WARMUP_REQUESTS,
     REDIS_WARMUP_RUNS,
@@ -72,13 +73,26 @@ def parse_redis_benchmark_csv(text: str) -> dict[str, tuple[float, float]]:
     return rows
 
 
+@dataclass(frozen=True)
+class RedisLoad:
+    """One redis-benchmark load: value size (-d) and requests in flight per connection (-P)."""
+
+    value_bytes: int = 1024
+    pipeline: int = 1
+
+    @property
+    def label(self) -> str:
+        return f"-d {self.value_bytes} -P {self.pipeline}"
+
+
 def redis_benchmark(
-    port: int, work: Path, name: str, requests: int
+    port: int, work: Path, name: str, requests: int, load: RedisLoad
 ) -> tuple[dict[str, tuple[float, float]], float]:
     """One redis-benchmark run: test name -> (ops/s, p50 ms), and its CPU seconds."""
     cmd = [
         "redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-t", "get,set",
-        "-n", str(requests), "-c", str(REDIS_CLIENTS), "-d", "1024", "-r", str(KEYS), "--csv",
+        "-n", str(requests), "-c", str(REDIS_CLIENTS), "-d", str(load.value_bytes),
+        "-P", str(load.pipeline), "-r", str(KEYS), "--csv",
     ]  # fmt: skip
     log = work / f"{name}.csv"
     status, cpu_s = run_client(cmd, log)
@@ -134,12 +148,20 @@ def redis_counters(port: int) -> RedisCounters | None:
     )
 
 
-def redis_row(name: str, port: int, work: Path, proxy_pid: int | None, redis_port: int) -> RedisRow:
+def redis_row(
+    name: str,
+    port: int,
+    work: Path,
+    proxy_pid: int | None,
+    redis_port: int,
+    load: RedisLoad = RedisLoad(),
+) -> RedisRow:
     for warmup in range(REDIS_WARMUP_RUNS):
-        redis_benchmark(port, work, f"{name}-warmup{warmup}", max(1000, REDIS_WARMUP_REQUESTS))
+        warmup_requests = max(1000, REDIS_WARMUP_REQUESTS)
+        redis_benchmark(port, work, f"{name}-warmup{warmup}", warmup_requests, load)
     counters_before = ProcCounters.of(proxy_pid) if proxy_pid else None
     redis_before = redis_counters(redis_port)
-    rows, client_cpu_s = redis_benchmark(port, work, name, REDIS_REQUESTS)
+    rows, client_cpu_s = redis_benchmark(port, work, name, REDIS_REQUESTS, load)
     requests = 2 * REDIS_REQUESTS
     redis_after = redis_counters(redis_port)
     after = ProcCounters.of(proxy_pid) if proxy_pid else None
@@ -159,10 +181,10 @@ def redis_row(name: str, port: int, work: Path, proxy_pid: int | None, redis_por
     return row
 
 
-def nutcracker_redis_row(redis_port: int, work: Path) -> RedisRow:
+def nutcracker_redis_row(redis_port: int, work: Path, load: RedisLoad = RedisLoad()) -> RedisRow:
     proc, port = start_nutcracker(redis_port, work, redis=True)
     try:
-        return redis_row("twemproxy", port, work, proc.pid, redis_port)
+        return redis_row("twemproxy", port, work, proc.pid, redis_port, load)
     finally:
         proc.stop(grace_s=10)
 
@@ -174,6 +196,7 @@ def middleware_redis_row(
     batch: int,
     jar: Path = MIDDLEWARE_JAR,
     label: str = "cachelab",
+    load: RedisLoad = RedisLoad(),
 ) -> RedisRow:
     """The middleware's RESP front end (`jar`) with `workers` workers and --worker-batch `batch`."""
     name = f"{label}-t{workers}-b{batch}"
@@ -184,7 +207,7 @@ def middleware_redis_row(
     proc = ManagedProcess("middleware (redis)", cmd, work / "middleware-redis.log")
     try:
         proc.wait_for_port("127.0.0.1", port, timeout_s=30)
-        return redis_row(name, port, work, proc.pid, redis_port)
+        return redis_row(name, port, work, proc.pid, redis_port, load)
     except (RuntimeError, ProcessError) as e:
         return RedisRow(name, 0, 0, 0, 0, None, f"skipped: {e}")
     finally:
@@ -197,35 +220,41 @@ def median_redis_row(rows: list[RedisRow]) -> RedisRow:
     return measured[(len(measured) - 1) // 2] if measured else rows[0]
 
 
-def redis_targets(redis_port: int, work: Path) -> list[tuple[str, Callable[[], RedisRow]]]:
+def redis_targets(
+    redis_port: int, work: Path, load: RedisLoad = RedisLoad()
+) -> list[tuple[str, Callable[[], RedisRow]]]:
     """Part 3's targets in measuring order: direct, twemproxy, then each middleware variant with
     its baseline right after it."""
     targets: list[tuple[str, Callable[[], RedisRow]]] = [
-        ("direct", partial(redis_row, "direct", redis_port, work, None, redis_port)),
-        ("twemproxy", partial(nutcracker_redis_row, redis_port, work)),
+        ("direct", partial(redis_row, "direct", redis_port, work, None, redis_port, load)),
+        ("twemproxy", partial(nutcracker_redis_row, redis_port, work, load)),
     ]
-    return targets + variant_targets(partial(middleware_redis_row, redis_port, work))
+    return targets + variant_targets(partial(middleware_redis_row, redis_port, work, load=load))
 
 
-def redis_proxies(work: Path) -> dict[str, list[RedisRow]]:
+def redis_proxies(work: Path) -> dict[str, dict[str, list[RedisRow]]]:
     """Part 3: one redis-server; direct, twemproxy (redis: true), the middleware's variants (and
-    the baseline jar's). Prints the median rounds; returns every target's rounds."""
-    print()
-    print(
-        f"3) redis: redis-benchmark -t get,set -c {REDIS_CLIENTS} -n {REDIS_REQUESTS} -d 1024"
-        f" -r {KEYS}, one redis-server; median of {PROXY_ROUNDS} rounds"
-    )
+    the baseline jar's), under each of BENCH_REDIS_LOADS. Prints the median rounds; returns every
+    target's rounds per load (keyed by the load's label)."""
+    runs: dict[str, dict[str, list[RedisRow]]] = {}
     redis_port = free_port()
     redis = start_redis(redis_port, work)
     try:
-        runs = run_rounds(
-            redis_targets(redis_port, work),
-            lambda row: row.note or f"GET {row.get_ops:.0f}/s, SET {row.set_ops:.0f}/s",
-        )
+        for value_bytes, pipeline in REDIS_LOADS:
+            load = RedisLoad(value_bytes, pipeline)
+            print()
+            print(
+                f"3) redis: redis-benchmark -t get,set -c {REDIS_CLIENTS} -n {REDIS_REQUESTS}"
+                f" {load.label} -r {KEYS}, one redis-server; median of {PROXY_ROUNDS} rounds"
+            )
+            runs[load.label] = run_rounds(
+                redis_targets(redis_port, work, load),
+                lambda row: row.note or f"GET {row.get_ops:.0f}/s, SET {row.set_ops:.0f}/s",
+            )
+            print_redis_rows([median_redis_row(rounds) for rounds in runs[load.label].values()])
+            print_redis_rounds(runs[load.label])
     finally:
         redis.stop(grace_s=10)
-    print_redis_rows([median_redis_row(rounds) for rounds in runs.values()])
-    print_redis_rounds(runs)
     return runs
 
 
