@@ -1,4 +1,5 @@
-"""The `cachelab` command line: run, validate, report, compare, list, summarize, schema."""
+"""The `cachelab` command line: run, validate, report, compare, list, summarize, schema, render,
+collect."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from cachelab import __version__
+from cachelab.k8s import collect_results as k8s_collect
+from cachelab.k8s import render as k8s_render
 from cachelab.options import RunOptions
 from cachelab.spec import SpecError, json_schema, load_spec
 from cachelab.terminal import make_console
@@ -48,6 +51,21 @@ def build_parser() -> argparse.ArgumentParser:
         " $CACHELAB_K8S_BANDWIDTH or asl2017)",
     )
     run.add_argument(
+        "--values",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="k8s: a values file for the release after the point's own (your cluster's images, "
+        "pools, sizes; repeatable; default $CACHELAB_K8S_VALUES, `:`-separated)",
+    )
+    run.add_argument(
+        "--loadgen",
+        choices=["cachelab", "memtier"],
+        default=None,
+        help="k8s: the Jobs' loadgen image, the project's (built by make images) or "
+        "memtier_benchmark (default $CACHELAB_K8S_LOADGEN or cachelab)",
+    )
+    run.add_argument(
         "--monitor",
         action="store_true",
         help="local target: scrape the run with a Prometheus, data in <results>/prometheus",
@@ -77,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
         "several terms",
     )
 
+    add_search_parser(sub)
+
     validate = sub.add_parser("validate", help="check specs and print their points")
     validate.add_argument("specs", type=Path, nargs="+", metavar="SPEC")
 
@@ -105,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--dir", type=Path, default=EXPERIMENTS_DIR, help="folder of specs")
 
     sub.add_parser("schema", help="print the JSON schema of the spec format")
+    k8s_render.add_parser(sub)
+    k8s_collect.add_parser(sub)
     return parser
 
 
@@ -318,12 +340,71 @@ def _remove_made(folder: Path, made: Path | None) -> None:
             return
 
 
+def add_search_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    search = sub.add_parser(
+        "search", help="find the highest load of a spec that meets a latency SLO"
+    )
+    search.add_argument("spec", type=Path, help="experiment spec (YAML); open loop searches rate")
+    search.add_argument(
+        "--slo", required=True, help="p50, p90, p99, p99.9 or mean <= LIMIT ms|us, e.g. p99<=2ms"
+    )
+    search.add_argument(
+        "--tolerance",
+        type=float,
+        default=5.0,
+        metavar="PCT",
+        help="stop when the bracket is this narrow, in percent of its lower end (default 5)",
+    )
+    search.add_argument(
+        "--attempts", type=int, default=3, help="runs per step before an untrusted one is a miss"
+    )
+    search.add_argument(
+        "--max-load",
+        type=float,
+        default=None,
+        help="highest load tried (requests/s, or clients per thread for a closed-loop spec)",
+    )
+    search.add_argument("--point", type=int, default=None, help="the point of a swept spec")
+    search.add_argument("--target", choices=["local"], default="local")
+    search.add_argument(
+        "--results", type=Path, default=None, help="results base folder (default: <repo>/results)"
+    )
+    search.add_argument(
+        "--resume", type=Path, default=None, metavar="RESULTS_DIR", help="go on with a search"
+    )
+
+
+def cmd_search(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.processes import ProcessError
+    from cachelab.search import SearchError, choose_point, run_local, settings_for
+    from cachelab.slo import SloError
+
+    try:
+        spec = choose_point(load_spec(args.spec), args.point)
+        settings = settings_for(spec, args.slo, args.tolerance, args.attempts, args.max_load)
+    except SpecError as error:
+        return _error(console, f"{error}{spec_hint(args.spec)}")
+    except (SloError, SearchError) as error:
+        return _error(console, str(error))
+    try:
+        folder, _ = run_local(args.spec, settings, args.point, args.results, args.resume, console)
+    except (SearchError, ProcessError) as error:
+        return _error(console, str(error))
+    except KeyboardInterrupt:
+        _error(console, "interrupted; every step measured is in search.csv (go on with --resume)")
+        return 130
+    console.print((folder / "answer.txt").read_text().strip(), highlight=False)
+    console.print(f"search: {folder}/search.csv, {folder}/search.png", highlight=False)
+    return 0
+
+
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from cachelab.experiment import ResumeError, Selection, SelectionError
     from cachelab.k8s.kube import K8sError
     from cachelab.k8s.plan import PlanError
     from cachelab.local.shaping import ShapingError
     from cachelab.monitor import MonitorError
+    from cachelab.paths import RepoRootError
     from cachelab.processes import ProcessError
     from cachelab.terminal import summary_table
 
@@ -344,6 +425,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
         )
+    if args.target == "local" and (args.values or args.loadgen):
+        return _error(console, "--values and --loadgen are for --target k8s")
     made = _first_missing(args.results) if args.results is not None else None
     if args.results is not None and args.resume is None:
         problem = _cannot_write(args.results)
@@ -368,6 +451,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         K8sError,
         SpecError,
         ResumeError,
+        RepoRootError,
     ) as error:
         _remove_made(args.results, made)
         return _error(console, str(error))
@@ -395,6 +479,24 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     return code
 
 
+def cmd_render(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.paths import repo_root
+
+    try:
+        spec = load_spec(args.spec)
+        out = args.out or k8s_render.default_out(spec, args.point)
+        files = k8s_render.overlay_files(spec, args, out, repo_root())
+        k8s_render.write_overlay(files, out)
+    except SpecError as error:
+        return _error(console, f"{error}{spec_hint(args.spec)}")
+    except k8s_render.RenderError as error:
+        return _error(console, str(error))
+    except OSError as error:
+        return _error(console, f"--out {out}: cannot write ({error.strerror or error})")
+    console.print(f"overlay: [bold]{escape(str(out))}[/] ({', '.join(files)})", highlight=False)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -412,6 +514,9 @@ def main(argv: list[str] | None = None) -> int:
         "summarize": cmd_summarize,
         "compare": cmd_compare,
         "list": cmd_list,
+        "render": cmd_render,
+        "collect": k8s_collect.cmd_collect,
+        "search": cmd_search,
     }
     try:
         result: int = commands[args.command](args, console)

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from local_servers import free_port, redis_server_command, start, stop
 
-ROOT = Path(os.environ.get("CACHELAB_ROOT", Path(__file__).resolve().parents[2]))
+from cachelab.paths import repo_root
+
+ROOT = repo_root()
 LOCUSTFILE = ROOT / "loadgen" / "locust" / "locustfile.py"
 
 pytestmark = pytest.mark.integration

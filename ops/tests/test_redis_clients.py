@@ -16,7 +16,8 @@ import pytest
 import redis
 from local_servers import free_port, redis_server_command, start, stop
 
-from cachelab.local.tools import find_java, repo_root
+from cachelab.local.tools import find_java
+from cachelab.paths import repo_root
 
 pytestmark = pytest.mark.integration
 

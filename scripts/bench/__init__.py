@@ -43,7 +43,8 @@ target met while the load average was above 0.75 per CPU is not shown as met. A 
 parts rewrites the latest-run section of docs/performance.md (BENCH_DOC=0: it does not).
 
 Part 2 compares the loadgen with memcaslap (-T 2 -c 32) against one memcached: ops/s and the
-client's own CPU seconds per request (from wait4 rusage), as ratios.
+client's own CPU seconds per request (from wait4 rusage), as ratios; then the loadgen's CPU per
+request with Zipf keys (--key-pattern=Z:Z) beside uniform ones (R:R).
 
 Each target of part 1 is measured in BENCH_PROXY_ROUNDS (3) rounds, every other round in reversed
 order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS

@@ -12,9 +12,11 @@ from bench.config import (
     SECONDS,
 )
 from bench.measure import (
+    MEASURE,
     ClientRun,
     client_us,
     combine,
+    loadgen,
     measure,
     ratio,
     run_client,
@@ -97,4 +99,28 @@ def client_comparison(mc_port: int, work: Path) -> dict[str, Any]:
         },
         "loadgen_pinned": {**asdict(pinned), "cpu_us_per_request": client_us(pinned)},
         "loadgen_unpinned": {**asdict(plain), "cpu_us_per_request": client_us(plain)},
+    }
+
+
+def key_pattern_cost(mc_port: int, work: Path) -> dict[str, Any]:
+    """Part 2, last: the loadgen's CPU per request with Zipf keys (--key-pattern=Z:Z,
+    --key-zipf-exp=1) beside uniform keys (R:R), in ROUNDS alternating pinned rounds each."""
+    runs: dict[str, list[ClientRun]] = {"R:R": [], "Z:Z": []}
+    for n in range(ROUNDS):
+        for pattern in ("R:R", "Z:Z") if n % 2 == 0 else ("Z:Z", "R:R"):
+            zipf = ["--key-zipf-exp=1"] if "Z" in pattern else []
+            name = f"loadgen-keys-{pattern[0]}-{n}"
+            extra = [*MEASURE, "--pin-threads", f"--key-pattern={pattern}", *zipf]
+            runs[pattern].append(loadgen(mc_port, work, name, [*extra, f"--test-time={SECONDS}"]))
+    uniform, zipf_run = combine(runs["R:R"]), combine(runs["Z:Z"])
+    print(
+        f"loadgen key patterns ({ROUNDS} alternating rounds of {SECONDS} s, pinned):"
+        f" R:R {client_us(uniform):.2f} us/req at {uniform.ops_per_s:.0f} ops/s,"
+        f" Z:Z (exp 1) {client_us(zipf_run):.2f} us/req at {zipf_run.ops_per_s:.0f} ops/s;"
+        f" Z / R CPU per request {ratio(client_us(zipf_run), client_us(uniform))}"
+        " (target <= x1.05)"
+    )
+    return {
+        pattern: {**asdict(run), "cpu_us_per_request": client_us(run)}
+        for pattern, run in (("R:R", uniform), ("Z:Z", zipf_run))
     }

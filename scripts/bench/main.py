@@ -17,6 +17,7 @@ from cachelab.processes import free_port
 
 from bench.clients import (
     client_comparison,
+    key_pattern_cost,
 )
 from bench.config import (
     BASELINE_JAR,
@@ -82,6 +83,7 @@ def memcached_parts(record: dict[str, Any], work: Path) -> list[Row]:
             record["proxies"] = [asdict(r) for r in rows]
         if "2" in PARTS:
             record["clients"] = client_comparison(mc_port, work)
+            record["key_patterns"] = key_pattern_cost(mc_port, work)
     finally:
         mc.stop(grace_s=10)
     return rows

@@ -36,9 +36,10 @@ from cachelab.local.shaping import (
     one_way_delay_us,
     role_rates,
 )
-from cachelab.local.tools import Toolchain, repo_root
+from cachelab.local.tools import Toolchain
 from cachelab.monitor import LocalMonitor, MonitorSettings
 from cachelab.options import RunOptions
+from cachelab.paths import repo_root
 from cachelab.processes import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.results import (
     MeasuredInterval,

@@ -184,9 +184,11 @@ public final class ConfigParser {
 
     @Option(
         names = "--eject-retry-ms",
-        defaultValue = "2000",
+        defaultValue = "500",
         paramLabel = "<ms>",
-        description = "How long an ejected server stays out before it is probed, 1..3600000.")
+        description =
+            "How long an ejected server stays out before it is probed (version, or PING for"
+                + " redis) on a new connection; again after each failed probe. 1..3600000.")
     int ejectRetryMs;
 
     @Option(
@@ -216,6 +218,17 @@ public final class ConfigParser {
             "Close a client connection with nothing in flight and no input for this long,"
                 + " 0..2592000; 0 = never.")
     int idleTimeoutSeconds;
+
+    @Option(
+        names = "--divergence-delete",
+        defaultValue = "false",
+        arity = "0..1",
+        paramLabel = "<true|false>",
+        description =
+            "After a replicated write that was applied on some servers and failed on others"
+                + " (counted as replica_divergences), delete its keys on the failed ones, so that"
+                + " reads find the new value or nothing, never the old one.")
+    boolean divergenceDelete;
   }
 
   /**
@@ -275,7 +288,8 @@ public final class ConfigParser {
         flags.ejectRetryMs,
         flags.backendMaxWaiters,
         flags.bufferBudgetBytes,
-        flags.idleTimeoutSeconds);
+        flags.idleTimeoutSeconds,
+        flags.divergenceDelete);
   }
 
   /**

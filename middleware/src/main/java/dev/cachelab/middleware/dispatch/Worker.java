@@ -51,6 +51,7 @@ public final class Worker implements Runnable {
       RequestQueue queue,
       List<BackendConnection> backends,
       ErrorReplies errors,
+      ReplicaDivergence divergence,
       ThreadRecorder recorder,
       long timeoutNanos,
       long armAheadNanos,
@@ -63,7 +64,7 @@ public final class Worker implements Runnable {
     TargetReplies targets = new TargetReplies(backends.size());
     this.singleRead = new SingleRead(this.backends, reply);
     this.splitRead = new SplitRead(this.backends, reply, targets, singleRead);
-    this.replicatedWrite = new ReplicatedWrite(this.backends, reply, targets);
+    this.replicatedWrite = new ReplicatedWrite(this.backends, reply, targets, divergence);
     this.casPropagation = new CasPropagation(this.backends, reply, targets);
     this.batch = new Request[Math.max(1, maxBatch)];
     this.pipelined = new Request[batch.length];

@@ -355,6 +355,16 @@ public final class RespParser implements RequestDecoder {
     RespCommand command = RespCommand.lookup(bytes, request.tokenStart(0), request.tokenEnd(0));
     int args = request.tokenCount();
     if (command == null) {
+      if (isToken(request, 0, MULTI)) {
+        // The transaction's commands would run at once, outside it: the connection is closed
+        // after this error (as twemproxy closes it).
+        request.setRejected(
+            Status.REJECT_AND_CLOSE,
+            RespReplies.error(
+                "MULTI is not supported by the middleware (closing the connection so that the"
+                    + " transaction's commands do not run outside it)"));
+        return;
+      }
       request.setRejected(Status.REJECT, RespReplies.error(unknownCommand(request)));
       return;
     }
@@ -635,6 +645,23 @@ public final class RespParser implements RequestDecoder {
 
   private static byte[] tokenBytes(Request request, int token) {
     return Arrays.copyOfRange(request.bytes(), request.tokenStart(token), request.tokenEnd(token));
+  }
+
+  private static final byte[] MULTI = {'M', 'U', 'L', 'T', 'I'};
+
+  /** Whether token {@code t} is {@code name} (upper case), ignoring case. */
+  private static boolean isToken(Request request, int t, byte[] name) {
+    byte[] bytes = request.bytes();
+    int start = request.tokenStart(t);
+    if (request.tokenEnd(t) - start != name.length) {
+      return false;
+    }
+    for (int i = 0; i < name.length; i++) {
+      if ((bytes[start + i] & 0xdf) != name[i]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
