@@ -35,6 +35,9 @@ METRIC_COLUMNS = [
     "offered_ops_per_s",  # open loop: workload.rate_ops, requests/s offered in total
     "achieved_frac",  # open loop: throughput_ops_per_s / offered_ops_per_s
     "rate_verdict",  # open loop: ok, loadgen-bound or system-saturated (achieved < 95 %)
+    "fault",  # the run's first fault: "<action> <target>"
+    "fault_detect_s",  # seconds from its start to the first second with errors or a jump
+    "fault_recover_s",  # seconds from its end until throughput holds >= 90 % of before
     "status",
     "bandwidth",
     "monitor",

@@ -231,6 +231,33 @@ class Report(_Model):
     )
 
 
+class Fault(_Model):
+    """One fault injected while a run measures, at `at_s` seconds after the loadgens start."""
+
+    at_s: float = Field(ge=0, description="seconds after the loadgens start")
+    action: Literal["stop", "kill", "restart", "slow"] = Field(
+        description="stop: SIGSTOP, SIGCONT after for_s; kill: SIGKILL for good; restart: "
+        "SIGKILL, started again after for_s; slow: its traffic cut to rate_mbit for for_s"
+    )
+    target: str = Field(
+        pattern=r"^(server|middleware)-[0-9]+$", description="server-<i> or middleware-<j>"
+    )
+    for_s: float = Field(default=0, ge=0, description="how long (not for kill)")
+    rate_mbit: float = Field(default=1, gt=0, le=100_000, description="slow: Mbit/s each way")
+
+    @property
+    def role(self) -> str:
+        return self.target.split("-")[0]
+
+    @property
+    def index(self) -> int:
+        return int(self.target.split("-")[1])
+
+    @property
+    def end_s(self) -> float:
+        return self.at_s + self.for_s
+
+
 SweepValue = Annotated[list[Any], Field(min_length=1)]
 
 
@@ -248,6 +275,9 @@ class Spec(_Model):
         default_factory=dict, description="dotted field path -> values (cartesian product)"
     )
     run: Run = Field(default_factory=Run)
+    faults: list[Fault] = Field(
+        default_factory=list, description="faults injected into every run while it measures"
+    )
     report: Report = Field(default_factory=Report)
 
     @field_validator("name")
@@ -278,6 +308,10 @@ class Spec(_Model):
             problem = open_loop_problem(self)
             if problem:
                 raise _FieldError("workload.rate_ops", problem)
+        for index, fault in enumerate(self.faults):
+            problem = fault_problem(self, fault)
+            if problem:
+                raise _FieldError(f"faults.{index}", problem)
         return self
 
     def with_values(self, values: dict[str, Any]) -> Spec:
@@ -331,6 +365,24 @@ def open_loop_problem(spec: Spec) -> str | None:
         return (
             f"{rate:g} requests/s gives the {connections} connections fewer than one request "
             f"each in the {spec.run.measured_s} measured seconds"
+        )
+    return None
+
+
+def fault_problem(spec: Spec, fault: Fault) -> str | None:
+    """Why `fault` cannot happen in a run of `spec`, or None."""
+    count = spec.topology.servers if fault.role == "server" else spec.topology.middlewares
+    if fault.index >= count:
+        names = ", ".join(f"{fault.role}-{i}" for i in range(count)) or "none"
+        return f"target {fault.target!r} does not exist (the {fault.role}s: {names})"
+    if fault.action == "kill" and fault.for_s > 0:
+        return "kill does not bring the target back; use action restart with for_s"
+    if fault.action != "kill" and fault.for_s <= 0:
+        return f"{fault.action} needs for_s > 0 (how long the fault lasts)"
+    if fault.end_s >= spec.run.duration_s:
+        return (
+            f"at_s + for_s must be < run.duration_s, got {fault.at_s:g} + {fault.for_s:g} >= "
+            f"{spec.run.duration_s}"
         )
     return None
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cachelab.columns import METRIC_COLUMNS, summary_columns
+from cachelab.faults.recovery import fault_columns, recoveries_of
 from cachelab.openloop import open_loop_columns
 from cachelab.results import ResultsDir, ResultsError
 from cachelab.results.experiment import read_spec
@@ -108,6 +109,7 @@ def row_of(data: RunData) -> dict[str, Any]:
             sum(p.wait_cores for p in loadgens) if loadgens else math.nan,
         )
     )
+    row.update(fault_columns(recoveries_of(data.run.path, spec, data.record.loadgens)))
     return row
 
 

@@ -1,0 +1,16 @@
+"""Report sections beyond the per-point analysis, each from its own module: faults (when a run
+had any). Each section is a dict: id, title, figures (file names in the report folder), rows (a
+table, one dict per row), note."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cachelab.report.faults_section import faults_section
+
+
+def extra_sections(results_dir: Path, out: Path) -> list[dict[str, Any]]:
+    """The sections that apply to this results folder, in report order."""
+    found = [faults_section(results_dir, out)]
+    return [s for s in found if s is not None]
