@@ -35,7 +35,8 @@ BENCH_REDIS_WARMUP_RUNS (3) unmeasured redis-benchmark runs of BENCH_REDIS_WARMU
 compilation is not counted. Only part 3: BENCH_PARTS=3.
 
 Part 2 compares the loadgen with memcaslap (-T 2 -c 32) against one memcached: ops/s and the
-client's own CPU seconds per request (from wait4 rusage), as ratios.
+client's own CPU seconds per request (from wait4 rusage), as ratios; then the loadgen's CPU per
+request with Zipf keys (--key-pattern=Z:Z) beside uniform ones (R:R).
 
 Each target of part 1 is measured in BENCH_PROXY_ROUNDS (3) rounds, every other round in reversed
 order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS
@@ -757,6 +758,30 @@ def client_comparison(mc_port: int, work: Path) -> dict[str, Any]:
     }
 
 
+def key_pattern_cost(mc_port: int, work: Path) -> dict[str, Any]:
+    """Part 2, last: the loadgen's CPU per request with Zipf keys (--key-pattern=Z:Z,
+    --key-zipf-exp=1) beside uniform keys (R:R), in ROUNDS alternating pinned rounds each."""
+    runs: dict[str, list[ClientRun]] = {"R:R": [], "Z:Z": []}
+    for n in range(ROUNDS):
+        for pattern in ("R:R", "Z:Z") if n % 2 == 0 else ("Z:Z", "R:R"):
+            zipf = ["--key-zipf-exp=1"] if "Z" in pattern else []
+            name = f"loadgen-keys-{pattern[0]}-{n}"
+            extra = [*MEASURE, "--pin-threads", f"--key-pattern={pattern}", *zipf]
+            runs[pattern].append(loadgen(mc_port, work, name, [*extra, f"--test-time={SECONDS}"]))
+    uniform, zipf_run = combine(runs["R:R"]), combine(runs["Z:Z"])
+    print(
+        f"loadgen key patterns ({ROUNDS} alternating rounds of {SECONDS} s, pinned):"
+        f" R:R {client_us(uniform):.2f} us/req at {uniform.ops_per_s:.0f} ops/s,"
+        f" Z:Z (exp 1) {client_us(zipf_run):.2f} us/req at {zipf_run.ops_per_s:.0f} ops/s;"
+        f" Z / R CPU per request {ratio(client_us(zipf_run), client_us(uniform))}"
+        " (target <= x1.05)"
+    )
+    return {
+        pattern: {**asdict(run), "cpu_us_per_request": client_us(run)}
+        for pattern, run in (("R:R", uniform), ("Z:Z", zipf_run))
+    }
+
+
 @dataclass
 class RedisRow:
     """One target of part 3: redis-benchmark's GET and SET figures and the proxy's CPU."""
@@ -1053,6 +1078,7 @@ def memcached_parts(record: dict[str, Any], work: Path) -> None:
             record["proxies"] = [asdict(r) for r in rows]
         if "2" in PARTS:
             record["clients"] = client_comparison(mc_port, work)
+            record["key_patterns"] = key_pattern_cost(mc_port, work)
     finally:
         mc.stop(grace_s=10)
 

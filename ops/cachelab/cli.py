@@ -1,9 +1,11 @@
-"""The `cachelab` command line: run, validate, report, compare, list, summarize, schema."""
+"""The `cachelab` command line: run, validate, report, compare, list, summarize, schema, render,
+collect."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -14,6 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from cachelab import __version__
+from cachelab.k8s import collect_results as k8s_collect
+from cachelab.k8s import render as k8s_render
 from cachelab.options import RunOptions
 from cachelab.spec import SpecError, json_schema, load_spec
 from cachelab.terminal import make_console
@@ -21,6 +25,9 @@ from cachelab.terminal import make_console
 EXPERIMENTS_DIR = Path(__file__).resolve().parents[1] / "experiments"
 
 RUN_OVERHEAD_TEXT = "JVM start/stop"
+# FIELD=VALUE terms (whitespace-separated) applied to every `cachelab run`'s spec after its --set
+# terms: a script shortens any command's runs, e.g. CACHELAB_SET="run.duration_s=4".
+SET_ENV = "CACHELAB_SET"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,6 +51,21 @@ def build_parser() -> argparse.ArgumentParser:
         " $CACHELAB_K8S_BANDWIDTH or asl2017)",
     )
     run.add_argument(
+        "--values",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="k8s: a values file for the release after the point's own (your cluster's images, "
+        "pools, sizes; repeatable; default $CACHELAB_K8S_VALUES, `:`-separated)",
+    )
+    run.add_argument(
+        "--loadgen",
+        choices=["cachelab", "memtier"],
+        default=None,
+        help="k8s: the Jobs' loadgen image, the project's (built by make images) or "
+        "memtier_benchmark (default $CACHELAB_K8S_LOADGEN or cachelab)",
+    )
+    run.add_argument(
         "--monitor",
         action="store_true",
         help="local target: scrape the run with a Prometheus, data in <results>/prometheus",
@@ -57,11 +79,20 @@ def build_parser() -> argparse.ArgumentParser:
         "missing, partial or failed run (again)",
     )
     run.add_argument(
+        "--set",
+        action="append",
+        default=None,
+        metavar="FIELD=VALUE",
+        help="change one field of the spec for this run (run.duration_s=10, "
+        "sweep.topology.workers=[8,32]); repeatable; $CACHELAB_SET's terms apply after these",
+    )
+    run.add_argument(
         "--only",
         action="append",
         metavar="TERM",
         help="run only some points: indices (3, 0-2, 1,4) or swept values (workers=8, "
-        "topology.workers=8,16); repeat --only to require several terms",
+        "topology.workers=8,workers=16); commas join alternatives; repeat --only to require "
+        "several terms",
     )
 
     add_search_parser(sub)
@@ -94,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--dir", type=Path, default=EXPERIMENTS_DIR, help="folder of specs")
 
     sub.add_parser("schema", help="print the JSON schema of the spec format")
+    k8s_render.add_parser(sub)
+    k8s_collect.add_parser(sub)
     return parser
 
 
@@ -371,23 +404,29 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from cachelab.k8s.plan import PlanError
     from cachelab.local.shaping import ShapingError
     from cachelab.monitor import MonitorError
+    from cachelab.paths import RepoRootError
     from cachelab.processes import ProcessError
     from cachelab.terminal import summary_table
 
+    overrides = [*(getattr(args, "set", None) or []), *os.environ.get(SET_ENV, "").split()]
     try:
-        spec = load_spec(args.spec)
+        spec = load_spec(args.spec, overrides)
         selection = Selection(tuple(args.only or ()))
         selection.choose(spec.points())  # a bad --only fails before anything starts
     except SpecError as error:
         return _error(console, f"{error}{spec_hint(args.spec)}")
     except SelectionError as error:
         return _error(console, str(error))
+    if overrides:
+        console.print(f"spec with {' '.join(overrides)}", highlight=False, soft_wrap=True)
     if args.target == "k8s" and getattr(args, "monitor", False):
         return _error(
             console,
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
         )
+    if args.target == "local" and (args.values or args.loadgen):
+        return _error(console, "--values and --loadgen are for --target k8s")
     made = _first_missing(args.results) if args.results is not None else None
     if args.results is not None and args.resume is None:
         problem = _cannot_write(args.results)
@@ -412,6 +451,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         K8sError,
         SpecError,
         ResumeError,
+        RepoRootError,
     ) as error:
         _remove_made(args.results, made)
         return _error(console, str(error))
@@ -439,6 +479,24 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     return code
 
 
+def cmd_render(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.paths import repo_root
+
+    try:
+        spec = load_spec(args.spec)
+        out = args.out or k8s_render.default_out(spec, args.point)
+        files = k8s_render.overlay_files(spec, args, out, repo_root())
+        k8s_render.write_overlay(files, out)
+    except SpecError as error:
+        return _error(console, f"{error}{spec_hint(args.spec)}")
+    except k8s_render.RenderError as error:
+        return _error(console, str(error))
+    except OSError as error:
+        return _error(console, f"--out {out}: cannot write ({error.strerror or error})")
+    console.print(f"overlay: [bold]{escape(str(out))}[/] ({', '.join(files)})", highlight=False)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -456,6 +514,8 @@ def main(argv: list[str] | None = None) -> int:
         "summarize": cmd_summarize,
         "compare": cmd_compare,
         "list": cmd_list,
+        "render": cmd_render,
+        "collect": k8s_collect.cmd_collect,
         "search": cmd_search,
     }
     try:

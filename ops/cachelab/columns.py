@@ -32,6 +32,8 @@ METRIC_COLUMNS = [
     "cpu_loadgen_cores",
     "cpu_middleware_cores",
     "cpu_server_cores",
+    "cpu_server_max_cores",
+    "hot_key_share",
     "offered_ops_per_s",  # open loop: workload.rate_ops, requests/s offered in total
     "achieved_frac",  # open loop: throughput_ops_per_s / offered_ops_per_s
     "rate_verdict",  # open loop: ok, loadgen-bound or system-saturated (achieved < 95 %)

@@ -48,6 +48,8 @@ def measure_args(spec: Spec, loadgen: str = "cachelab") -> list[str]:
         "--distinct-client-seed",
         "--randomize",
     ]
+    if "Z" in workload.key_pattern:
+        args.append(f"--key-zipf-exp={workload.key_zipf_exp:g}")
     if workload.multi_get > 0:
         args.append(f"--multi-key-get={workload.multi_get}")
     if workload.think_time_ms > 0:

@@ -28,7 +28,7 @@ from cachelab.openloop import open_loop_columns
 from cachelab.results import ResultsDir, ResultsError
 from cachelab.results.experiment import read_spec
 from cachelab.results.hdr import merge_histograms, percentiles_ms, read_hdr_interval_log
-from cachelab.results.memtier import load_memtier_json, stats_section
+from cachelab.results.memtier import LoadgenRun, load_memtier_json, stats_section
 from cachelab.results.middleware import MiddlewareStats
 from cachelab.results.run import ClientStats, RunData, client_stats, read_run
 
@@ -100,6 +100,11 @@ def row_of(data: RunData) -> dict[str, Any]:
         cores = [p.cores for p in data.cpu if p.role == role]
         if cores:
             row[f"cpu_{role}_cores"] = sum(cores)
+            if role == "server":
+                row["cpu_server_max_cores"] = max(cores)
+    share = hot_key_share([c.run for c in data.clients])
+    if share is not None:
+        row["hot_key_share"] = share
     loadgens = [p for p in data.cpu if p.role == "loadgen"]
     row.update(
         open_loop_columns(
@@ -111,6 +116,20 @@ def row_of(data: RunData) -> dict[str, Any]:
     )
     row.update(fault_columns(recoveries_of(data.run.path, spec, data.record.loadgens)))
     return row
+
+
+def hot_key_share(runs: Sequence[LoadgenRun]) -> float | None:
+    """The share of all requested keys that went to the most requested key, over every loadgen
+    instance of a run (its "Key Counts"); None when an instance has none (memtier)."""
+    totals = [r.keys_requested for r in runs]
+    if not runs or any(t is None for t in totals):
+        return None
+    requested = sum(t for t in totals if t is not None)
+    counts: dict[str, int] = {}
+    for run in runs:
+        for key, count in run.top_keys.items():
+            counts[key] = counts.get(key, 0) + count
+    return max(counts.values()) / requested if counts and requested else None
 
 
 def summarize_run(run_dir: Path) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 # Index 0: locust master (headless, waits for the workers, prints the final stats as JSON).
 # Other indices: workers that connect to the master's stable name benchmark-0.benchmark-peers.
 . /scripts/common.sh
+require_release
 set -- $(target_of 0)
 export CACHELAB_TARGET_HOST="$1" CACHELAB_TARGET_PORT="$2" CACHELAB_RATIO="$RATIO" \
   CACHELAB_VALUE_BYTES="$VALUE_BYTES" CACHELAB_KEY_MAXIMUM="$KEY_MAXIMUM"

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,9 +44,10 @@ from cachelab.local.shaping import (
     one_way_delay_us,
     role_rates,
 )
-from cachelab.local.tools import Toolchain, repo_root
+from cachelab.local.tools import Toolchain
 from cachelab.monitor import LocalMonitor, MonitorSettings
 from cachelab.options import RunOptions
+from cachelab.paths import repo_root
 from cachelab.processes import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.results import (
     MeasuredInterval,
@@ -65,7 +65,7 @@ from cachelab.results import (
 from cachelab.results.layout import CPU_FILE
 from cachelab.results.noise import load_warning
 from cachelab.results.run import client_stats
-from cachelab.spec import Point, Spec
+from cachelab.spec import Point, Spec, save_spec
 from cachelab.summary import SummaryError
 from cachelab.terminal import LiveSample, RunLines, combine, last_progress
 
@@ -499,7 +499,7 @@ def prepare_results(
     settings: dict[str, Any] | None = None,
 ) -> ResultsDir:
     results = ResultsDir.create(base, spec.name)
-    shutil.copyfile(spec_path, results.spec_file)
+    save_spec(spec, spec_path, results.spec_file)
     metadata = collect_metadata(tools.root, tools.java, tools.jars(), settings)
     metadata["target"] = "local"
     metadata["experiment"] = spec.name

@@ -115,7 +115,8 @@ def run_local(
     """The search on the local target (new folder under `base`, or `resume`'s)."""
     from cachelab.experiment import _signals_as_interrupt, shielded
     from cachelab.local.runner import LocalRunner, prepare_results
-    from cachelab.local.tools import Toolchain, repo_root
+    from cachelab.local.tools import Toolchain
+    from cachelab.paths import repo_root
     from cachelab.report.search_plots import write_search_figure
     from cachelab.results import ResultsDir, finish_metadata
     from cachelab.results.noise import load_warning

@@ -184,7 +184,7 @@ def test_report_of_an_interrupted_run(tmp_path: Path) -> None:
 
 
 def test_report_skips_a_run_that_measured_nothing(tmp_path: Path) -> None:
-    # the crash of the issue: an interrupted run whose row has no response time
+    # a report once crashed here: an interrupted run whose row has no response time
     results = tmp_path / "interrupted"
     shutil.copytree(INTERRUPTED, results)
     summary = pd.read_csv(results / "summary.csv")
@@ -458,7 +458,7 @@ def test_bottleneck_is_the_models_busiest_station(worker_pool: Path) -> None:
 
 def test_where_the_pool_is_the_bottleneck_mva_is_within_15_percent(worker_pool: Path) -> None:
     # the recorded run (load average 6.3 on 2 cores): with the host CPU station the calibrated
-    # MVA is within the issue's ±15 % at every point, and the bottleneck named at 16 and 32
+    # MVA is within ±15 % at every point, and the bottleneck named at 16 and 32
     # clients is the worker pool, the station whose queue the model predicts there
     for point in range(5):
         assert abs(_model(worker_pool, point, "MVA", "throughput_ops_per_s")[2]) <= 15.0

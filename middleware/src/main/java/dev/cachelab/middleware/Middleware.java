@@ -2,6 +2,7 @@ package dev.cachelab.middleware;
 
 import dev.cachelab.middleware.backend.BackendConnection;
 import dev.cachelab.middleware.backend.BackendHealth;
+import dev.cachelab.middleware.backend.Prober;
 import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.Protocol;
@@ -9,12 +10,14 @@ import dev.cachelab.middleware.config.Routing;
 import dev.cachelab.middleware.dispatch.ErrorReplies;
 import dev.cachelab.middleware.dispatch.HashRouter;
 import dev.cachelab.middleware.dispatch.ProtocolErrorReplies;
+import dev.cachelab.middleware.dispatch.ReplicaDivergence;
 import dev.cachelab.middleware.dispatch.RequestQueue;
 import dev.cachelab.middleware.dispatch.RoundRobinRouter;
 import dev.cachelab.middleware.dispatch.Router;
 import dev.cachelab.middleware.dispatch.Worker;
 import dev.cachelab.middleware.net.BufferBudget;
 import dev.cachelab.middleware.net.NetThread;
+import dev.cachelab.middleware.protocol.KeyPlacement;
 import dev.cachelab.middleware.protocol.RequestDecoder;
 import dev.cachelab.middleware.protocol.RequestParser;
 import dev.cachelab.middleware.protocol.RespParser;
@@ -41,10 +44,12 @@ public final class Middleware {
   private final NetThread net;
   private final List<Thread> workerThreads = new ArrayList<>();
   private final Watchdog watchdog;
+  private final Prober prober;
   private final IntervalReporter reporter;
   private final MetricsEndpoint metrics;
   private Thread netThread;
   private Thread watchdogThread;
+  private Thread proberThread;
   private boolean stopped;
 
   public Middleware(MiddlewareConfig config) throws IOException {
@@ -66,7 +71,7 @@ public final class Middleware {
               router,
               stats.newRecorder(),
               redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply,
-              decoders(config),
+              decoders(config, router),
               budget,
               TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()));
     } catch (BindException e) {
@@ -80,6 +85,11 @@ public final class Middleware {
         "budget_closed_connections",
         "Connections closed because their buffers did not fit in the budget.",
         budget::refusals);
+    stats.value(
+        "budget_evicted_connections",
+        "Connections closed because a newer request needed the budget their partial request held"
+            + " (the one holding it longest first).",
+        net::budgetEvictions);
     stats.value(
         "idle_closed_connections", "Connections closed by the idle timeout.", net::idleClosed);
     stats.value(
@@ -105,10 +115,23 @@ public final class Middleware {
         redis
             ? ProtocolErrorReplies.redis(config.servers())
             : ProtocolErrorReplies.memcached(config.servers());
+    ReplicaDivergence divergence = new ReplicaDivergence(config.divergenceDelete());
+    stats.value(
+        "replica_divergences",
+        "Replicated writes applied on some servers and failed on others (replicas differ).",
+        divergence::divergences);
+    stats.value(
+        "divergence_deletes",
+        "Keys deleted on a server where their replicated write failed (--divergence-delete).",
+        divergence::deletes);
+    stats.value(
+        "divergence_failed_deletes",
+        "Such deletes that failed too (the server was down or did not answer).",
+        divergence::failedDeletes);
     for (int w = 0; w < config.workers(); w++) {
       List<BackendConnection> backends = new ArrayList<>();
       for (int s = 0; s < addresses.size(); s++) {
-        backends.add(new BackendConnection(s, addresses.get(s), health.get(s), config.protocol()));
+        backends.add(new BackendConnection(s, addresses.get(s), health.get(s)));
       }
       allBackends.addAll(backends);
       workers.add(
@@ -116,12 +139,14 @@ public final class Middleware {
               queue,
               backends,
               errors,
+              divergence,
               stats.newRecorder(),
               timeoutNanos,
               watchdogPeriodNanos,
               config.workerBatch()));
     }
     this.watchdog = new Watchdog(allBackends, watchdogPeriodNanos);
+    this.prober = new Prober(health, addresses, config.protocol(), config.backendTimeoutMs());
     for (int w = 0; w < workers.size(); w++) {
       Thread thread = new Thread(workers.get(w), "worker-" + w);
       thread.setDaemon(true);
@@ -132,11 +157,11 @@ public final class Middleware {
   }
 
   /** One request decoder per client connection, for the configured protocol. */
-  private static Supplier<RequestDecoder> decoders(MiddlewareConfig config) {
+  private static Supplier<RequestDecoder> decoders(
+      MiddlewareConfig config, KeyPlacement placement) {
     int maxValueBytes = config.maxValueBytes();
     if (config.protocol() == Protocol.REDIS) {
-      boolean multiKeyWrites = config.routing() != Routing.HASH;
-      return () -> new RespParser(maxValueBytes, multiKeyWrites);
+      return () -> new RespParser(maxValueBytes, placement);
     }
     return () -> new RequestParser(maxValueBytes);
   }
@@ -149,6 +174,9 @@ public final class Middleware {
     watchdogThread = new Thread(watchdog, "backend-watchdog");
     watchdogThread.setDaemon(true);
     watchdogThread.start();
+    proberThread = new Thread(prober, "backend-prober");
+    proberThread.setDaemon(true);
+    proberThread.start();
     InetSocketAddress listen = net.localAddress();
     reporter.start(listen.getAddress().getHostAddress() + ":" + listen.getPort());
     try {
@@ -201,6 +229,7 @@ public final class Middleware {
     net.stop();
     join(netThread, 1000);
     watchdog.stop();
+    prober.stop();
     reporter.stop();
     metrics.stop();
   }

@@ -100,8 +100,10 @@ public final class ConfigParser {
 
     @Option(
         names = "--eject-retry-ms",
-        defaultValue = "2000",
-        description = "Time an ejected server stays out before a version probe.")
+        defaultValue = "500",
+        description =
+            "Time an ejected server stays out before it is probed (version, or PING for redis) on"
+                + " a new connection; again after each failed probe. Default: ${DEFAULT-VALUE}.")
     int ejectRetryMs;
 
     @Option(
@@ -122,6 +124,17 @@ public final class ConfigParser {
         defaultValue = "0",
         description = "Close a client connection idle this long (0 = never).")
     int idleTimeoutSeconds;
+
+    @Option(
+        names = "--divergence-delete",
+        defaultValue = "false",
+        arity = "0..1",
+        description =
+            "After a replicated write that was applied on some servers and failed on others"
+                + " (counted as replica_divergences), delete its keys on the failed ones, so that"
+                + " reads find the new value or nothing, never the old one. Default:"
+                + " ${DEFAULT-VALUE}.")
+    boolean divergenceDelete;
   }
 
   /**
@@ -181,7 +194,8 @@ public final class ConfigParser {
         flags.ejectRetryMs,
         flags.backendMaxWaiters,
         flags.bufferBudgetBytes,
-        flags.idleTimeoutSeconds);
+        flags.idleTimeoutSeconds,
+        flags.divergenceDelete);
   }
 
   /**

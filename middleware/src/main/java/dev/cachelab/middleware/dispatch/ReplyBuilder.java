@@ -109,6 +109,14 @@ final class ReplyBuilder {
     return timedOut ? errors.backendTimedOut(server) : errors.backendDown(server);
   }
 
+  /**
+   * Counts a read cut short on {@code server} (and retried elsewhere) as a failed server request,
+   * not as an error of the client's request.
+   */
+  void countCutShort(int server) {
+    recorder.recordServerRequest(server, true);
+  }
+
   /** Appends the reply for a request none of whose replicas could answer (failures counted). */
   void replyNoReplica() {
     append(errors.noReplicaLeft());

@@ -4,8 +4,10 @@ import dev.cachelab.middleware.backend.BackendConnection;
 import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.OpType;
 import dev.cachelab.middleware.protocol.Request;
+import dev.cachelab.middleware.protocol.Resp3Converter;
 import dev.cachelab.middleware.stats.ErrorKind;
 import dev.cachelab.middleware.stats.ThreadRecorder;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
 
@@ -31,6 +33,7 @@ public final class Worker implements Runnable {
   private final WorkerBackends backends;
   private final ThreadRecorder recorder;
   private final ReplyBuilder reply;
+  private final Resp3Converter resp3 = new Resp3Converter();
   private final SingleRead singleRead;
   private final SplitRead splitRead;
   private final ReplicatedWrite replicatedWrite;
@@ -48,6 +51,7 @@ public final class Worker implements Runnable {
       RequestQueue queue,
       List<BackendConnection> backends,
       ErrorReplies errors,
+      ReplicaDivergence divergence,
       ThreadRecorder recorder,
       long timeoutNanos,
       long armAheadNanos,
@@ -60,7 +64,7 @@ public final class Worker implements Runnable {
     TargetReplies targets = new TargetReplies(backends.size());
     this.singleRead = new SingleRead(this.backends, reply);
     this.splitRead = new SplitRead(this.backends, reply, targets, singleRead);
-    this.replicatedWrite = new ReplicatedWrite(this.backends, reply, targets);
+    this.replicatedWrite = new ReplicatedWrite(this.backends, reply, targets, divergence);
     this.casPropagation = new CasPropagation(this.backends, reply, targets);
     this.batch = new Request[Math.max(1, maxBatch)];
     this.pipelined = new Request[batch.length];
@@ -182,7 +186,11 @@ public final class Worker implements Runnable {
     long dequeued = request.dequeuedNanos;
     int hits = reply.hits();
     ErrorKind error = reply.error();
-    long written = request.connection.complete(request, reply.view());
+    ByteBuffer view = reply.view();
+    if (request.resp3Shape() != null) {
+      view = resp3.convert(request, view); // a RESP3 client's reply (HELLO 3)
+    }
+    long written = request.connection.complete(request, view);
     recorder.recordRequest(
         op, written - received, queueNanos, stagingNanos, serviceNanos, keys, hits);
     if (error != null) {

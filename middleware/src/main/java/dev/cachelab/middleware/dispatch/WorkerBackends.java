@@ -55,7 +55,7 @@ final class WorkerBackends {
   void connectAll() {
     for (BackendConnection backend : connections) {
       long now = System.nanoTime();
-      backend.arm(now + timeoutNanos);
+      backend.arm(now + timeoutNanos, now);
       backend.ensureConnected(now);
       backend.disarmQuietly();
     }
@@ -69,8 +69,9 @@ final class WorkerBackends {
 
   /** Arms the deadline and makes sure the connection is up; false if the server is down. */
   static boolean open(BackendConnection backend, long deadline) {
-    backend.arm(deadline);
-    if (!backend.ensureConnected(System.nanoTime())) {
+    long now = System.nanoTime();
+    backend.arm(deadline, now);
+    if (!backend.ensureConnected(now)) {
       backend.disarmQuietly();
       return false;
     }
@@ -87,6 +88,38 @@ final class WorkerBackends {
     backend.beginCompose();
     appendForward(backend, request);
     backend.sendComposed();
+  }
+
+  /**
+   * Sends the request, reconnecting once if the connection turns out stale (see {@link
+   * BackendConnection#reconnectIfStale}).
+   */
+  static void sendRetryingStale(BackendConnection backend, Request request) throws IOException {
+    try {
+      send(backend, request);
+    } catch (IOException e) {
+      if (!backend.reconnectIfStale()) {
+        throw e;
+      }
+      send(backend, request);
+    }
+  }
+
+  /**
+   * Reads the reply to the request sent; if the connection turns out stale (closed before the
+   * server sent a byte), reconnects, sends the request again and reads that reply.
+   */
+  static void readReplyRetryingStale(BackendConnection backend, Request request)
+      throws IOException {
+    try {
+      readReply(backend, request);
+    } catch (IOException e) {
+      if (!backend.reconnectIfStale()) {
+        throw e;
+      }
+      send(backend, request);
+      readReply(backend, request);
+    }
   }
 
   /** Appends the request as forwarded ({@code noreply} stripped) to the server's send buffer. */
