@@ -162,10 +162,26 @@ class Preload(_Model):
     expected_miss_ratio: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
+class UntilCertain(_Model):
+    """Repeat a point beyond `run.repetitions` (its minimum) until the 95 % interval of its mean
+    throughput and of its mean response time are each within ±ci_pct of the mean, or `max`."""
+
+    max: int = Field(ge=2, le=100, description="most repetitions of a point")
+    ci_pct: float = Field(gt=0, lt=100, description="target half-width, % of the mean")
+
+
 class Run(_Model):
     """How long and how often each point runs."""
 
-    repetitions: int = Field(default=1, ge=1, le=100)
+    repetitions: int = Field(
+        default=1,
+        ge=1,
+        le=100,
+        description="repetitions of each point; {min, max, ci_pct} repeats until certain",
+    )
+    until_certain: UntilCertain | None = Field(
+        default=None, description="set by repetitions: {min, max, ci_pct}"
+    )
     duration_s: int = Field(default=10, ge=1, le=86_400)
     warmup_s: int = Field(default=0, ge=0)
     cooldown_s: int = Field(default=0, ge=0)
@@ -174,6 +190,43 @@ class Run(_Model):
         description="start fresh, preloaded servers for every run; false reuses them while "
         "their configuration is unchanged and no run wrote to them",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _adaptive_repetitions(cls, data: Any) -> Any:
+        """`repetitions: {min: 3, max: 10, ci_pct: 5}` -> repetitions 3, until_certain."""
+        if not isinstance(data, dict) or not isinstance(data.get("repetitions"), dict):
+            return data
+        given = dict(data["repetitions"])
+        unknown = sorted(set(given) - {"min", "max", "ci_pct"})
+        if unknown or not {"min", "max", "ci_pct"} <= set(given):
+            raise _FieldError(
+                "run.repetitions",
+                f"a number, or {{min, max, ci_pct}} with all three, got {given!r}",
+            )
+        low, high = given["min"], given["max"]
+        if not isinstance(low, int) or not isinstance(high, int) or not 2 <= low <= high:
+            raise _FieldError(
+                "run.repetitions",
+                f"needs whole numbers 2 <= min <= max (an interval needs two runs), got "
+                f"min {low!r}, max {high!r}",
+            )
+        ci_pct = given["ci_pct"]
+        if high > 100 or not isinstance(ci_pct, int | float) or not 0 < ci_pct < 100:
+            raise _FieldError(
+                "run.repetitions",
+                f"needs max <= 100 and 0 < ci_pct < 100, got max {high!r}, ci_pct {ci_pct!r}",
+            )
+        return {
+            **data,
+            "repetitions": low,
+            "until_certain": {"max": high, "ci_pct": given["ci_pct"]},
+        }
+
+    @property
+    def max_repetitions(self) -> int:
+        """The most repetitions a point can get (`repetitions` when fixed)."""
+        return self.until_certain.max if self.until_certain else self.repetitions
 
     @model_validator(mode="after")
     def _check_trim(self) -> Run:
@@ -628,6 +681,25 @@ def json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "cachelab experiment spec"
     schema["properties"]["sweep"]["propertyNames"] = {"enum": sorted(SWEEPABLE_PATHS)}
+    run = schema["$defs"]["Run"]["properties"]
+    fixed = run["repetitions"]
+    run["repetitions"] = {
+        "description": fixed.pop("description"),
+        "default": fixed.pop("default"),
+        "anyOf": [
+            fixed,
+            {
+                "type": "object",
+                "properties": {
+                    "min": {"type": "integer", "minimum": 2},
+                    "max": {"type": "integer", "maximum": 100},
+                    "ci_pct": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 100},
+                },
+                "required": ["min", "max", "ci_pct"],
+                "additionalProperties": False,
+            },
+        ],
+    }
     return schema
 
 

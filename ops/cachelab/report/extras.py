@@ -1,6 +1,6 @@
-"""Report sections beyond the per-point analysis, each from its own module: faults (when a run
-had any). Each section is a dict: id, title, figures (file names in the report folder), rows (a
-table, one dict per row), note."""
+"""Report sections beyond the per-point analysis, each from its own module: repetitions until
+certain (when the spec asks for them), faults (when a run had any). Each section is a dict: id,
+title, figures (file names in the report folder), rows (a table, one dict per row), note."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from cachelab.report.faults_section import faults_section
+from cachelab.report.repetitions_section import repetitions_section
 
 
 def extra_sections(results_dir: Path, out: Path) -> list[dict[str, Any]]:
     """The sections that apply to this results folder, in report order."""
-    found = [faults_section(results_dir, out)]
+    found = [repetitions_section(results_dir), faults_section(results_dir, out)]
     return [s for s in found if s is not None]
