@@ -40,6 +40,17 @@ METRIC_COLUMNS = [
     "fault",  # the run's first fault: "<action> <target>"
     "fault_detect_s",  # seconds from its start to the first second with errors or a jump
     "fault_recover_s",  # seconds from its end until throughput holds >= 90 % of before
+    # p50/p90/p99 of the middleware's queue and service times and of the rest (client minus
+    # middleware response time at that percentile), over the measured seconds (cachelab.tail)
+    "tail_queue_p50_ms",
+    "tail_queue_p90_ms",
+    "tail_queue_p99_ms",
+    "tail_service_p50_ms",
+    "tail_service_p90_ms",
+    "tail_service_p99_ms",
+    "tail_rest_p50_ms",
+    "tail_rest_p90_ms",
+    "tail_rest_p99_ms",
     "status",
     "bandwidth",
     "monitor",

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from cachelab.columns import CONFIG_COLUMNS, summary_columns
+from cachelab.seeds import known_seed
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "spec.schema.json"
 
@@ -372,6 +373,10 @@ class Spec(_Model):
             problem = open_loop_problem(self)
             if problem:
                 raise _FieldError("workload.rate_ops", problem)
+        for index, seed in enumerate(self.seeds):
+            problem = known_seed(seed)
+            if problem:
+                raise _FieldError(f"seeds.{index}", problem)
         for index, fault in enumerate(self.faults):
             problem = fault_problem(self, fault)
             if problem:

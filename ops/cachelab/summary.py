@@ -31,6 +31,7 @@ from cachelab.results.hdr import merge_histograms, percentiles_ms, read_hdr_inte
 from cachelab.results.memtier import LoadgenRun, load_memtier_json, stats_section
 from cachelab.results.middleware import MiddlewareStats
 from cachelab.results.run import ClientStats, RunData, client_stats, read_run
+from cachelab.tail import tail_columns
 
 __all__ = [
     "METRIC_COLUMNS",
@@ -115,6 +116,7 @@ def row_of(data: RunData) -> dict[str, Any]:
         )
     )
     row.update(fault_columns(recoveries_of(data.run.path, spec, data.record.loadgens)))
+    row.update(tail_columns(data))
     return row
 
 

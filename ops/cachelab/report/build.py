@@ -496,7 +496,7 @@ def build_report(results_dir: Path) -> Path:
         _save(figure, out / "utilisation.png")
 
     factorial_sections = _factorial_section(summary, axes, figures, out)
-    more_sections = extra_sections(results_dir, out)
+    more_sections = extra_sections(results_dir, out, axes)
 
     points.to_csv(out / "points.csv", index=False)
     section.models_frame().to_csv(out / "models.csv", index=False)
