@@ -41,7 +41,8 @@ request with Zipf keys (--key-pattern=Z:Z) beside uniform ones (R:R).
 Each target of part 1 is measured in BENCH_PROXY_ROUNDS (3) rounds, every other round in reversed
 order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS
 (2, part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2,3"),
-LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's), BENCH_RESULTS (where the
+LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's, from cachelab.jvm),
+BENCH_RESULTS (where the
 output is saved: results/bench/<UTC time>/bench.txt and bench.json). BENCH_BASELINE_JAR: a second
 middleware jar (e.g. main's, copied aside before a change) measured in every variant right after
 the current one, in parts 1 and 3, as rows named base-t<W>-b<B>, for a before/after comparison in
@@ -79,6 +80,7 @@ from typing import Any, TextIO, TypeVar
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "ops") not in sys.path:
     sys.path.insert(0, str(ROOT / "ops"))
+from cachelab import jvm  # noqa: E402
 from cachelab.processes import ManagedProcess, ProcessError, free_port  # noqa: E402
 
 LOADGEN_JAR = ROOT / "loadgen" / "target" / "loadgen.jar"
@@ -86,13 +88,13 @@ MIDDLEWARE_JAR = ROOT / "middleware" / "target" / "middleware.jar"
 SECONDS = int(os.environ.get("BENCH_SECONDS", "20"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
 KEYS = int(os.environ.get("BENCH_KEYS", "100000"))
-# Same family of flags as the runner and the image: serial GC, C1 only (cheap JIT).
+# The JVM flags of the image and the local runner (cachelab.jvm: the pom's jib <jvmFlags>, with
+# the local heap sizes).
 LOADGEN_JAVA_OPTS = os.environ.get(
-    "LOADGEN_JAVA_OPTS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xms64m -Xmx512m"
+    "LOADGEN_JAVA_OPTS", " ".join(jvm.flags(ROOT, "loadgen"))
 ).split()
-# The middleware runs with the JVM options of the local runner (ops/cachelab/local/commands.py).
 MIDDLEWARE_JAVA_OPTS = os.environ.get(
-    "MIDDLEWARE_JAVA_OPTS", "-XX:+UseParallelGC -Xms256m -Xmx1g"
+    "MIDDLEWARE_JAVA_OPTS", " ".join(jvm.flags(ROOT, "middleware"))
 ).split()
 # Unmeasured load before each measured run, so start-up and JIT compilation are not counted.
 WARMUP_SECONDS = int(os.environ.get("BENCH_WARMUP_SECONDS", "5"))

@@ -47,10 +47,18 @@ public final class ConfigParser {
 
     @Option(
         names = "-m",
-        required = true,
         arity = "1..*",
-        description = "Backend servers, host:port (1..64).")
+        description = "Backend servers, host:port (1..64); or --servers-file.")
     List<String> servers;
+
+    @Option(
+        names = "--servers-file",
+        description =
+            "File with the backend servers instead of -m: host:port, one a line (# comments)."
+                + " Re-read on SIGHUP and when it changes (checked every second): added servers"
+                + " join, removed ones finish their requests; an invalid file is refused and the"
+                + " servers in use keep serving. Default: none.")
+    Path serversFile;
 
     @Option(names = "--routing", defaultValue = "round-robin", description = "round-robin or hash.")
     String routing;
@@ -171,13 +179,21 @@ public final class ConfigParser {
           default ->
               throw new ConfigException("-s: " + flags.sharded + " (expected: true or false)");
         };
+    if ((flags.servers == null) == (flags.serversFile == null)) {
+      throw new ConfigException(
+          flags.servers == null
+              ? "-m: missing (expected: host:port servers, or --servers-file FILE)"
+              : "-m, --servers-file: both given (expected: one of them)");
+    }
+    List<String> servers =
+        flags.serversFile != null ? ServersFile.read(flags.serversFile) : flags.servers;
     return new MiddlewareConfig(
         flags.listenAddress,
         flags.port,
         Protocol.parse(flags.protocol),
         flags.workers,
         sharded,
-        flags.servers,
+        servers,
         Routing.parse(flags.routing),
         flags.replication,
         flags.queueCapacity,
@@ -195,7 +211,8 @@ public final class ConfigParser {
         flags.backendMaxWaiters,
         flags.bufferBudgetBytes,
         flags.idleTimeoutSeconds,
-        flags.divergenceDelete);
+        flags.divergenceDelete,
+        flags.serversFile);
   }
 
   /**
