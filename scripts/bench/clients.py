@@ -111,9 +111,7 @@ def key_pattern_cost(mc_port: int, work: Path) -> dict[str, Any]:
             zipf = ["--key-zipf-exp=1"] if "Z" in pattern else []
             name = f"loadgen-keys-{pattern[0]}-{n}"
             extra = [*MEASURE, "--pin-threads", f"--key-pattern={pattern}", *zipf]
-            runs[pattern].append(
-                loadgen(mc_port, work, name, [*extra, f"--test-time={SECONDS}"])
-            )
+            runs[pattern].append(loadgen(mc_port, work, name, [*extra, f"--test-time={SECONDS}"]))
     uniform, zipf_run = combine(runs["R:R"]), combine(runs["Z:Z"])
     print(
         f"loadgen key patterns ({ROUNDS} alternating rounds of {SECONDS} s, pinned):"

@@ -28,8 +28,7 @@ WARMUP_SECONDS = int(os.environ.get("BENCH_WARMUP_SECONDS", "5"))
 MIDDLEWARE_VARIANTS = [
     (int(w), int(b))
     for w, b in (
-        v.split(":")
-        for v in os.environ.get("BENCH_MIDDLEWARE", "8:1,8:16,2:16").split(",")
+        v.split(":") for v in os.environ.get("BENCH_MIDDLEWARE", "8:1,8:16,2:16").split(",")
     )
 ]
 # A second jar measured in every variant after the current one (before/after in one run).
@@ -54,9 +53,7 @@ REDIS_LOADS = [
     (int(d), int(p))
     for d, p in (
         v.split(":")
-        for v in os.environ.get("BENCH_REDIS_LOADS", "1024:1,3:1,1024:16,3:16").split(
-            ","
-        )
+        for v in os.environ.get("BENCH_REDIS_LOADS", "1024:1,3:1,1024:16,3:16").split(",")
     )
 ]
 # 800,000 per test (about 9.5 s here): the rounds spread 1.01-1.20x against 1.05-1.48x at 100,000

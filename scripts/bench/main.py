@@ -129,9 +129,7 @@ def main() -> int:
             record = run_bench()
         finally:
             sys.stdout = terminal
-    (out_dir / "bench.json").write_text(
-        json.dumps(record, indent=2) + "\n", encoding="utf-8"
-    )
+    (out_dir / "bench.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     print(f"saved: {out_dir}/bench.txt and bench.json")
     if set(PARTS) >= {"1", "2", "3"} and os.environ.get("BENCH_DOC", "1") != "0":
         output = (out_dir / "bench.txt").read_text(encoding="utf-8")

@@ -76,9 +76,7 @@ def loadgen(port: int, work: Path, name: str, extra: list[str]) -> ClientRun:
     ]
     status, cpu = run_client(cmd, work / f"{name}.log")
     if status != 0:
-        raise RuntimeError(
-            f"loadgen ({name}) failed:\n{(work / f'{name}.log').read_text()}"
-        )
+        raise RuntimeError(f"loadgen ({name}) failed:\n{(work / f'{name}.log').read_text()}")
     totals = json.loads(out.read_text())["ALL STATS"]["Totals"]
     pct = totals["Percentile Latencies"]
     return ClientRun(
@@ -135,10 +133,7 @@ class ProcCounters:
 
     @staticmethod
     def of(pid: int) -> ProcCounters:
-        io = dict(
-            line.split(": ", 1)
-            for line in Path(f"/proc/{pid}/io").read_text().splitlines()
-        )
+        io = dict(line.split(": ", 1) for line in Path(f"/proc/{pid}/io").read_text().splitlines())
         switches = run_queue_nanos = 0
         for task in Path(f"/proc/{pid}/task").iterdir():
             try:
@@ -147,9 +142,7 @@ class ProcCounters:
             except OSError:  # the thread ended meanwhile
                 continue
             switches += sum(
-                int(line.split()[1])
-                for line in status.splitlines()
-                if "ctxt_switches" in line
+                int(line.split()[1]) for line in status.splitlines() if "ctxt_switches" in line
             )
             run_queue_nanos += int(schedstat[1]) if len(schedstat) > 1 else 0
         stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -174,9 +167,7 @@ def memcached_requests(port: int) -> int:
                 break
             data += chunk
     stats = dict(
-        line.split()[1:3]
-        for line in data.decode().splitlines()
-        if line.startswith("STAT")
+        line.split()[1:3] for line in data.decode().splitlines() if line.startswith("STAT")
     )
     return int(stats["cmd_get"]) + int(stats["cmd_set"])
 
@@ -232,9 +223,7 @@ def perf_per_request(
     if requests <= 0 or {"raw_syscalls:sys_enter", "context-switches"} - counts.keys():
         print(f"  {name}: perf stat counted nothing ({out})", flush=True)
         return None
-    return counts["raw_syscalls:sys_enter"] / requests, counts[
-        "context-switches"
-    ] / requests
+    return counts["raw_syscalls:sys_enter"] / requests, counts["context-switches"] / requests
 
 
 def num(value: float | None) -> str:

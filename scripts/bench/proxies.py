@@ -50,9 +50,7 @@ class Row:
     reads_per_request: float | None = None
     writes_per_request: float | None = None
     switches_per_request: float | None = None
-    user_share: float | None = (
-        None  # utime / (utime + stime) of the proxy in the measured run
-    )
+    user_share: float | None = None  # utime / (utime + stime) of the proxy in the measured run
     # BENCH_PERF=1: all its system calls and context switches per request (perf stat, own run).
     perf_syscalls_per_request: float | None = None
     perf_switches_per_request: float | None = None
@@ -270,9 +268,7 @@ def print_budget(rows: list[Row], share_of_direct: float = 0.8) -> None:
     cpus = os.cpu_count() or 1
     target = share_of_direct * direct.run.ops_per_s
     total_us = cpus / target * 1e6
-    others_us = min(
-        client_us(r.run) + r.server_cpu_us for r in proxied if r.run is not None
-    )
+    others_us = min(client_us(r.run) + r.server_cpu_us for r in proxied if r.run is not None)
     print(
         f"CPU budget: {share_of_direct:.1f}x direct = {target:.0f} ops/s leaves"
         f" {total_us:.2f} us of CPU per request on {cpus} CPUs for client, server and proxy"

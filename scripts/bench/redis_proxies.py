@@ -99,9 +99,7 @@ def redis_benchmark(
     text = log.read_text(errors="replace")
     rows = parse_redis_benchmark_csv(text)
     if status != 0 or not {"GET", "SET"} <= rows.keys():
-        raise RuntimeError(
-            f"redis-benchmark ({name}) failed (status {status}):\n{text[-2000:]}"
-        )
+        raise RuntimeError(f"redis-benchmark ({name}) failed (status {status}):\n{text[-2000:]}")
     return rows, cpu_s
 
 
@@ -172,24 +170,18 @@ def redis_row(
     row.client_cpu_us = client_cpu_s / requests * 1e6
     if after and counters_before:
         row.proxy_cpu_us = (after.cpu_s - counters_before.cpu_s) / requests * 1e6
-        row.switches_per_request = (
-            after.switches - counters_before.switches
-        ) / requests
+        row.switches_per_request = (after.switches - counters_before.switches) / requests
         waited = after.run_queue_nanos - counters_before.run_queue_nanos
         row.run_queue_us_per_request = waited / requests / 1e3
     if redis_before and redis_after and redis_after.reads > redis_before.reads:
         # redis-benchmark's own CONFIG GET calls at start-up are a few commands among 10^5.
         commands = redis_after.commands - redis_before.commands
-        row.requests_per_redis_read = commands / (
-            redis_after.reads - redis_before.reads
-        )
+        row.requests_per_redis_read = commands / (redis_after.reads - redis_before.reads)
         row.redis_cpu_us = (redis_after.cpu_s - redis_before.cpu_s) / requests * 1e6
     return row
 
 
-def nutcracker_redis_row(
-    redis_port: int, work: Path, load: RedisLoad = RedisLoad()
-) -> RedisRow:
+def nutcracker_redis_row(redis_port: int, work: Path, load: RedisLoad = RedisLoad()) -> RedisRow:
     proc, port = start_nutcracker(redis_port, work, redis=True)
     try:
         return redis_row("twemproxy", port, work, proc.pid, redis_port, load)
@@ -211,9 +203,7 @@ def middleware_redis_row(
     if not jar.exists():
         return RedisRow(name, 0, 0, 0, 0, None, f"skipped: {jar} not built")
     port = free_port()
-    cmd = middleware_command(
-        jar, port, workers, batch, redis_port, "--protocol", "redis"
-    )
+    cmd = middleware_command(jar, port, workers, batch, redis_port, "--protocol", "redis")
     proc = ManagedProcess("middleware (redis)", cmd, work / "middleware-redis.log")
     try:
         proc.wait_for_port("127.0.0.1", port, timeout_s=30)
@@ -242,9 +232,7 @@ def redis_targets(
         ),
         ("twemproxy", partial(nutcracker_redis_row, redis_port, work, load)),
     ]
-    return targets + variant_targets(
-        partial(middleware_redis_row, redis_port, work, load=load)
-    )
+    return targets + variant_targets(partial(middleware_redis_row, redis_port, work, load=load))
 
 
 def redis_proxies(work: Path) -> dict[str, dict[str, list[RedisRow]]]:
@@ -264,13 +252,9 @@ def redis_proxies(work: Path) -> dict[str, dict[str, list[RedisRow]]]:
             )
             runs[load.label] = run_rounds(
                 redis_targets(redis_port, work, load),
-                lambda row: (
-                    row.note or f"GET {row.get_ops:.0f}/s, SET {row.set_ops:.0f}/s"
-                ),
+                lambda row: row.note or f"GET {row.get_ops:.0f}/s, SET {row.set_ops:.0f}/s",
             )
-            print_redis_rows(
-                [median_redis_row(rounds) for rounds in runs[load.label].values()]
-            )
+            print_redis_rows([median_redis_row(rounds) for rounds in runs[load.label].values()])
             print_redis_rounds(runs[load.label])
     finally:
         redis.stop(grace_s=10)
@@ -331,11 +315,7 @@ def print_redis_rounds(runs: dict[str, list[RedisRow]]) -> None:
     for name, rounds in runs.items():
         if name in ("direct", "twemproxy"):
             continue
-        pairs = [
-            (r, n)
-            for r, n in zip(rounds, nut, strict=False)
-            if not r.note and not n.note
-        ]
+        pairs = [(r, n) for r, n in zip(rounds, nut, strict=False) if not r.note and not n.note]
         if not pairs:
             continue
         gets = [r.get_ops / n.get_ops for r, n in pairs]

@@ -21,9 +21,7 @@ from bench.measure import (
 )
 
 
-def start_nutcracker(
-    server_port: int, work: Path, redis: bool
-) -> tuple[ManagedProcess, int]:
+def start_nutcracker(server_port: int, work: Path, redis: bool) -> tuple[ManagedProcess, int]:
     """twemproxy in front of one server (`redis: true` for redis); returns it and its port."""
     port = free_port()
     name = "nutcracker-redis" if redis else "nutcracker"

@@ -40,9 +40,7 @@ class Target:
     def met(self) -> bool | None:
         if self.measured is None:
             return None
-        return (
-            self.measured <= self.bound if self.at_most else self.measured >= self.bound
-        )
+        return self.measured <= self.bound if self.at_most else self.measured >= self.bound
 
     @property
     def goal(self) -> str:
@@ -157,9 +155,7 @@ def targets_table(targets: list[Target], load_averages: list[float], cpus: int) 
             verdict = ("met" if calm else "met on a loaded machine: not shown") + (
                 f" ({t.detail})" if t.detail else ""
             )
-        lines.append(
-            f"| {t.name} | {measured} | {'-' if informative else t.goal} | {verdict} |"
-        )
+        lines.append(f"| {t.name} | {measured} | {'-' if informative else t.goal} | {verdict} |")
     return "\n".join(lines) + "\n"
 
 
@@ -194,9 +190,7 @@ def commit() -> str:
 
 def knobs() -> str:
     """The BENCH_* settings of this run, as they would be given to `make bench`."""
-    set_knobs = sorted(
-        f"{k}={v}" for k, v in os.environ.items() if k.startswith("BENCH_")
-    )
+    set_knobs = sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("BENCH_"))
     return " ".join([*set_knobs, "make bench"])
 
 
@@ -218,6 +212,4 @@ def rewrite_section(doc: Path, text: str) -> None:
     begin, end = content.find(BEGIN), content.find(END)
     if begin < 0 or end < begin:
         raise ValueError(f"{doc} has no {BEGIN.strip()} ... {END} section")
-    doc.write_text(
-        content[: begin + len(BEGIN)] + text + content[end:], encoding="utf-8"
-    )
+    doc.write_text(content[: begin + len(BEGIN)] + text + content[end:], encoding="utf-8")
