@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cachelab.columns import METRIC_COLUMNS, summary_columns
+from cachelab.faults.recovery import fault_columns, recoveries_of
 from cachelab.openloop import open_loop_columns
 from cachelab.results import ResultsDir, ResultsError
 from cachelab.results.experiment import read_spec
@@ -30,6 +31,7 @@ from cachelab.results.hdr import merge_histograms, percentiles_ms, read_hdr_inte
 from cachelab.results.memtier import LoadgenRun, load_memtier_json, stats_section
 from cachelab.results.middleware import MiddlewareStats
 from cachelab.results.run import ClientStats, RunData, client_stats, read_run
+from cachelab.tail import tail_columns
 
 __all__ = [
     "METRIC_COLUMNS",
@@ -105,6 +107,9 @@ def row_of(data: RunData) -> dict[str, Any]:
             row[f"cpu_{role}_cores"] = sum(cores)
             if role == "server":
                 row["cpu_server_max_cores"] = max(cores)
+    spread = server_requests_max_over_mean([m.server_requests for m in data.middlewares])
+    if spread is not None:
+        row["server_requests_max_over_mean"] = spread
     share = hot_key_share([c.run for c in data.clients])
     if share is not None:
         row["hot_key_share"] = share
@@ -117,7 +122,22 @@ def row_of(data: RunData) -> dict[str, Any]:
             sum(p.wait_cores for p in loadgens) if loadgens else math.nan,
         )
     )
+    row.update(fault_columns(recoveries_of(data.run.path, spec, data.record.loadgens)))
+    row.update(tail_columns(data))
     return row
+
+
+def server_requests_max_over_mean(per_middleware: Sequence[dict[str, int]]) -> float | None:
+    """The busiest server's requests over the mean server's, summed over the middlewares (their
+    summary.json `servers`, whole runs): 1.0 when the servers are loaded equally."""
+    requests: dict[str, int] = {}
+    for servers in per_middleware:
+        for address, count in servers.items():
+            requests[address] = requests.get(address, 0) + count
+    total = sum(requests.values())
+    if not requests or total == 0:
+        return None
+    return max(requests.values()) / (total / len(requests))
 
 
 def hot_key_share(runs: Sequence[LoadgenRun]) -> float | None:
