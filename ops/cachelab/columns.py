@@ -263,6 +263,7 @@ def _catalogue() -> list[Column]:
         Column("error_pct", "%", "(predicted - measured) / measured", (MODELS,)),
         Column("share_of_rt_frac", "fraction", "a wait's measured share of the RT", (MODELS,)),
         Column("stage", "text", "a stage of the operational analysis", (BOTTLENECKS,)),
+        Column("bottleneck", "bool", "true for the point's bottleneck stage", (BOTTLENECKS,)),
         Column("kind", "text", "queue (a station), work, delay or cpu (a process)", (BOTTLENECKS,)),
         Column("demand_ms", "ms", "the stage's time (demand) per request", (BOTTLENECKS,)),
         Column("servers", "servers", "the stage's servers (clients for a delay)", (BOTTLENECKS,)),

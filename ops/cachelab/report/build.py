@@ -399,13 +399,19 @@ def write_point_csvs(
     and clients, and no column is empty (every column is in `cachelab.columns`' catalogue)."""
     keys = list(dict.fromkeys(k for k in keys if k in points.columns))
     ids = points[["point", *keys]]
-    points.dropna(axis=1, how="all").to_csv(out / "points.csv", index=False)
+    _without_empty(points).to_csv(out / "points.csv", index=False)
     for name, frame in (
         ("models.csv", section.models_frame()),
         ("bottlenecks.csv", section.bottlenecks_frame()),
     ):
         merged = ids.merge(frame, on="point", how="right", validate="one_to_many")
-        merged.dropna(axis=1, how="all").to_csv(out / name, index=False)
+        _without_empty(merged).to_csv(out / name, index=False)
+
+
+def _without_empty(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame without its columns that hold nothing (every cell NaN or empty text)."""
+    empty = [c for c in frame.columns if frame[c].isna().all() or frame[c].astype(str).eq("").all()]
+    return frame.drop(columns=empty)
 
 
 def build_report(results_dir: Path) -> Path:

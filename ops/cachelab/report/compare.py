@@ -30,6 +30,7 @@ from cachelab.report.build import (
     METRICS,
     POINT_COLUMNS,
     ReportError,
+    _without_empty,
     choose_series,
     format_number,
     read_summary,
@@ -226,7 +227,7 @@ def build_comparison(
         figure.savefig(out / f"{metric}.png", dpi=110)
         images.append((f"{metric}.png", title))
     table = pd.concat([f.assign(series=k) for k, f in frames.items()], ignore_index=True)
-    table.dropna(axis=1, how="all").to_csv(out / "points.csv", index=False)
+    _without_empty(table).to_csv(out / "points.csv", index=False)
     diffs = differences(read, axis)
     diffs.to_csv(out / "differences.csv", index=False)
     index = out / "index.html"
