@@ -281,7 +281,10 @@ class LineBounds:
 
 
 def line_bounds(points: Sequence[tuple[PointMeasurement, ClosedModel | None]]) -> LineBounds | None:
-    """The bounds of one line from its points' measurements and calibrated models."""
+    """The bounds of one line from its points' measurements and calibrated models (None when
+    no point has a model: measurements alone bound nothing they did not measure)."""
+    if all(closed is None for _, closed in points):
+        return None
     floors, ceilings, think = [], [], 0.0
     for m, closed in points:
         think = m.think_time_ms
