@@ -145,7 +145,7 @@ test: deps venv k8s-tools build lint test-unit test-integration test-e2e test-k8
 lint: venv ## Check formatting and types (spotless, ruff, mypy) and the prose (no words about how it was made, no links out).
 	@$(MVN) spotless:check
 	@cd ops && $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy cachelab
-	@$(VENV)/bin/ruff check --config ops/pyproject.toml loadgen/locust scripts/bench.py scripts/local-cluster && $(VENV)/bin/ruff format --config ops/pyproject.toml --check loadgen/locust scripts/bench.py scripts/local-cluster && $(VENV)/bin/mypy --config-file ops/pyproject.toml loadgen/locust/locustfile.py scripts/bench.py scripts/local-cluster/layout.py
+	@$(VENV)/bin/ruff check --config ops/pyproject.toml loadgen/locust scripts/bench scripts/local-cluster && $(VENV)/bin/ruff format --config ops/pyproject.toml --check loadgen/locust scripts/bench scripts/local-cluster && $(VENV)/bin/mypy --config-file ops/pyproject.toml loadgen/locust/locustfile.py scripts/bench scripts/local-cluster/layout.py
 	@cd ops && $(PY) -m cachelab.devtools.prose_lint $(ROOT)
 
 .PHONY: fmt
@@ -183,7 +183,7 @@ test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm ins
 
 .PHONY: bench
 bench: deps build ## Proxies (direct/twemproxy/ASL floor in C/middleware) for memcached and, with redis-benchmark, for redis; loadgen vs memcaslap: ops/s, latency, CPU/request.
-	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench.py
+	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench
 
 ##@ Monitoring
 
@@ -208,6 +208,14 @@ monitoring-check: venv ## List the ServiceMonitors, PodMonitors and PrometheusRu
 .PHONY: grafana
 grafana: ## Open Grafana of kube-prometheus-stack on http://127.0.0.1:3000 (kubectl port-forward).
 	@kubectl -n $(MONITORING_NAMESPACE) port-forward svc/kps-grafana 3000:80
+
+.PHONY: overlays
+overlays: venv ## Render every manifests/overlays/* again from its spec (the `cachelab render` command in its header).
+	@for k in manifests/overlays/*/kustomization.yaml; do \
+	  args="$$(sed -n 's/^# Rendered by: cachelab render //p' "$$k")"; \
+	  [[ -n $$args ]] || { echo "error: $$k has no render command in its header" >&2; exit 1; }; \
+	  eval "$(CACHELAB) render $$args"; \
+	done
 
 .PHONY: dashboards
 dashboards: venv ## Regenerate the Grafana dashboards in charts/testbed/dashboards from ops/cachelab/dashboards.py.

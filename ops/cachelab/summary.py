@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cachelab.columns import METRIC_COLUMNS, summary_columns
+from cachelab.faults.recovery import fault_columns, recoveries_of
 from cachelab.openloop import open_loop_columns
 from cachelab.results import ResultsDir, ResultsError
 from cachelab.results.experiment import read_spec
@@ -30,6 +31,7 @@ from cachelab.results.hdr import merge_histograms, percentiles_ms, read_hdr_inte
 from cachelab.results.memtier import LoadgenRun, load_memtier_json, stats_section
 from cachelab.results.middleware import MiddlewareStats
 from cachelab.results.run import ClientStats, RunData, client_stats, read_run
+from cachelab.tail import tail_columns
 
 __all__ = [
     "METRIC_COLUMNS",
@@ -70,7 +72,8 @@ def _command(argv: Any) -> str | None:
 
 
 def row_of(data: RunData) -> dict[str, Any]:
-    """One summary.csv row from a run read through the results package."""
+    """One summary.csv row from a run read through the results package (a partial or failed
+    run's row names the run and its status, its measures empty)."""
     spec = data.record.spec
     topology, workload = spec["topology"], spec["workload"]
     total_clients = (
@@ -93,6 +96,9 @@ def row_of(data: RunData) -> dict[str, Any]:
         "monitor": _setting(data.record.extra.get("monitor")),
         "command_line": _command(data.record.extra.get("command_line")),
     }
+    if data.status != "ok":
+        # a partial or failed run measured nothing to average: its measures stay empty
+        return row
     row.update(_client_columns(data.clients))
     row.update(_middleware_columns([m.all for m in data.middlewares]))
     for role in ("loadgen", "middleware", "server"):
@@ -116,6 +122,8 @@ def row_of(data: RunData) -> dict[str, Any]:
             sum(p.wait_cores for p in loadgens) if loadgens else math.nan,
         )
     )
+    row.update(fault_columns(recoveries_of(data.run.path, spec, data.record.loadgens)))
+    row.update(tail_columns(data))
     return row
 
 

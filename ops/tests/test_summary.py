@@ -103,7 +103,10 @@ def test_missing_loadgen_output_marks_the_row_partial(tmp_path: Path) -> None:
     (run / "loadgen-1.json").unlink()
     row = summarize_run(run)
     assert row["status"] == "partial"
-    assert row["throughput_ops_per_s"] == 200.0
+    # half the clients measured: no number of the run stands for the point, so none is written
+    for column in ("throughput_ops_per_s", "response_time_ms", "mw_throughput_ops_per_s"):
+        assert row.get(column) is None, column
+    assert row["total_clients"] > 0  # what the run was is kept
 
 
 def test_memtier_multi_run_section_and_nan_values() -> None:
