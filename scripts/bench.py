@@ -35,12 +35,14 @@ BENCH_REDIS_WARMUP_RUNS (3) unmeasured redis-benchmark runs of BENCH_REDIS_WARMU
 compilation is not counted. Only part 3: BENCH_PARTS=3.
 
 Part 2 compares the loadgen with memcaslap (-T 2 -c 32) against one memcached: ops/s and the
-client's own CPU seconds per request (from wait4 rusage), as ratios.
+client's own CPU seconds per request (from wait4 rusage), as ratios; then the loadgen's CPU per
+request with Zipf keys (--key-pattern=Z:Z) beside uniform ones (R:R).
 
 Each target of part 1 is measured in BENCH_PROXY_ROUNDS (3) rounds, every other round in reversed
 order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS
 (2, part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2,3"),
-LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's), BENCH_RESULTS (where the
+LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's, from cachelab.jvm),
+BENCH_RESULTS (where the
 output is saved: results/bench/<UTC time>/bench.txt and bench.json). BENCH_BASELINE_JAR: a second
 middleware jar (e.g. main's, copied aside before a change) measured in every variant right after
 the current one, in parts 1 and 3, as rows named base-t<W>-b<B>, for a before/after comparison in
@@ -78,6 +80,7 @@ from typing import Any, TextIO, TypeVar
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT / "ops") not in sys.path:
     sys.path.insert(0, str(ROOT / "ops"))
+from cachelab import jvm  # noqa: E402
 from cachelab.processes import ManagedProcess, ProcessError, free_port  # noqa: E402
 
 LOADGEN_JAR = ROOT / "loadgen" / "target" / "loadgen.jar"
@@ -85,13 +88,13 @@ MIDDLEWARE_JAR = ROOT / "middleware" / "target" / "middleware.jar"
 SECONDS = int(os.environ.get("BENCH_SECONDS", "20"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
 KEYS = int(os.environ.get("BENCH_KEYS", "100000"))
-# Same family of flags as the runner and the image: serial GC, C1 only (cheap JIT).
+# The JVM flags of the image and the local runner (cachelab.jvm: the pom's jib <jvmFlags>, with
+# the local heap sizes).
 LOADGEN_JAVA_OPTS = os.environ.get(
-    "LOADGEN_JAVA_OPTS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xms64m -Xmx512m"
+    "LOADGEN_JAVA_OPTS", " ".join(jvm.flags(ROOT, "loadgen"))
 ).split()
-# The middleware runs with the JVM options of the local runner (ops/cachelab/local/commands.py).
 MIDDLEWARE_JAVA_OPTS = os.environ.get(
-    "MIDDLEWARE_JAVA_OPTS", "-XX:+UseParallelGC -Xms256m -Xmx1g"
+    "MIDDLEWARE_JAVA_OPTS", " ".join(jvm.flags(ROOT, "middleware"))
 ).split()
 # Unmeasured load before each measured run, so start-up and JIT compilation are not counted.
 WARMUP_SECONDS = int(os.environ.get("BENCH_WARMUP_SECONDS", "5"))
@@ -757,6 +760,30 @@ def client_comparison(mc_port: int, work: Path) -> dict[str, Any]:
     }
 
 
+def key_pattern_cost(mc_port: int, work: Path) -> dict[str, Any]:
+    """Part 2, last: the loadgen's CPU per request with Zipf keys (--key-pattern=Z:Z,
+    --key-zipf-exp=1) beside uniform keys (R:R), in ROUNDS alternating pinned rounds each."""
+    runs: dict[str, list[ClientRun]] = {"R:R": [], "Z:Z": []}
+    for n in range(ROUNDS):
+        for pattern in ("R:R", "Z:Z") if n % 2 == 0 else ("Z:Z", "R:R"):
+            zipf = ["--key-zipf-exp=1"] if "Z" in pattern else []
+            name = f"loadgen-keys-{pattern[0]}-{n}"
+            extra = [*MEASURE, "--pin-threads", f"--key-pattern={pattern}", *zipf]
+            runs[pattern].append(loadgen(mc_port, work, name, [*extra, f"--test-time={SECONDS}"]))
+    uniform, zipf_run = combine(runs["R:R"]), combine(runs["Z:Z"])
+    print(
+        f"loadgen key patterns ({ROUNDS} alternating rounds of {SECONDS} s, pinned):"
+        f" R:R {client_us(uniform):.2f} us/req at {uniform.ops_per_s:.0f} ops/s,"
+        f" Z:Z (exp 1) {client_us(zipf_run):.2f} us/req at {zipf_run.ops_per_s:.0f} ops/s;"
+        f" Z / R CPU per request {ratio(client_us(zipf_run), client_us(uniform))}"
+        " (target <= x1.05)"
+    )
+    return {
+        pattern: {**asdict(run), "cpu_us_per_request": client_us(run)}
+        for pattern, run in (("R:R", uniform), ("Z:Z", zipf_run))
+    }
+
+
 @dataclass
 class RedisRow:
     """One target of part 3: redis-benchmark's GET and SET figures and the proxy's CPU."""
@@ -1053,6 +1080,7 @@ def memcached_parts(record: dict[str, Any], work: Path) -> None:
             record["proxies"] = [asdict(r) for r in rows]
         if "2" in PARTS:
             record["clients"] = client_comparison(mc_port, work)
+            record["key_patterns"] = key_pattern_cost(mc_port, work)
     finally:
         mc.stop(grace_s=10)
 

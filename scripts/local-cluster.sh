@@ -1,23 +1,36 @@
 #!/usr/bin/env bash
-# A real single-node Kubernetes cluster on this machine (root): etcd, kube-apiserver,
-# -controller-manager, -scheduler, kubelet and kube-proxy (scripts/k8s-tools.sh), containerd,
-# runc and the CNI plugins (Debian), CoreDNS; pods run real containers from images built here
-# (scripts/images.sh). Made for the testbed's real-cluster tests and for trying the chart.
+# A real Kubernetes cluster on this machine (root): etcd, kube-apiserver, -controller-manager and
+# -scheduler (scripts/k8s-tools.sh) on the host, and worker nodes each in a network namespace of
+# its own with its own containerd, runc and CNI plugins (Debian), kubelet and kube-proxy; CoreDNS;
+# pods run real containers from images built here (scripts/images.sh). Made for the testbed's
+# real-cluster tests and for trying the chart.
 #
 #   scripts/local-cluster.sh up     start it; the last line printed is `export KUBECONFIG=<path>`
 #   scripts/local-cluster.sh down   stop it and restore the machine (also after a failed `up`)
 #   scripts/local-cluster.sh status exit 0 if it runs
 #
-# Network: a bridge $CLUSTER_BRIDGE (default cachelab0) with $CLUSTER_NODE_IP (10.244.0.1/24) is
-# the node; pods get 10.244.0.0/24, Services 10.244.64.0/20 (DNS 10.244.64.10), nothing leaves
-# the machine (no masquerading, CoreDNS answers cluster.local only). The node is labelled
-# `agentpool=local` (charts/testbed/examples/local-values.yaml maps every pool to it).
+# Nodes (CLUSTER_NODES): by default the ASL 2017 shape `a1:3,a4:1,a2:2` (three server machines,
+# one middleware machine, two client machines), each node labelled `agentpool=<pool>` and
+# `kubernetes.azure.com/agentpool=<pool>` as AKS labels its pools. The pools' Azure sizes (a1 1,
+# a2 2, a4 8 cores; 1.75, 3.5, 14 GiB) are scaled by one factor (CLUSTER_SCALE, default the
+# largest that fits: the caps add up to at most the cores left after CLUSTER_CONTROL_PLANE_MCPU)
+# and become each node's cgroup caps and its allocatable; its uplink is shaped with tc htb both
+# ways to the pool's rate of CLUSTER_PROFILE (asl2017, asl2019, azure-v2, off: the local runner's
+# rates). scripts/local-cluster/layout.py computes the layout and refuses one that cannot fit.
+# Network: a bridge $CLUSTER_BRIDGE (cachelab0) with the control plane at 10.244.0.1 is the
+# data-centre network; node i has 10.244.0.(10+i) on a veth into its namespace and pods in
+# 10.244.(127+i).0/24 on a bridge inside it, routed host-gw style from the host and every node;
+# Services 10.244.64.0/20 (DNS 10.244.64.10; the host reaches them through the first node).
+#
+# CLUSTER_NODES=1: today's single node instead, on the host itself (labelled `agentpool=local`,
+# pods 10.244.0.0/24 on the bridge; charts/testbed/examples/local-one-node-values.yaml).
+# CLUSTER_NETWORK_POLICY=cilium (one node only) adds Cilium's agent (NetworkPolicies enforced;
+# docs/kubernetes.md): its CILIUM_* chains, cilium_* devices and sysctls are undone by `down`.
 # State, logs and certificates live in $CLUSTER_DIR (default .cache/cluster, git-ignored).
-# What `up` changes on the machine (bridge, veths, /run/netns mounts, iptables chains of kubelet,
-# kube-proxy and CNI in IPv4 and IPv6, ip_forward and bridge-nf-call sysctls, kubepods cgroups,
-# /var/log/pods and /var/log/containers) is recorded first and undone by `down`.
-# CLUSTER_NETWORK_POLICY=cilium adds Cilium's agent (NetworkPolicies enforced; docs/kubernetes.md):
-# its CILIUM_* chains, cilium_* devices and the sysctls it sets are undone by `down` as well.
+# What `up` changes on the machine (bridge, veths, network namespaces and the /run/netns mount,
+# iptables chains, sysctls, cgroups in every hierarchy, qdiscs, /var/log/pods, /var/log/containers,
+# /var/lib/cni, /run/containerd) is recorded first and undone by `down`, also after a failed or
+# interrupted `up`.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -47,6 +60,16 @@ cilium_sysctls=(net/ipv4/conf/all/rp_filter net/ipv4/conf/default/rp_filter net/
   kernel/timer_migration net/core/bpf_jit_enable)
 state="$dir/machine-state"
 pids="$dir/pids"
+# Multi-node layout (see the header); `1` is the single node above.
+nodes_arg="${CLUSTER_NODES:-a1:3,a4:1,a2:2}"
+scale_arg="${CLUSTER_SCALE:-auto}"
+profile="${CLUSTER_PROFILE:-asl2017}"
+control_plane_mcpu="${CLUSTER_CONTROL_PLANE_MCPU:-500}"
+layout_file="$dir/layout"          # `scale F` and `node NAME POOL CPU_M MEMORY_MIB MBIT IP PODCIDR`
+cluster_cidr="${node_ip%.*.*}.128.0/17"
+# Kernel settings the kubelet changes at start (its kernel tunables); recorded and restored.
+kubelet_sysctls=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops
+  kernel/keys/root_maxkeys kernel/keys/root_maxbytes)
 
 log() { echo "[local-cluster] $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -54,6 +77,10 @@ die() { log "error: $*"; exit 1; }
 kubectl_() { kubectl --kubeconfig "$kubeconfig" "$@"; }
 
 # ---------------------------------------------------------------- machine state (record, restore)
+
+# Directories the runtime may create outside $dir; removed by `down` when `up` found them absent.
+runtime_dirs=(/run/netns /var/log/pods /var/log/containers /run/containerd /var/run/cilium /var/lib/cilium
+  /var/lib/cni)
 
 record_state() {  # once per up/down cycle: what to restore
   [[ -f "$state" ]] && return
@@ -63,14 +90,16 @@ record_state() {  # once per up/down cycle: what to restore
     echo "nf_call_iptables=$(cat /proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null || echo none)"
     echo "nf_call_ip6tables=$(cat /proc/sys/net/bridge/bridge-nf-call-ip6tables 2>/dev/null || echo none)"
     local k
-    for k in "${cilium_sysctls[@]}"; do
+    for k in "${cilium_sysctls[@]}" "${kubelet_sysctls[@]}"; do
       [[ -r /proc/sys/$k ]] && echo "sysctl_$(echo "$k" | tr '/' '.')=$(cat "/proc/sys/$k")"
     done
     echo "had_bpffs=$(awk '$2 == "/sys/fs/bpf" {f=1} END {print f+0}' /proc/mounts)"
-    for d in /run/netns /var/log/pods /var/log/containers /run/containerd /var/run/cilium /var/lib/cilium; do
+    for d in "${runtime_dirs[@]}"; do
       echo "had_$(echo "$d" | tr '/' '_')=$([[ -e $d ]] && echo 1 || echo 0)"
     done
-  } > "$state"
+    echo "had_netns_mount=$(mountpoint -q /run/netns 2>/dev/null && echo 1 || echo 0)"
+  } > "$state.tmp"
+  mv "$state.tmp" "$state"
 }
 
 state_value() { awk -F= -v k="$1" '$1 == k {print $2}' "$state"; }
@@ -83,16 +112,23 @@ start_proc() {  # start_proc NAME CMD...: background daemon, log in $dir/logs/NA
   echo $! > "$pids/$name"
 }
 
-stop_proc() {  # TERM, up to 15 s, then KILL; by the recorded pid only
-  local name="$1" pid i
-  [[ -f "$pids/$name" ]] || return 0
-  pid="$(cat "$pids/$name")"
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 150; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$pids/$name"
+stop_proc() { stop_procs "$1"; }
+
+stop_procs() {  # stop_procs NAME...: TERM all, up to 15 s, then KILL; by the recorded pids only
+  local name pid i left live=()
+  for name in "$@"; do
+    [[ -f "$pids/$name" ]] || continue
+    pid="$(cat "$pids/$name")"
+    kill -0 "$pid" 2>/dev/null && kill -TERM "$pid" 2>/dev/null && live+=("$pid")
+  done
+  for ((i = 0; i < 150 && ${#live[@]} > 0; i++)); do
+    left=()
+    for pid in "${live[@]}"; do kill -0 "$pid" 2>/dev/null && left+=("$pid"); done
+    live=("${left[@]+"${left[@]}"}")
+    [[ ${#live[@]} -gt 0 ]] && sleep 0.1
+  done
+  for pid in "${live[@]+"${live[@]}"}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  for name in "$@"; do rm -f "$pids/$name"; done
 }
 
 alive() { [[ -f "$pids/$1" ]] && kill -0 "$(cat "$pids/$1")" 2>/dev/null; }
@@ -191,18 +227,23 @@ write_containerd_config() {
     ln -sf "$bin/cilium-cni" "$dir/cni/bin/cilium-cni"
     cni_bin="$dir/cni/bin"
   fi
-  cat > "$dir/containerd.toml" <<EOF
+  containerd_config "$dir" "$cni_bin" "$dir/cni/net.d" > "$dir/containerd.toml"
+}
+
+containerd_config() {  # containerd_config DIR CNI_BIN CNI_CONF_DIR: a containerd of its own in DIR
+  local d="$1"
+  cat <<EOF
 version = 2
-root = "$dir/containerd/root"
-state = "$dir/containerd/state"
+root = "$d/containerd/root"
+state = "$d/containerd/state"
 disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
   "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]
 [grpc]
-  address = "$dir/containerd.sock"
+  address = "$d/containerd.sock"
 [ttrpc]
-  address = "$dir/containerd.sock.ttrpc"
+  address = "$d/containerd.sock.ttrpc"
 [plugins."io.containerd.internal.v1.opt"]
-  path = "$dir/containerd/opt"
+  path = "$d/containerd/opt"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "cachelab.local/pause:3.10"
   # Without CAP_SYS_RESOURCE runc cannot lower oom_score_adj ("can't get final child's PID").
@@ -214,20 +255,24 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        Root = "$dir/runc"
+        Root = "$d/runc"
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$cni_bin"
-    conf_dir = "$dir/cni/net.d"
+    bin_dir = "$2"
+    conf_dir = "$3"
 EOF
 }
 
 write_node_configs() {
-  printf 'nameserver %s\n' "$dns_ip" > "$dir/resolv.conf"
-  cat > "$dir/kubelet.yaml" <<EOF
+  kubelet_config "$node_ip" "$dir/containerd.sock" "$dir/pod-logs" > "$dir/kubelet.yaml"
+  kube_proxy_config "$node_name" "$node_ip" "$pod_cidr" > "$dir/kube-proxy.yaml"
+}
+
+kubelet_config() {  # kubelet_config ADDRESS CONTAINERD_SOCKET POD_LOGS_DIR
+  cat <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: $node_ip
+address: $1
 port: 10250
 readOnlyPort: 0
 healthzPort: 0
@@ -237,7 +282,7 @@ authentication:
   x509: {clientCAFile: "$dir/pki/ca.crt"}
 authorization: {mode: AlwaysAllow}
 cgroupDriver: cgroupfs
-containerRuntimeEndpoint: "unix://$dir/containerd.sock"
+containerRuntimeEndpoint: "unix://$2"
 clusterDNS: ["$dns_ip"]
 clusterDomain: cluster.local
 resolvConf: "$dir/resolv.conf"
@@ -248,18 +293,21 @@ serializeImagePulls: false
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
-podLogsDir: "$dir/pod-logs"
+podLogsDir: "$3"
 EOF
-  cat > "$dir/kube-proxy.yaml" <<EOF
+}
+
+kube_proxy_config() {  # kube_proxy_config NODE_NAME ADDRESS CLUSTER_CIDR
+  cat <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: "$kubeconfig"}
-hostnameOverride: $node_name
+hostnameOverride: $1
 mode: iptables
-clusterCIDR: $pod_cidr
-bindAddress: $node_ip
-healthzBindAddress: "$node_ip:10256"
-metricsBindAddress: "$node_ip:10249"
+clusterCIDR: $3
+bindAddress: $2
+healthzBindAddress: "$2:10256"
+metricsBindAddress: "$2:10249"
 iptables: {localhostNodePorts: false}
 # Leave the machine's conntrack sysctls alone.
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
@@ -302,44 +350,235 @@ cilium_ready() {
 }
 
 deploy_coredns() {
-  sed -e "s/@DNS_IP@/$dns_ip/g" "$root/scripts/local-cluster/coredns.yaml" | kubectl_ apply -f - >/dev/null
+  local selector="{}"
+  # Multi-node: on the node with the most CPU (the middleware's), as AKS keeps it on a system pool.
+  multi_node && selector="{kubernetes.io/hostname: $(node_rows | sort -k3,3nr -s | awk 'NR == 1 {print $1}')}"
+  sed -e "s/@DNS_IP@/$dns_ip/g" -e "s|@NODE_SELECTOR@|$selector|" "$root/scripts/local-cluster/coredns.yaml" \
+    | kubectl_ apply -f - >/dev/null
 }
 
-up() {
-  [[ $(id -u) -eq 0 ]] || die "needs root (bridge, iptables, containerd)"
+# ---------------------------------------------------------------- nodes of the multi-node cluster
+
+multi_node() { [[ $nodes_arg != 1 ]]; }
+
+python_() {  # the project's venv if made (make venv), else the system's python3
+  if [[ -x "$root/.venv/bin/python" ]]; then "$root/.venv/bin/python" "$@"; else python3 "$@"; fi
+}
+
+compute_layout() {  # before anything changes: refuse a layout the machine cannot hold
+  local mem_mib out
+  mem_mib="$(awk '/^MemTotal:/ {print int($2 / 1024)}' /proc/meminfo)"
+  out="$(python_ "$root/scripts/local-cluster/layout.py" "$nodes_arg" "$scale_arg" "$profile" \
+    "$(nproc)" "$mem_mib" "$control_plane_mcpu" 2>&1)" || die "${out#error: }"
+  layout_text="$out"
+}
+
+# node_rows: NAME POOL CPU_M MEMORY_MIB MBIT IP PODCIDR of every node, from $layout_file
+node_rows() { awk '$1 == "node" {print $2, $3, $4, $5, $6, $7, $8}' "$layout_file"; }
+node_names() { [[ -f "$layout_file" ]] && awk '$1 == "node" {print $2}' "$layout_file"; return 0; }
+
+write_layout() {  # the layout with each node's address and pod range
+  local i=0 line
+  {
+    while IFS= read -r line; do
+      if [[ $line == node* ]]; then
+        i=$((i + 1))
+        echo "$line ${node_ip%.*}.$((10 + i)) ${node_ip%.*.*}.$((127 + i)).0/24"
+      else
+        echo "$line"
+      fi
+    done <<< "$layout_text"
+  } > "$layout_file"
+}
+
+ns_() { local n="$1"; shift; nsenter --net="/run/netns/$n" "$@"; }  # not `ip netns exec`: it remounts /sys
+
+cgroup_hierarchies() {  # mount points of every cgroup v1 hierarchy
+  awk '$3 == "cgroup" {print $2}' /proc/mounts
+}
+
+node_cgroup() {  # node_cgroup NAME CPU_M MEMORY_MIB: the node's cgroup in every v1 hierarchy, capped
+  local name="$1" cpu_m="$2" mem_mib="$3" h
+  for h in $(cgroup_hierarchies); do
+    mkdir -p "$h/$name"
+    if [[ -f "$h/cpuset.cpus" ]]; then
+      cat "$h/cpuset.cpus" > "$h/$name/cpuset.cpus"
+      cat "$h/cpuset.mems" > "$h/$name/cpuset.mems"
+    fi
+  done
+  local cpu mem
+  cpu="$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpu(,|$)/ {print $2}' /proc/mounts)"
+  mem="$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ {print $2}' /proc/mounts)"
+  [[ -n $cpu && -n $mem ]] || die "cgroup v1 cpu and memory hierarchies are needed under /sys/fs/cgroup"
+  echo 100000 > "$cpu/$name/cpu.cfs_period_us"
+  echo $((cpu_m * 100)) > "$cpu/$name/cpu.cfs_quota_us"
+  echo $((mem_mib * 1024 * 1024)) > "$mem/$name/memory.limit_in_bytes"
+}
+
+shape() {  # shape NETNS|- DEVICE MBIT: htb root with one default class at MBIT on DEVICE's egress
+  local ns="$1" dev="$2" mbit="$3" run=()
+  [[ $mbit -gt 0 ]] || return 0
+  [[ $ns == - ]] || run=(nsenter --net="/run/netns/$ns")
+  "${run[@]}" tc qdisc replace dev "$dev" root handle 1: htb default 10
+  # A burst of 5 ms at the rate: tc's default (one MTU) lets a timer tick's lateness cut the rate.
+  local burst=$((mbit * 625))
+  "${run[@]}" tc class replace dev "$dev" parent 1: classid 1:10 htb rate "${mbit}mbit" ceil "${mbit}mbit" \
+    burst "$burst" cburst "$burst" quantum 60000
+}
+
+setup_node_network() {  # namespace, veth, addresses, routes, sysctls and shaping of every node
+  ip link show "$bridge" >/dev/null 2>&1 || ip link add "$bridge" type bridge
+  ip addr replace "$node_ip/24" dev "$bridge"
+  ip link set "$bridge" up
+  local name pool cpu mem mbit ip cidr veth
+  while read -r name pool cpu mem mbit ip cidr; do
+    veth="v-${name#cachelab-}"
+    ip netns add "$name"
+    ip link add "$veth" type veth peer name eth0 netns "$name"
+    ip link set "$veth" master "$bridge" up
+    ns_ "$name" ip link set lo up
+    ns_ "$name" ip addr add "$ip/24" dev eth0
+    ns_ "$name" ip link set eth0 up
+    ns_ "$name" ip route add default via "$node_ip"
+    # per namespace: the host's own values stay as they are
+    ns_ "$name" sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
+    ip route replace "$cidr" via "$ip" dev "$bridge"
+    shape "$name" eth0 "$mbit"   # the node's uplink
+    shape - "$veth" "$mbit"      # its downlink
+  done < <(node_rows)
+  local other oip ocidr
+  while read -r name _ _ _ _ ip _; do  # host-gw: every node reaches every other node's pods directly
+    while read -r other _ _ _ _ oip ocidr; do
+      [[ $other == "$name" ]] || ns_ "$name" ip route add "$ocidr" via "$oip" dev eth0
+    done < <(node_rows)
+  done < <(node_rows)
+  # The host reaches Services through the first node's kube-proxy (masqueraded: not a pod source).
+  ip route replace "$service_cidr" via "$(node_rows | awk 'NR == 1 {print $6}')" dev "$bridge"
+}
+
+write_node_files() {  # write_node_files NAME POOL CPU_M MEMORY_MIB IP PODCIDR: configs of one node
+  local name="$1" pool="$2" cpu_m="$3" mem_mib="$4" ip="$5" cidr="$6" nd="$dir/nodes/$1" cni_bin=/usr/lib/cni
+  [[ -x $cni_bin/bridge ]] || cni_bin=/opt/cni/bin
+  [[ -x $cni_bin/bridge ]] || die "CNI plugins missing: run scripts/install-debs.sh (containernetworking-plugins)"
+  mkdir -p "$nd/cni/net.d" "$nd/cni/ipam" "$nd/kubelet" "$nd/pod-logs"
+  cat > "$nd/cni/net.d/10-cachelab.conflist" <<JSON
+{
+  "cniVersion": "0.4.0",
+  "name": "cachelab",
+  "plugins": [
+    {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+     "ipam": {"type": "host-local", "dataDir": "$nd/cni/ipam",
+              "ranges": [[{"subnet": "$cidr", "gateway": "${cidr%.*}.1"}]],
+              "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}},
+    {"type": "bandwidth", "capabilities": {"bandwidth": true}}
+  ]
+}
+JSON
+  containerd_config "$nd" "$cni_bin" "$nd/cni/net.d" > "$nd/containerd.toml"
+  local mem_total_ki cores_m
+  mem_total_ki="$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)"
+  cores_m=$(($(nproc) * 1000))
+  # Allocatable = capacity (the whole machine, as every node sees it) - systemReserved - the
+  # eviction threshold = the node's caps.
+  kubelet_config "$ip" "$nd/containerd.sock" "$nd/pod-logs" > "$nd/kubelet.yaml"
+  cat >> "$nd/kubelet.yaml" <<YAML
+cgroupRoot: /$name
+cgroupsPerQOS: true
+enforceNodeAllocatable: [pods]
+systemReserved: {cpu: "$((cores_m - cpu_m))m", memory: "$((mem_total_ki - mem_mib * 1024 - 100 * 1024))Ki"}
+YAML
+  kube_proxy_config "$name" "$ip" "$cluster_cidr" > "$nd/kube-proxy.yaml"
+}
+
+start_node() {  # start_node NAME POOL IP: kubelet and kube-proxy inside the node's namespace
+  local name="$1" pool="$2" ip="$3" nd="$dir/nodes/$1" scale
+  scale="$(awk '$1 == "scale" {print $2}' "$layout_file")"
+  start_proc "kubelet-$name" nsenter --net="/run/netns/$name" "$bin/kubelet" --config "$nd/kubelet.yaml" \
+    --kubeconfig "$kubeconfig" --root-dir "$nd/kubelet" --cert-dir "$nd/kubelet/pki" \
+    --hostname-override "$name" --node-ip "$ip" \
+    --node-labels "agentpool=$pool,kubernetes.azure.com/agentpool=$pool,cachelab.dev/scale=$scale"
+  start_proc "kube-proxy-$name" nsenter --net="/run/netns/$name" "$bin/kube-proxy" --config "$nd/kube-proxy.yaml"
+}
+
+nodes_ready() {  # every node of the layout Ready
+  local want got
+  want="$(node_names | wc -l)"
+  got="$(kubectl_ get nodes --no-headers 2>/dev/null | awk '$2 == "Ready"' | wc -l)"
+  [[ $got -eq $want ]]
+}
+
+up_nodes() {  # the worker nodes of the layout, after the control plane answers
+  local name pool cpu mem mbit ip cidr
+  while read -r name pool cpu mem mbit ip cidr; do
+    start_proc "containerd-$name" nsenter --net="/run/netns/$name" containerd --config "$dir/nodes/$name/containerd.toml"
+  done < <(node_rows)
+  while read -r name _; do
+    wait_for 30 "containerd of $name" "containerd-$name" ctr --address "$dir/nodes/$name/containerd.sock" version
+  done < <(node_rows)
+  TOOLS_DIR="${TOOLS_DIR:-}" CLUSTER_DIR="$dir" "$root/scripts/images.sh" import pause coredns >&2
+  while read -r name pool cpu mem mbit ip cidr; do start_node "$name" "$pool" "$ip"; done < <(node_rows)
+  local first; first="$(node_names | head -1)"
+  wait_for 120 "nodes $(node_names | tr '\n' ' ')" "kubelet-$first" nodes_ready
+}
+
+stop_nodes() {  # every node's daemons, then whatever still runs in the nodes' cgroups
+  local name p pid names=() i
+  for name in $(node_names); do names+=("kubelet-$name" "kube-proxy-$name"); done
+  stop_procs "${names[@]}"
+  names=(); for name in $(node_names); do names+=("containerd-$name"); done
+  stop_procs "${names[@]}"
+  stop_shims
+  local pidsh; pidsh="$(awk '$3 == "cgroup" && $4 ~ /(^|,)pids(,|$)/ {print $2}' /proc/mounts)"
+  for name in $(node_names); do  # the pods' processes (containers outlive a killed shim)
+    [[ -d "$pidsh/$name" ]] || continue
+    for ((i = 0; i < 50; i++)); do
+      p="$(find "$pidsh/$name" -name cgroup.procs -exec cat {} + 2>/dev/null)"
+      [[ -z $p ]] && break
+      for pid in $p; do kill -KILL "$pid" 2>/dev/null || true; done
+      sleep 0.1
+    done
+  done
+}
+
+clean_nodes() {  # namespaces, veths and cgroups of every node
+  local name h d
+  for name in $(node_names); do
+    ip netns del "$name" 2>/dev/null || true
+    ip link del "v-${name#cachelab-}" 2>/dev/null || true
+    for h in $(cgroup_hierarchies) /sys/fs/cgroup/unified; do
+      [[ -d "$h/$name" ]] || continue
+      for d in $(find "$h/$name" -depth -type d 2>/dev/null); do rmdir "$d" 2>/dev/null || true; done
+    done
+  done
+}
+
+check_tools() {
   local b
   for b in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy coredns; do
     [[ -x "$bin/$b" ]] || die "$bin/$b is missing: run make k8s-tools"
   done
-  for b in containerd runc ctr etcd iptables openssl kubectl; do
+  for b in containerd runc ctr etcd iptables openssl kubectl nsenter tc conntrack; do
     command -v "$b" >/dev/null || die "$b is missing: run scripts/install-debs.sh"
   done
   case "$network_policy" in
     none) ;;
     cilium)
+      multi_node && die "Cilium runs on one node here (CLUSTER_NODES=1; docs/kubernetes.md says why), not on '$nodes_arg'"
       [[ -x "$bin/cilium-agent" && -x "$bin/cilium-cni" && -d "$cilium_src/bpf" ]] \
         || die "cilium is not built: run CILIUM=1 make k8s-tools"
       [[ -x "$clang_dir/clang" ]] || die "$clang_dir/clang is missing: scripts/install-debs.sh clang-19 llvm-19"
       command -v curl >/dev/null || die "curl is missing" ;;
     *) die "CLUSTER_NETWORK_POLICY must be none or cilium, not '$network_policy'" ;;
   esac
-  if status; then log "already running"; echo "export KUBECONFIG=$kubeconfig"; return; fi
-  mkdir -p "$dir/logs" "$pids"
-  record_state
-  trap 'log "start failed: tearing down"; down >&2 || true' EXIT
-  local started=$SECONDS
-  make_certs
-  write_kubeconfig
-  setup_network
-  write_containerd_config
-  write_node_configs
+}
 
-  local etcd_port
+start_control_plane() {  # etcd, kube-apiserver on $node_ip, controller-manager, scheduler
+  local etcd_port pki="$dir/pki"
   etcd_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
   start_proc etcd etcd --data-dir "$dir/etcd" --listen-client-urls "http://127.0.0.1:$etcd_port" \
     --advertise-client-urls "http://127.0.0.1:$etcd_port" --listen-peer-urls "http://127.0.0.1:0" \
     --log-level warn
-  local pki="$dir/pki"
   start_proc kube-apiserver "$bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
     --bind-address "$node_ip" --advertise-address "$node_ip" --secure-port "$api_port" \
     --cert-dir "$dir/apiserver" --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
@@ -349,14 +588,18 @@ up() {
     --service-cluster-ip-range "$service_cidr" --authorization-mode Node,RBAC --allow-privileged=true \
     --kubelet-client-certificate "$pki/admin.crt" --kubelet-client-key "$pki/admin.key" \
     --kubelet-preferred-address-types InternalIP --profiling=false
-  # cilium-cni, run by containerd, finds the agent through CILIUM_SOCK.
-  start_proc containerd env CILIUM_SOCK="$cilium_sock" containerd --config "$dir/containerd.toml"
+  if ! multi_node; then  # cilium-cni, run by containerd, finds the agent through CILIUM_SOCK.
+    start_proc containerd env CILIUM_SOCK="$cilium_sock" containerd --config "$dir/containerd.toml"
+  fi
   wait_for 60 "kube-apiserver" kube-apiserver kubectl_ get --raw /readyz
   start_proc kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$kubeconfig" \
     --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
     --use-service-account-credentials=false --leader-elect=false --secure-port 0 --profiling=false
   start_proc kube-scheduler "$bin/kube-scheduler" --kubeconfig "$kubeconfig" --leader-elect=false \
     --secure-port 0 --profiling=false
+}
+
+up_single_node() {  # the one node on the host itself
   wait_for 30 "containerd" containerd ctr --address "$dir/containerd.sock" version
   TOOLS_DIR="${TOOLS_DIR:-}" CLUSTER_DIR="$dir" "$root/scripts/images.sh" import pause coredns >&2
   start_proc kubelet "$bin/kubelet" --config "$dir/kubelet.yaml" --kubeconfig "$kubeconfig" \
@@ -364,17 +607,53 @@ up() {
     --node-ip "$node_ip" --node-labels "agentpool=local,kubernetes.azure.com/agentpool=local"
   start_proc kube-proxy "$bin/kube-proxy" --config "$dir/kube-proxy.yaml"
   wait_for 90 "node $node_name" kubelet kubectl_ wait --for=condition=Ready "node/$node_name" --timeout=1s
+}
+
+up() {
+  check_tools
+  multi_node && compute_layout  # refused here, before anything changes
+  [[ $(id -u) -eq 0 ]] || die "needs root (bridge, iptables, containerd)"
+  if status; then log "already running"; echo "export KUBECONFIG=$kubeconfig"; return; fi
+  mkdir -p "$dir/logs" "$pids"
+  record_state
+  trap 'log "start failed: tearing down"; down >&2 || true' EXIT
+  local started=$SECONDS
+  make_certs
+  write_kubeconfig
+  printf 'nameserver %s\n' "$dns_ip" > "$dir/resolv.conf"
+  if multi_node; then
+    write_layout
+    local name pool cpu mem mbit ip cidr
+    while read -r name pool cpu mem mbit ip cidr; do
+      node_cgroup "$name" "$cpu" "$mem"
+      write_node_files "$name" "$pool" "$cpu" "$mem" "$ip" "$cidr"
+    done < <(node_rows)
+    setup_node_network
+  else
+    setup_network
+    write_containerd_config
+    write_node_configs
+  fi
+  start_control_plane
+  if multi_node; then up_nodes; else up_single_node; fi
+  log "nodes Ready in $((SECONDS - started)) s"
   wait_for 60 "default service account" kube-controller-manager kubectl_ get serviceaccount default
   [[ $network_policy == cilium ]] && start_cilium
   deploy_coredns
   kubectl_ -n kube-system rollout status deployment/coredns --timeout=90s >&2 || die "CoreDNS did not become ready"
   trap - EXIT
-  log "cluster up in $((SECONDS - started)) s (node $node_name at $node_ip, NetworkPolicy: $network_policy; logs in $dir/logs)"
+  if multi_node; then
+    log "cluster up in $((SECONDS - started)) s: $(node_names | wc -l) nodes (scale $(awk '$1 == "scale" {print $2}' "$layout_file"), profile $profile; $dir/layout), logs in $dir/logs"
+  else
+    log "cluster up in $((SECONDS - started)) s (node $node_name at $node_ip, NetworkPolicy: $network_policy; logs in $dir/logs)"
+  fi
   echo "export KUBECONFIG=$kubeconfig"
 }
 
 status() {
-  alive kube-apiserver && alive kubelet && kubectl_ get --raw /readyz >/dev/null 2>&1
+  local k=kubelet
+  multi_node && [[ -f $layout_file ]] && k="kubelet-$(node_names | head -1)"
+  alive kube-apiserver && alive "$k" && kubectl_ get --raw /readyz >/dev/null 2>&1
 }
 
 # ---------------------------------------------------------------- down
@@ -395,7 +674,7 @@ delete_pods() {  # through the API, so the kubelet stops them and CNI releases t
 stop_shims() {  # containerd-shim processes of our containerd (by pid, matched on our socket)
   local p
   for p in /proc/[0-9]*; do
-    tr '\0' ' ' < "$p/cmdline" 2>/dev/null | grep -q -- "-address $dir/containerd.sock" || continue
+    tr '\0' ' ' 2>/dev/null < "$p/cmdline" | grep -q -- "-address $dir/" || continue
     kill -KILL "${p#/proc/}" 2>/dev/null || true
   done
 }
@@ -458,16 +737,21 @@ restore_dir() {  # restore_dir PATH: remove PATH if it did not exist before `up`
 down() {
   [[ $(id -u) -eq 0 ]] || die "needs root"
   [[ -d "$dir" ]] || return 0
-  delete_pods
   local p
-  for p in kube-controller-manager kube-scheduler kubelet cilium-agent; do stop_proc "$p"; done
-  stop_proc kube-proxy
-  [[ -x "$bin/kube-proxy" ]] && "$bin/kube-proxy" --cleanup >/dev/null 2>&1 || true
-  stop_proc containerd
-  stop_shims
-  stop_proc kube-apiserver
-  stop_proc etcd
+  if [[ -f $layout_file ]]; then  # nodes in namespaces: their iptables and links go with them
+    stop_procs kube-controller-manager kube-scheduler
+    stop_nodes
+  else
+    delete_pods
+    stop_procs kube-controller-manager kube-scheduler kubelet cilium-agent
+    stop_proc kube-proxy
+    [[ -x "$bin/kube-proxy" ]] && "$bin/kube-proxy" --cleanup >/dev/null 2>&1 || true
+    stop_proc containerd
+    stop_shims
+  fi
+  stop_procs kube-apiserver etcd
   clean_mounts
+  clean_nodes
   clean_iptables
   clean_links
   clean_cgroups
@@ -484,11 +768,17 @@ down() {
     if [[ "$(state_value had_bpffs)" == 0 ]] && awk '$2 == "/sys/fs/bpf" {f=1} END {exit !f}' /proc/mounts; then
       umount /sys/fs/bpf 2>/dev/null || umount -l /sys/fs/bpf 2>/dev/null || true
     fi
-    for p in /run/netns /var/log/pods /var/log/containers /run/containerd /var/run/cilium /var/lib/cilium; do restore_dir "$p"; done
+    if [[ "$(state_value had_netns_mount)" == 0 ]] && mountpoint -q /run/netns 2>/dev/null; then
+      umount /run/netns 2>/dev/null || umount -l /run/netns 2>/dev/null || true
+    fi
+    # libcni's cache of our networks' results, when /var/lib/cni was there before
+    rm -f /var/lib/cni/results/cachelab-* 2>/dev/null || true
+    for p in "${runtime_dirs[@]}"; do restore_dir "$p"; done
     rm -f "$state"
   fi
   # Keep the certificates and etcd out of the next run; keep nothing that would surprise it.
-  rm -rf "$dir/etcd" "$dir/containerd" "$dir/kubelet" "$dir/runc" "$dir/cni" "$dir/pod-logs" "$pids"
+  rm -rf "$dir/etcd" "$dir/containerd" "$dir/kubelet" "$dir/runc" "$dir/cni" "$dir/pod-logs" "$dir/nodes" "$pids"
+  rm -f "$layout_file"
   log "cluster down; machine restored"
 }
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -97,6 +99,13 @@ class Workload(_Model):
     key_pattern: str = Field(
         default="R:R", description="memtier --key-pattern SET:GET (S, G, R, P, Z)"
     )
+    key_zipf_exp: float = Field(
+        default=1.0,
+        gt=0,
+        lt=5,
+        description="memtier --key-zipf-exp: key n of the Z pattern is requested with weight "
+        "n^-key_zipf_exp (memtier's range (0, 5), default 1); used only when key_pattern has a Z",
+    )
     multi_get: int = Field(
         default=0, ge=0, le=1024, description="memtier --multi-key-get (0 = off)"
     )
@@ -104,6 +113,17 @@ class Workload(_Model):
     routing: Literal["round-robin", "hash"] = "round-robin"
     replication: int = Field(default=1, ge=1, le=64, description="replicas per key in hash mode")
     think_time_ms: float = Field(default=0, ge=0, le=60_000, description="loadgen --think-time (Z)")
+    rate_ops: float = Field(
+        default=0,
+        ge=0,
+        le=100_000_000,
+        description="open loop: total offered requests/s (Poisson arrivals), split evenly over "
+        "the loadgen instances, their threads and connections; 0 = closed loop",
+    )
+
+    @property
+    def open_loop(self) -> bool:
+        return self.rate_ops > 0
 
     @field_validator("ratio")
     @classmethod
@@ -228,7 +248,9 @@ class Spec(_Model):
 
     name: str = Field(description="[a-z0-9-]+, names the results folder")
     description: str = ""
-    seeds: list[str] = Field(default_factory=list, description="EXPERIMENTS.md ids reproduced")
+    seeds: list[str] = Field(
+        default_factory=list, description="seed experiment ids reproduced (docs/experiments.md)"
+    )
     topology: Topology = Field(default_factory=Topology)
     workload: Workload = Field(default_factory=Workload)
     preload: Preload = Field(default_factory=Preload)
@@ -263,6 +285,10 @@ class Spec(_Model):
             )
         if self.workload.multi_get > 0 and self.workload.get_ratio == 0:
             raise _FieldError("workload.multi_get", "needs GETs in workload.ratio, got SET-only")
+        if self.workload.open_loop:
+            problem = open_loop_problem(self)
+            if problem:
+                raise _FieldError("workload.rate_ops", problem)
         return self
 
     def with_values(self, values: dict[str, Any]) -> Spec:
@@ -288,6 +314,36 @@ class Spec(_Model):
                 ) from None
             points.append(Point(index=index, values=values, spec=resolved))
         return points
+
+
+# The most one loadgen thread is asked to offer: the loadgen's own bench measured about 69,000
+# requests/s per thread closed loop on the 2-core development machine (loadgen/README.md,
+# benchmark); arrivals scheduled well beyond that only queue inside the loadgen.
+LOADGEN_MAX_RATE_PER_THREAD = 100_000.0
+
+
+def open_loop_problem(spec: Spec) -> str | None:
+    """Why the loadgen cannot offer `workload.rate_ops` with this topology, or None."""
+    workload, topology = spec.workload, spec.topology
+    rate = workload.rate_ops
+    if workload.think_time_ms > 0:
+        return (
+            f"{rate:g} (open loop) cannot be combined with workload.think_time_ms "
+            f"{workload.think_time_ms:g} (open loop sets the send times itself)"
+        )
+    threads = topology.instances * topology.threads
+    if rate > threads * LOADGEN_MAX_RATE_PER_THREAD:
+        return (
+            f"{rate:g} requests/s is more than {threads} loadgen threads can offer "
+            f"({LOADGEN_MAX_RATE_PER_THREAD:g} per thread); add topology.threads or instances"
+        )
+    connections = topology.total_clients
+    if rate * spec.run.measured_s < connections:
+        return (
+            f"{rate:g} requests/s gives the {connections} connections fewer than one request "
+            f"each in the {spec.run.measured_s} measured seconds"
+        )
+    return None
 
 
 class _FieldError(ValueError):
@@ -452,8 +508,44 @@ def _yaml_problem(error: yaml.YAMLError) -> str:
     return " ".join(str(error).split())
 
 
-def load_spec(path: Path) -> Spec:
-    """Read and validate a YAML spec file."""
+def apply_overrides(raw: Any, overrides: Sequence[str], source: str | None = None) -> Any:
+    """RAW with each `FIELD=VALUE` of OVERRIDES set, in order (`run.duration_s=10`,
+    `sweep.topology.workers=[8, 32]`); VALUE is read as YAML, as in a spec file. The result is
+    validated like any spec, so a misspelt field is named there."""
+    if not overrides or not isinstance(raw, dict):
+        return raw
+    problems = []
+    for term in overrides:
+        path, sep, text = term.partition("=")
+        path = path.strip()
+        if not sep or not path or any(not part for part in path.split(".")):
+            problems.append(f"--set {term!r}: expected FIELD=VALUE, e.g. run.duration_s=10")
+            continue
+        try:
+            value = yaml.load(text, Loader=_SpecLoader)
+        except yaml.YAMLError as error:
+            problems.append(f"--set {path}: not valid YAML: {_yaml_problem(error)}")
+            continue
+        section, _, rest = path.partition(".")
+        keys = [section, rest] if section == "sweep" and rest else path.split(".")
+        node = raw
+        for key in keys[:-1]:
+            child = node.get(key)
+            if child is None:
+                child = node[key] = {}
+            if not isinstance(child, dict):
+                problems.append(f"--set {path}: {key} is not a section")
+                break
+            node = child
+        else:
+            node[keys[-1]] = value
+    if problems:
+        raise SpecError(problems, source)
+    return raw
+
+
+def load_spec(path: Path, overrides: Sequence[str] = ()) -> Spec:
+    """Read and validate a YAML spec file, with OVERRIDES (`FIELD=VALUE`) applied first."""
     try:
         text = path.read_text()
     except OSError as error:
@@ -462,7 +554,20 @@ def load_spec(path: Path) -> Spec:
         raw = yaml.load(text, Loader=_SpecLoader)  # a SafeLoader: builds only plain data
     except yaml.YAMLError as error:
         raise SpecError([f"not valid YAML: {_yaml_problem(error)}"], str(path)) from None
-    return parse_spec(raw, str(path))
+    return parse_spec(apply_overrides(raw, overrides, str(path)), str(path))
+
+
+def save_spec(spec: Spec, source: Path, dest: Path) -> None:
+    """Write the spec a run used to DEST: a copy of SOURCE (comments kept) when the file is that
+    spec, else (overrides applied) the spec itself as YAML."""
+    try:
+        unchanged = load_spec(source) == spec
+    except SpecError:
+        unchanged = False
+    if unchanged:
+        shutil.copyfile(source, dest)
+    else:
+        dest.write_text(yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
 
 
 def json_schema() -> dict[str, Any]:

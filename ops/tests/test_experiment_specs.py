@@ -36,6 +36,7 @@ SECTION_KEYS: dict[str, set[str]] = {
         "value_bytes",
         "key_maximum",
         "key_pattern",
+        "key_zipf_exp",
         "multi_get",
         "sharded",
         "routing",
@@ -72,6 +73,7 @@ def test_spec_uses_only_contract_keys(path: Path) -> None:
         assert not extra, f"{section}: unknown keys {extra}"
     for axis, values in (spec.get("sweep") or {}).items():
         section, _, leaf = axis.partition(".")
+        leaf = leaf.split(".", 1)[0]  # server.memcached.threads: the section's key is memcached
         assert leaf in SECTION_KEYS.get(section, set()), f"sweep.{axis}: not a spec field"
         assert isinstance(values, list) and values, f"sweep.{axis}: needs a non-empty list"
     ratio = (spec.get("workload") or {}).get("ratio", "0:1")

@@ -36,6 +36,12 @@ BAD_SPECS = [
     (spec_with(workload={"ratio": "0:0"}), "workload.ratio: SET and GET cannot both be 0"),
     (spec_with(workload={"key_pattern": "R"}), 'workload.key_pattern: must be "X:Y"'),
     (spec_with(workload={"value_bytes": 0}), "workload.value_bytes: must be >= 1, got 0"),
+    (spec_with(workload={"key_zipf_exp": 0}), "workload.key_zipf_exp: must be > 0, got 0"),
+    (spec_with(workload={"key_zipf_exp": 5}), "workload.key_zipf_exp: must be < 5, got 5"),
+    (
+        spec_with(workload={"key_zipf_exp": "steep"}),
+        "workload.key_zipf_exp: input should be a valid number",
+    ),
     (spec_with(workload={"routing": "random"}), "workload.routing: must be one of"),
     (spec_with(workload={"think_time_ms": -1}), "workload.think_time_ms: must be >= 0, got -1"),
     (

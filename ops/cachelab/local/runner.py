@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,9 +36,10 @@ from cachelab.local.shaping import (
     one_way_delay_us,
     role_rates,
 )
-from cachelab.local.tools import Toolchain, repo_root
+from cachelab.local.tools import Toolchain
 from cachelab.monitor import LocalMonitor, MonitorSettings
 from cachelab.options import RunOptions
+from cachelab.paths import repo_root
 from cachelab.processes import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.results import (
     MeasuredInterval,
@@ -57,7 +57,7 @@ from cachelab.results import (
 from cachelab.results.layout import CPU_FILE
 from cachelab.results.noise import load_warning
 from cachelab.results.run import client_stats
-from cachelab.spec import Point, Spec
+from cachelab.spec import Point, Spec, save_spec
 from cachelab.summary import SummaryError
 from cachelab.terminal import LiveSample, RunLines, combine, last_progress
 
@@ -141,7 +141,7 @@ class LocalRunner:
         for proc in procs:
             code = proc.wait(max(1.0, deadline - time.monotonic()))
             if code != 0:
-                raise RunError(f"{what}: {proc.name} exited with code {code}\n{proc.log_tail()}")
+                raise RunError(f"{what}: {proc.failure(f'exited with code {code}')}")
 
     def _preload(self, spec: Spec, servers: list[Server], folder: Path) -> dict[str, Any]:
         if not spec.preload.enabled:
@@ -335,7 +335,7 @@ class LocalRunner:
             code = proc.wait(max(1.0, deadline - time.monotonic()))
             entry["exit_code"] = code
             if code != 0:
-                failures.append(f"{proc.name} exited with code {code}\n{proc.log_tail()}")
+                failures.append(proc.failure(f"exited with code {code}"))
         return failures
 
     def _watch(self, loadgens: list[ManagedProcess], run_dir: Path, deadline: float) -> None:
@@ -409,7 +409,7 @@ def prepare_results(
     settings: dict[str, Any] | None = None,
 ) -> ResultsDir:
     results = ResultsDir.create(base, spec.name)
-    shutil.copyfile(spec_path, results.spec_file)
+    save_spec(spec, spec_path, results.spec_file)
     metadata = collect_metadata(tools.root, tools.java, tools.jars(), settings)
     metadata["target"] = "local"
     metadata["experiment"] = spec.name
@@ -462,7 +462,15 @@ def run(
             {"settings": {**settings, "monitor": dataclasses.asdict(runner.monitor.settings)}},
         )
     try:
-        loop = ExperimentLoop(spec, results, runner, reporter, selection, previous)
+        loop = ExperimentLoop(
+            spec,
+            results,
+            runner,
+            reporter,
+            selection,
+            previous,
+            resume_hint=options.resume_command(results.path),
+        )
         status = loop.run()
     finally:
         if runner.monitor is not None:

@@ -1,11 +1,12 @@
 """Fixtures of the real-cluster tier: one local cluster (scripts/local-cluster.sh) for the module,
+by default in the ASL 2017 shape (nodes a1 x 3, a4, a2 x 2 in network namespaces of their own),
 with every image of scripts/images.sh imported, and one testbed release installed with
-charts/testbed/examples/local-values.yaml.
+charts/testbed/examples/local-values.yaml (local-one-node-values.yaml on one node).
 
-The cluster needs root and owns machine-wide things (a bridge, iptables chains, port 6443 on its
-node IP), so one runs at a time: sessions queue on a lock file. Teardown always runs
-`local-cluster.sh down` and then fails the tier if KUBE-/CNI-/CILIUM_ iptables chains, the bridge,
-Cilium's devices or pod network namespaces are left behind.
+The cluster needs root and owns machine-wide things (a bridge, namespaces, cgroups, iptables
+chains, port 6443 on its address), so one runs at a time: sessions queue on a lock file.
+Teardown always runs `local-cluster.sh down` and then fails the tier if anything of it is left
+on the machine or a kernel setting differs from before `up` (machine_state).
 """
 
 from __future__ import annotations
@@ -16,13 +17,32 @@ import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from k8s.conftest import Cluster
 from k8s.tools import CHART, ROOT, TOOLS_BIN, run, tool
 
 LOCAL_VALUES = CHART / "examples" / "local-values.yaml"
+ONE_NODE_VALUES = CHART / "examples" / "local-one-node-values.yaml"
+ASL2017_NODES = "a1:3,a4:1,a2:2"  # the script's default layout
+# Kernel settings the cluster may change (kubelet, kube-proxy, Cilium) and `down` restores.
+SYSCTLS = (
+    "vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops",
+    "kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes", "net/ipv4/ip_forward",
+    "net/ipv4/conf/all/forwarding", "net/ipv6/conf/all/forwarding", "net/ipv4/conf/all/rp_filter",
+    "net/bridge/bridge-nf-call-iptables", "net/bridge/bridge-nf-call-ip6tables",
+    "kernel/timer_migration", "kernel/unprivileged_bpf_disabled",
+)  # fmt: skip
+RUNTIME_DIRS = (
+    "/run/netns",
+    "/var/log/pods",
+    "/var/log/containers",
+    "/run/containerd",
+    "/var/lib/cni",
+)
 SCRIPTS = ROOT / "scripts"
 BRIDGE = "cachelab0"
 LOCK = Path("/tmp/cachelab-local-cluster.lock")
@@ -52,6 +72,36 @@ def leftovers() -> list[str]:
     return found
 
 
+def machine_state() -> dict[str, Any]:
+    """What of the machine a cluster touches: kernel settings, the cluster's network namespaces,
+    links, qdiscs and cgroups, runtime directories and the /run/netns mount."""
+    cgroup = Path("/sys/fs/cgroup")
+    ours = ("cachelab-", "kubepods")
+    netns = Path("/run/netns")
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    qdiscs = subprocess.run(["tc", "qdisc", "show"], capture_output=True, text=True).stdout
+    mounts = Path("/proc/mounts").read_text().split("\n")
+    return {
+        "sysctls": {k: (Path("/proc/sys") / k).read_text().strip() for k in SYSCTLS
+                    if (Path("/proc/sys") / k).exists()},
+        "netns": sorted(p.name for p in netns.iterdir()) if netns.is_dir() else None,
+        "links": sorted(
+            name for line in links.splitlines()
+            for name in [line.split(": ")[1].split("@")[0]]
+            if name == BRIDGE or name.startswith(("v-", "cilium_", "bwp"))
+        ),
+        "qdiscs": sorted(
+            q for q in qdiscs.splitlines() if f" dev {BRIDGE} " in q or " dev v-" in q
+        ),
+        "cgroups": sorted(
+            str(d.relative_to(cgroup)) for h in cgroup.iterdir() if h.is_dir()
+            for d in h.iterdir() if d.is_dir() and d.name.startswith(ours)
+        ),
+        "dirs": {d: Path(d).exists() for d in RUNTIME_DIRS},
+        "netns_mount": any(m.split(" ")[1:2] == ["/run/netns"] for m in mounts if m),
+    }  # fmt: skip
+
+
 def _lock() -> int:
     fd = os.open(LOCK, os.O_CREAT | os.O_RDWR, 0o644)
     deadline = time.monotonic() + LOCK_WAIT_S
@@ -68,10 +118,43 @@ def _lock() -> int:
             time.sleep(2)
 
 
+@dataclass(frozen=True)
+class LocalCluster(Cluster):
+    """A running local cluster: the kwok Cluster's kubectl/helm, plus how to stop it and what
+    the machine was like before it started."""
+
+    env_vars: dict[str, str] = field(default_factory=dict)
+    before: dict[str, Any] = field(default_factory=dict)
+
+    def layout(self) -> list[dict[str, str | int]]:
+        """The nodes `up` made: name, pool, cpu_m, memory_mib, mbit, ip, pod_cidr."""
+        keys = ("name", "pool", "cpu_m", "memory_mib", "mbit", "ip", "pod_cidr")
+        rows = []
+        for line in (self.workdir / "layout").read_text().splitlines():
+            if line.startswith("node "):
+                values = line.split()[1:]
+                rows.append(
+                    {k: int(v) if v.isdigit() else v for k, v in zip(keys, values, strict=True)}
+                )
+        return rows
+
+    def node_pool(self, name: str) -> str:
+        """The pool of node `name`."""
+        (pool,) = [str(n["pool"]) for n in self.layout() if n["name"] == name]
+        return pool
+
+    def down(self) -> subprocess.CompletedProcess[str]:
+        return run(
+            [SCRIPTS / "local-cluster.sh", "down"], env=self.env_vars, check=False, timeout_s=300
+        )
+
+
 @contextmanager
 def local_cluster(
-    tmp_path_factory: pytest.TempPathFactory, network_policy: str = "none"
-) -> Iterator[Cluster]:
+    tmp_path_factory: pytest.TempPathFactory,
+    network_policy: str = "none",
+    nodes: str = ASL2017_NODES,
+) -> Iterator[LocalCluster]:
     """A started local cluster with every image imported; stopped and checked clean after."""
     if os.geteuid() != 0:
         raise AssertionError("the real-cluster tier needs root (bridge, iptables, containerd)")
@@ -83,29 +166,37 @@ def local_cluster(
         "TOOLS_DIR": str(TOOLS_BIN.parent),
         "CLUSTER_DIR": str(directory),
         "CLUSTER_NETWORK_POLICY": network_policy,
+        "CLUSTER_NODES": nodes,
     }
     script = SCRIPTS / "local-cluster.sh"
     try:
         assert not leftovers(), f"the machine is not clean before the tier: {leftovers()}"
+        before = machine_state()
         started = time.monotonic()
         out = run([script, "up"], env=env, timeout_s=600).stdout
         kubeconfig = Path(out.strip().splitlines()[-1].removeprefix("export KUBECONFIG="))
         took_s = time.monotonic() - started
-        print(f"local cluster (NetworkPolicy: {network_policy}) up in {took_s:.1f} s")
+        print(
+            f"local cluster (nodes {nodes}, NetworkPolicy: {network_policy}) up in {took_s:.1f} s"
+        )
         started = time.monotonic()
         run([SCRIPTS / "images.sh", "import"], env=env, timeout_s=1800)
         print(f"images built/imported in {time.monotonic() - started:.1f} s")
-        yield Cluster(name="local", kubeconfig=kubeconfig, workdir=directory)
+        yield LocalCluster(
+            name="local", kubeconfig=kubeconfig, workdir=directory, env_vars=env, before=before
+        )
     finally:
         run([script, "down"], env=env, check=False, timeout_s=300)
         left = leftovers()
+        after = machine_state()
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
         assert not left, f"local-cluster.sh down left behind: {left}"
+        assert after == before, f"the machine differs after down: before {before}, after {after}"
 
 
 @pytest.fixture(scope="module")
-def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     with local_cluster(tmp_path_factory) as cluster:
         yield cluster
 

@@ -36,6 +36,7 @@ def test_a_failed_start_with_cilium_restores_the_machine(tmp_path: Path) -> None
         "TOOLS_DIR": str(TOOLS_BIN.parent),
         "CLUSTER_DIR": str(tmp_path / "cluster"),
         "CLUSTER_NETWORK_POLICY": "cilium",
+        "CLUSTER_NODES": "1",
         "CILIUM_AGENT_ARGS": "--no-such-flag",
     }
     fd = _lock()

@@ -1,6 +1,7 @@
 """A start that fails half way (the API server exits at once) tears down what it set up: the
-`up` of scripts/local-cluster.sh runs `down` from its trap, so the bridge, iptables chains,
-network namespaces and processes are gone and the sysctls are as before."""
+`up` of scripts/local-cluster.sh runs `down` from its trap, so the nodes' namespaces, veths,
+qdiscs and cgroups, the bridge, iptables chains and processes are gone and the kernel settings
+are as before. Bad input is refused before anything changes, with what would fit."""
 
 from __future__ import annotations
 
@@ -11,15 +12,9 @@ from pathlib import Path
 import pytest
 from k8s.tools import TOOLS_BIN, run, tool
 
-from .conftest import SCRIPTS, _lock, leftovers
+from .conftest import SCRIPTS, _lock, leftovers, machine_state
 
 pytestmark = pytest.mark.k8s_real
-
-SYSCTLS = [
-    Path("/proc/sys/net/ipv4/ip_forward"),
-    Path("/proc/sys/net/ipv6/conf/all/forwarding"),
-    Path("/proc/sys/net/bridge/bridge-nf-call-iptables"),
-]
 
 
 def test_a_failed_start_restores_the_machine(tmp_path: Path) -> None:
@@ -34,14 +29,14 @@ def test_a_failed_start_restores_the_machine(tmp_path: Path) -> None:
     fd = _lock()
     try:
         assert not leftovers(), f"the machine is not clean before the test: {leftovers()}"
-        before = [p.read_text() for p in SYSCTLS]
+        before = machine_state()
         failed = run([SCRIPTS / "local-cluster.sh", "up"], env=env, check=False, timeout_s=180)
         assert failed.returncode != 0, failed.stdout
         assert "kube-apiserver exited" in failed.stderr, failed.stderr
         assert "start failed: tearing down" in failed.stderr
         assert "cluster down; machine restored" in failed.stderr
         assert not leftovers(), leftovers()
-        assert [p.read_text() for p in SYSCTLS] == before
+        assert machine_state() == before
         assert not (tmp_path / "cluster" / "pids").exists()  # every process it started is gone
     finally:
         run([SCRIPTS / "local-cluster.sh", "down"], env=env, check=False, timeout_s=300)
@@ -49,16 +44,31 @@ def test_a_failed_start_restores_the_machine(tmp_path: Path) -> None:
         os.close(fd)
 
 
-def test_an_unknown_network_policy_enforcer_is_refused_before_anything_changes(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"CLUSTER_NETWORK_POLICY": "calico"}, "must be none or cilium, not 'calico'"),
+        # 3 + 24 pool cores: at the scale that fits, an a1 node would get 55m CPU and 98 MiB
+        ({"CLUSTER_NODES": "a1:3,a4:3"}, "would fit: at most"),
+        ({"CLUSTER_NODES": "a1:3,a4:1,a2:2", "CLUSTER_SCALE": "0.2"}, "would fit: SCALE <= 0.1"),
+        ({"CLUSTER_NODES": "a3:1"}, "expected pool:count entries"),
+        ({"CLUSTER_PROFILE": "fast"}, "PROFILE='fast': one of off, asl2017"),
+        ({"CLUSTER_NETWORK_POLICY": "cilium"}, "Cilium runs on one node here (CLUSTER_NODES=1"),
+    ],
+)  # fmt: skip
+def test_bad_settings_are_refused_before_anything_changes(
+    tmp_path: Path, settings: dict[str, str], message: str
 ) -> None:
     assert os.geteuid() == 0, "the real-cluster tier needs root"
-    env = {
-        "TOOLS_DIR": str(TOOLS_BIN.parent),
-        "CLUSTER_DIR": str(tmp_path / "cluster"),
-        "CLUSTER_NETWORK_POLICY": "calico",
-    }
+    if (
+        settings.get("CLUSTER_NETWORK_POLICY") == "cilium"
+        and not (TOOLS_BIN / "cilium-agent").exists()
+    ):
+        settings = {**settings}  # refused on the layout before the build is looked at
+    env = {"TOOLS_DIR": str(TOOLS_BIN.parent), "CLUSTER_DIR": str(tmp_path / "cluster"), **settings}
     failed = run([SCRIPTS / "local-cluster.sh", "up"], env=env, check=False, timeout_s=60)
     assert failed.returncode != 0
-    assert "CLUSTER_NETWORK_POLICY must be none or cilium, not 'calico'" in failed.stderr
+    (line,) = failed.stderr.strip().splitlines()  # one clear line
+    print(line)
+    assert message in line, line
     assert not (tmp_path / "cluster").exists()  # refused before any state was written

@@ -1,6 +1,6 @@
 """The chart's NetworkPolicies enforced on the real local cluster: Cilium's agent chained after the
 bridge plugin (CLUSTER_NETWORK_POLICY=cilium, built by `CILIUM=1 make k8s-tools`) drops what the
-policies do not admit.
+policies do not admit. Cilium runs on the one-node cluster (CLUSTER_NODES=1, docs/kubernetes.md).
 
 Probes run inside pods with busybox's nc and a memcached `version` or `get` request: an admitted
 path answers, a refused one stays silent until nc's timeout. Every refused probe is paired with an
@@ -19,7 +19,7 @@ import pytest
 from k8s.conftest import Cluster
 from k8s.tools import CHART, TOOLS_BIN
 
-from .conftest import LOCAL_VALUES, NAMESPACE, RELEASE, local_cluster
+from .conftest import NAMESPACE, ONE_NODE_VALUES, RELEASE, local_cluster
 
 pytestmark = [pytest.mark.k8s_real, pytest.mark.cilium]
 
@@ -38,10 +38,10 @@ def policed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     if not cilium_built():
         raise AssertionError("Cilium is not built: run CILIUM=1 make k8s-tools")
     assert shutil.which("curl"), "curl is needed to ask the Cilium agent for its health"
-    with local_cluster(tmp_path_factory, network_policy="cilium") as cluster:
+    with local_cluster(tmp_path_factory, network_policy="cilium", nodes="1") as cluster:
         cluster.kubectl("create", "namespace", NAMESPACE)
         cluster.helm(
-            "install", RELEASE, CHART, "-n", NAMESPACE, "-f", LOCAL_VALUES,
+            "install", RELEASE, CHART, "-n", NAMESPACE, "-f", ONE_NODE_VALUES,
             "--wait", "--timeout", "240s", timeout_s=300,
         )  # fmt: skip
         policies = cluster.get("networkpolicies", "-n", NAMESPACE)["items"]

@@ -1,14 +1,19 @@
-"""The testbed on a real one-node cluster of this machine (make k8s-up): real containers from the
-images of `make images`, real networking (bridge CNI, kube-proxy), real probes and Jobs.
+"""The testbed on the real cluster of this machine (make k8s-up): nodes of pools a1, a4 and a2 in
+network namespaces of their own (the ASL 2017 shape), real containers from the images of `make
+images`, real networking (a bridge per node, host-gw routes, kube-proxy per node), links shaped
+to the profile's rates, real probes and Jobs.
 
-Traffic from the host goes only to the cluster's own addresses on its bridge (pod IPs in
-10.244.0.0/24, Service IPs in 10.244.64.0/20, which kube-proxy translates to pod IPs).
+Traffic from the host goes only to the cluster's own addresses on its bridge (nodes in
+10.244.0.0/24, pods in 10.244.128.0/17, Service IPs in 10.244.64.0/20, which the first node's
+kube-proxy translates to pod IPs).
 """
 
 from __future__ import annotations
 
 import csv
+import ipaddress
 import json
+import os
 import re
 import socket
 import time
@@ -23,13 +28,25 @@ from k8s.conftest import Cluster
 from k8s.kube import wait_for
 
 from cachelab.cli import main
+from cachelab.report.build import run_info
 from cachelab.summary import summary_columns
 
-from .conftest import LOCAL_VALUES, NAMESPACE, RELEASE
+from .conftest import (
+    LOCAL_VALUES,
+    NAMESPACE,
+    RELEASE,
+    SCRIPTS,
+    LocalCluster,
+    leftovers,
+    machine_state,
+)
+from .links import transfer_mbit
 
 pytestmark = pytest.mark.k8s_real
 
 SERVER_EGRESS_MBIT = 100.0  # bandwidth profile asl2017: servers 100M egress (ASL 2017 §2.4)
+ROLE_POOLS = {"memcached": "a1", "middleware": "a4"}  # local-values.yaml: servers a1, middleware a4
+BUSYBOX = "cachelab.local/busybox:1.35.0"
 
 
 def memcache_exchange(host: str, port: int, request: bytes, until: bytes) -> bytes:
@@ -50,7 +67,54 @@ def pods(cluster: Cluster, selector: str = "") -> list[dict[str, Any]]:
     return items
 
 
-def test_release_runs_every_container_and_is_ready(real_cluster: Cluster, release: str) -> None:
+def quantity_milli(text: str) -> int:
+    """A CPU quantity in millicores ("100m", "1")."""
+    return int(text[:-1]) if text.endswith("m") else int(float(text) * 1000)
+
+
+def quantity_ki(text: str) -> int:
+    """A memory quantity in KiB ("183296Ki", "179Mi")."""
+    units = {"Ki": 1, "Mi": 1024, "Gi": 1024**2}
+    return int(text[:-2]) * units[text[-2:]] if text[-2:] in units else int(text) // 1024
+
+
+def test_nodes_are_ready_with_their_pool_labels_allocatable_and_caps(
+    real_cluster: LocalCluster,
+) -> None:
+    layout = real_cluster.layout()
+    assert sorted(n["pool"] for n in layout) == ["a1"] * 3 + ["a2"] * 2 + ["a4"]
+    nodes = {n["metadata"]["name"]: n for n in real_cluster.get("nodes")["items"]}
+    assert sorted(nodes) == sorted(str(n["name"]) for n in layout)
+    cores = os.cpu_count() or 1
+    for want in layout:
+        node = nodes[str(want["name"])]
+        ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
+        assert ready[0]["status"] == "True", want["name"]
+        labels = node["metadata"]["labels"]
+        assert labels["agentpool"] == labels["kubernetes.azure.com/agentpool"] == want["pool"]
+        allocatable = node["status"]["allocatable"]
+        assert quantity_milli(allocatable["cpu"]) == want["cpu_m"], allocatable
+        assert quantity_ki(allocatable["memory"]) == int(want["memory_mib"]) * 1024, allocatable
+        addresses = {a["type"]: a["address"] for a in node["status"]["addresses"]}
+        assert addresses["InternalIP"] == want["ip"]
+        cpu = Path("/sys/fs/cgroup/cpu") / str(want["name"])
+        quota_us = int((cpu / "cpu.cfs_quota_us").read_text())
+        period_us = int((cpu / "cpu.cfs_period_us").read_text())
+        assert quota_us * 1000 // period_us == want["cpu_m"]
+        memory = Path("/sys/fs/cgroup/memory") / str(want["name"]) / "memory.limit_in_bytes"
+        assert int(memory.read_text()) == int(want["memory_mib"]) * 1024 * 1024
+        print(
+            f"{want['name']}: {want['pool']}, {allocatable['cpu']} CPU, {allocatable['memory']}, "
+            f"{want['mbit']} Mbit/s, {want['ip']}, pods {want['pod_cidr']}"
+        )
+    # The caps are sizes, not a share of an oversubscribed host: they fit the cores left.
+    assert sum(int(n["cpu_m"]) for n in layout) <= cores * 1000 - 500
+
+
+def test_release_runs_every_container_on_its_pools_nodes(
+    real_cluster: LocalCluster, release: str
+) -> None:
+    nodes = {str(n["name"]): n for n in real_cluster.layout()}
     items = pods(real_cluster, f"app.kubernetes.io/instance={RELEASE}")
     components = sorted(p["metadata"]["labels"]["app.kubernetes.io/component"] for p in items)
     assert components == ["memcached"] * 3 + ["middleware"], components
@@ -60,13 +124,97 @@ def test_release_runs_every_container_and_is_ready(real_cluster: Cluster, releas
         for status in pod["status"]["containerStatuses"]:
             assert status["ready"] and "running" in status["state"], status
             containers += 1
-        assert pod["spec"]["nodeSelector"] == {"agentpool": "local"}
-        assert pod["status"]["podIP"].startswith("10.244.0.")
+        pool = ROLE_POOLS[pod["metadata"]["labels"]["app.kubernetes.io/component"]]
+        assert pod["spec"]["nodeSelector"] == {"agentpool": pool}
+        node = nodes[pod["spec"]["nodeName"]]
+        assert node["pool"] == pool, pod["spec"]["nodeName"]
+        pod_ip = ipaddress.ip_address(pod["status"]["podIP"])
+        assert pod_ip in ipaddress.ip_network(str(node["pod_cidr"]))
+        print(f"{pod['metadata']['name']} on {pod['spec']['nodeName']} at {pod_ip}")
+    servers = {p["spec"]["nodeName"] for p in items if "memcached" in p["metadata"]["name"]}
+    assert len(servers) == 3  # one server per a1 node
     print(f"{len(items)} pods, {containers} containers running and ready")
 
 
+def probe_on_pool(cluster: Cluster, name: str, pool: str) -> str:
+    """A busybox pod on a node of `pool`, running; returns its name."""
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "nodeSelector": {"agentpool": pool},
+            "terminationGracePeriodSeconds": 1,
+            "containers": [
+                {
+                    "name": "probe",
+                    "image": BUSYBOX,
+                    "imagePullPolicy": "Never",
+                    "command": ["sleep", "3600"],
+                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                }
+            ],
+        },
+    }
+    path = cluster.workdir / f"{name}.json"
+    path.write_text(json.dumps(manifest))
+    cluster.kubectl("apply", "-f", path)
+    cluster.kubectl("wait", "-n", NAMESPACE, "--for=condition=Ready", f"pod/{name}", "--timeout=2m")
+    return name
+
+
+def test_pods_reach_each_other_across_nodes_by_ip_service_and_dns(
+    real_cluster: LocalCluster, release: str
+) -> None:
+    """From a pod on a client (a2) node: a server pod on an a1 node by its IP, the middleware
+    Service by its DNS name (CoreDNS runs on the a4 node) through this node's kube-proxy."""
+    probe = probe_on_pool(real_cluster, "cross-node-probe", "a2")
+    (server,) = pods(real_cluster, "statefulset.kubernetes.io/pod-name=testbed-memcached-0")
+    service = real_cluster.get("service", "-n", NAMESPACE, f"{RELEASE}-middleware")
+
+    def sh(script: str) -> str:
+        return real_cluster.kubectl(
+            "exec", "-n", NAMESPACE, probe, "--", "sh", "-c", script, timeout_s=60
+        )
+
+    reply = sh(f"printf 'version\\r\\n' | nc -w 3 {server['status']['podIP']} 11211")
+    assert reply.startswith("VERSION "), reply
+    name = f"{RELEASE}-middleware.{NAMESPACE}.svc.cluster.local"
+    lookup = sh(f"nslookup {name}")
+    assert service["spec"]["clusterIP"] in lookup, lookup
+    reply = sh(f"printf 'get cross-node\\r\\n' | nc -w 3 {RELEASE}-middleware 11212")
+    assert reply.strip() == "END", reply
+    probe_pod = real_cluster.get("pod", "-n", NAMESPACE, probe)
+    print(
+        f"{probe} on {probe_pod['spec']['nodeName']}: memcached on "
+        f"{server['spec']['nodeName']} by IP, {name} -> {service['spec']['clusterIP']}"
+    )
+    real_cluster.kubectl("delete", "pod", "-n", NAMESPACE, probe, "--wait=false")
+
+
+def test_links_between_a_client_and_the_middleware_node_run_at_the_profile_rate(
+    real_cluster: LocalCluster,
+) -> None:
+    """A bounded transfer each way between the first a2 node and the a4 node: both directions
+    cross the a2 node's link (asl2017: 200 Mbit/s) and the a4 node's (700 Mbit/s)."""
+    nodes = {str(n["name"]): n for n in real_cluster.layout()}
+    client, middleware = nodes["cachelab-a2-0"], nodes["cachelab-a4-0"]
+    rate = min(int(client["mbit"]), int(middleware["mbit"]))
+    size = rate * 1_000_000 // 8 * 2  # two seconds at the rate
+    figures = []
+    for sender, receiver in ((client, middleware), (middleware, client)):
+        mbit = transfer_mbit(str(sender["name"]), str(receiver["name"]), str(receiver["ip"]), size)
+        figures.append(mbit)
+        print(
+            f"{sender['name']} -> {receiver['name']}: {mbit:.1f} Mbit/s of TCP payload "
+            f"({mbit / rate:.1%} of the profile's {rate} Mbit/s; {size / 1e6:.0f} MB)"
+        )
+    # Wide bounds for a loaded machine: shaped (not the veth's Gbit/s), and not starved.
+    assert all(0.5 * rate <= mbit <= 1.1 * rate for mbit in figures), figures
+
+
 def test_set_get_round_trip_through_the_middleware_service(
-    real_cluster: Cluster, release: str
+    real_cluster: LocalCluster, release: str
 ) -> None:
     service = real_cluster.get("service", "-n", NAMESPACE, f"{RELEASE}-middleware")
     ip = service["spec"]["clusterIP"]
@@ -77,14 +225,14 @@ def test_set_get_round_trip_through_the_middleware_service(
     assert reply == b"STORED\r\nVALUE k8s-real 0 %d\r\n%s\r\nEND\r\n" % (len(value), value)
 
 
-def test_helm_test_passes_for_real(real_cluster: Cluster, release: str) -> None:
+def test_helm_test_passes_for_real(real_cluster: LocalCluster, release: str) -> None:
     out = real_cluster.helm("test", RELEASE, "-n", NAMESPACE, "--logs", "--timeout", "120s")
     assert "Phase:          Succeeded" in out, out
     assert f"OK: set/get round trip through {RELEASE}-middleware:11212" in out, out
 
 
 def test_bandwidth_annotation_limits_server_egress_past_the_burst(
-    real_cluster: Cluster, release: str
+    real_cluster: LocalCluster, release: str
 ) -> None:
     """A server pod's egress (annotation 100M) measured from the host after containerd's burst."""
     (pod,) = pods(real_cluster, "statefulset.kubernetes.io/pod-name=testbed-memcached-0")
@@ -170,7 +318,7 @@ spec:
 
 
 def test_prometheus_in_the_cluster_scrapes_the_middleware(
-    real_cluster: Cluster, release: str, tmp_path: Path
+    real_cluster: LocalCluster, release: str, tmp_path: Path
 ) -> None:
     real_cluster.kubectl("create", "namespace", "monitoring")
     manifest = tmp_path / "prometheus.yaml"
@@ -220,7 +368,7 @@ SPEC = {
 
 
 def test_cachelab_run_target_k8s_sweeps_workers_on_the_real_cluster(
-    real_cluster: Cluster,
+    real_cluster: LocalCluster,
     release: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -257,6 +405,9 @@ def test_cachelab_run_target_k8s_sweeps_workers_on_the_real_cluster(
     (results,) = (tmp_path / "r" / "k8s-real-workers").iterdir()
     status = json.loads((results / "status.json").read_text())
     assert status["state"] == "complete" and status["runs_done"] == 2, status
+    metadata = json.loads((results / "metadata.json").read_text())
+    # the nodes' scale factor is a setting of the run, printed with the others on its report
+    assert run_info(metadata, status)["settings"]["node_scale"] == "0.1", metadata["settings"]
     with (results / "summary.csv").open() as f:
         reader = csv.DictReader(f)
         rows = list(reader)
@@ -269,7 +420,30 @@ def test_cachelab_run_target_k8s_sweeps_workers_on_the_real_cluster(
         assert row["mw_throughput_ops_per_s"] != "", row  # scraped through the pod proxy
     values = json.loads(real_cluster.helm("get", "values", RELEASE, "-n", NAMESPACE, "-o", "json"))
     assert values["middleware"]["workers"] == 4
+    loadgens = pods(real_cluster, "app.kubernetes.io/component=benchmark")
+    assert loadgens, "the benchmark Job's pods are kept until the next point"
+    assert {real_cluster.node_pool(p["spec"]["nodeName"]) for p in loadgens} == {"a2"}
     (mw,) = pods(real_cluster, "app.kubernetes.io/component=middleware")
     assert "-t" in mw["spec"]["containers"][0]["args"]
     args = mw["spec"]["containers"][0]["args"]
     assert args[args.index("-t") + 1] == "4"
+
+
+def test_down_restores_the_machine(real_cluster: LocalCluster) -> None:
+    """`down` (last in this module) puts back what the cluster changed: the kubelets' kernel
+    settings, the nodes' namespaces, links, qdiscs and cgroups, the chains and directories."""
+    during = machine_state()
+    before = real_cluster.before
+    changed = {
+        k: (before["sysctls"][k], v)
+        for k, v in during["sysctls"].items()
+        if before["sysctls"][k] != v
+    }
+    print(f"changed while the cluster ran (before, during): {changed}")
+    assert during["netns"] and during["cgroups"] and during["qdiscs"]
+    down = real_cluster.down()
+    assert down.returncode == 0, down.stderr
+    assert not leftovers(), leftovers()
+    after = machine_state()
+    assert after == before, (before, after)
+    print(f"restored: {sorted(changed)}; {SCRIPTS / 'local-cluster.sh'} down: ok")

@@ -11,6 +11,7 @@ import dev.cachelab.middleware.dispatch.ServerSet;
 import dev.cachelab.middleware.dispatch.Worker;
 import dev.cachelab.middleware.net.BufferBudget;
 import dev.cachelab.middleware.net.NetThread;
+import dev.cachelab.middleware.protocol.KeyPlacement;
 import dev.cachelab.middleware.protocol.RequestDecoder;
 import dev.cachelab.middleware.protocol.RequestParser;
 import dev.cachelab.middleware.protocol.RespParser;
@@ -64,7 +65,7 @@ public final class Middleware {
               servers::current,
               stats.newRecorder(),
               redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply,
-              decoders(config),
+              decoders(config, router),
               budget,
               TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()));
     } catch (BindException e) {
@@ -150,11 +151,11 @@ public final class Middleware {
   }
 
   /** One request decoder per client connection, for the configured protocol. */
-  private static Supplier<RequestDecoder> decoders(MiddlewareConfig config) {
+  private static Supplier<RequestDecoder> decoders(
+      MiddlewareConfig config, KeyPlacement placement) {
     int maxValueBytes = config.maxValueBytes();
     if (config.protocol() == Protocol.REDIS) {
-      boolean multiKeyWrites = config.routing() != Routing.HASH;
-      return () -> new RespParser(maxValueBytes, multiKeyWrites);
+      return () -> new RespParser(maxValueBytes, placement);
     }
     return () -> new RequestParser(maxValueBytes);
   }

@@ -5,8 +5,10 @@ import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.OpType;
 import dev.cachelab.middleware.protocol.Request;
+import dev.cachelab.middleware.protocol.Resp3Converter;
 import dev.cachelab.middleware.stats.ErrorKind;
 import dev.cachelab.middleware.stats.ThreadRecorder;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.function.Supplier;
 
@@ -32,6 +34,7 @@ public final class Worker implements Runnable {
   private final WorkerBackends backends;
   private final ThreadRecorder recorder;
   private final ReplyBuilder reply;
+  private final Resp3Converter resp3 = new Resp3Converter();
   private final SingleRead singleRead;
   private final SplitRead splitRead;
   private final ReplicatedWrite replicatedWrite;
@@ -194,7 +197,11 @@ public final class Worker implements Runnable {
     long dequeued = request.dequeuedNanos;
     int hits = reply.hits();
     ErrorKind error = reply.error();
-    long written = request.connection.complete(request, reply.view());
+    ByteBuffer view = reply.view();
+    if (request.resp3Shape() != null) {
+      view = resp3.convert(request, view); // a RESP3 client's reply (HELLO 3)
+    }
+    long written = request.connection.complete(request, view);
     recorder.recordRequest(
         op, written - received, queueNanos, stagingNanos, serviceNanos, keys, hits);
     if (error != null) {

@@ -1,0 +1,90 @@
+"""The node layout of the local multi-node cluster (scripts/local-cluster/layout.py): one scale
+factor for every pool, caps that fit the cores left after the control plane, the local runner's
+link rates, and layouts the machine cannot hold refused with what would fit."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from cachelab.local.shaping import POOL_MBIT, ROLE_MBIT
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "local-cluster" / "layout.py"
+MEMORY_MIB = 24 * 1024  # the machine of the default: 2 cores, 24 GiB
+
+
+def load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("layout", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+layout = load()
+
+
+def test_the_default_asl2017_shape_on_two_cores_is_scaled_by_a_tenth() -> None:
+    factor, nodes = layout.layout("a1:3,a4:1,a2:2", "auto", "asl2017", 2, MEMORY_MIB, 500)
+    assert factor == 0.1
+    rows = {name: (pool, cpu, mib, mbit) for name, pool, cpu, mib, mbit in nodes}
+    assert rows == {
+        "cachelab-a1-0": ("a1", 100, 179, 100),
+        "cachelab-a1-1": ("a1", 100, 179, 100),
+        "cachelab-a1-2": ("a1", 100, 179, 100),
+        "cachelab-a4-0": ("a4", 800, 1434, 700),
+        "cachelab-a2-0": ("a2", 200, 358, 200),
+        "cachelab-a2-1": ("a2", 200, 358, 200),
+    }
+    assert sum(cpu for _, _, cpu, _, _ in nodes) <= 2000 - 500
+
+
+@pytest.mark.parametrize("profile", ["asl2017", "asl2019", "azure-v2"])
+def test_link_rates_are_the_local_runners(profile: str) -> None:
+    _, nodes = layout.layout("a1:1,a4:1,a2:1", "auto", profile, 2, MEMORY_MIB, 500)
+    rates = {pool: mbit for _, pool, _, _, mbit in nodes}
+    if profile in ROLE_MBIT:  # servers on a1, clients on a2, the middleware on a4
+        roles = ROLE_MBIT[profile]
+        assert rates == {"a1": roles["server"], "a2": roles["client"], "a4": roles["middleware"]}
+    else:
+        assert rates == POOL_MBIT[profile]
+
+
+def test_more_cores_give_a_larger_factor_capped_at_the_azure_sizes() -> None:
+    assert layout.layout("a1:3,a4:1,a2:2", "auto", "off", 8, MEMORY_MIB, 500)[0] == 0.5
+    factor, nodes = layout.layout("a1:1", "auto", "off", 64, 1 << 20, 500)
+    assert factor == 1 and nodes == [("cachelab-a1-0", "a1", 1000, 1792, 0)]
+
+
+@pytest.mark.parametrize(
+    ("nodes", "scale", "profile", "message"),
+    [
+        ("a1:3,a4:3", "auto", "asl2017", "would fit: at most 21 pool cores"),
+        ("a1:3,a4:1,a2:2", "0.2", "asl2017", "would fit: SCALE <= 0.1"),
+        ("a1:3,a4:1,a2:2", "big", "asl2017", "SCALE='big'"),
+        ("a1:3,a1:1", "auto", "asl2017", "pool a1 named twice"),
+        ("a3:1", "auto", "asl2017", "expected pool:count entries"),
+        ("a1:0", "auto", "asl2017", "counts >= 1"),
+        ("a1:1", "auto", "fast", "PROFILE='fast'"),
+    ],
+)
+def test_layouts_the_machine_cannot_hold_are_refused(
+    nodes: str, scale: str, profile: str, message: str
+) -> None:
+    with pytest.raises(layout.LayoutError) as refused:
+        layout.layout(nodes, scale, profile, 2, MEMORY_MIB, 500)
+    assert message in str(refused.value)
+
+
+def test_the_command_prints_the_layout_or_one_error_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert layout.main(["a1:1,a4:1,a2:1", "auto", "asl2017", "2", str(MEMORY_MIB), "500"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "scale 0.136" and out[1] == "node cachelab-a1-0 a1 136 244 100"
+    assert layout.main(["a1:9,a4:9", "auto", "asl2017", "2", str(MEMORY_MIB), "500"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: NODES=a1:9,a4:9: ")
