@@ -4,7 +4,6 @@ import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.Protocol;
 import dev.cachelab.middleware.config.Routing;
-import dev.cachelab.middleware.protocol.KeyPlacement;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,24 +32,6 @@ public final class ServerSet {
 
   public ServerGeneration current() {
     return current;
-  }
-
-  /**
-   * Where keys live under the current server list (its router), for the redis front end's checks of
-   * multi-key commands. Net thread only, as the routers.
-   */
-  public KeyPlacement placement() {
-    return new KeyPlacement() {
-      @Override
-      public boolean sameServers(byte[] bytes, int aStart, int aEnd, int bStart, int bEnd) {
-        return current.router().sameServers(bytes, aStart, aEnd, bStart, bEnd);
-      }
-
-      @Override
-      public boolean replicatesWrites() {
-        return current.router().replicatesWrites();
-      }
-    };
   }
 
   /** Changes of the server list applied since start. */
