@@ -209,6 +209,14 @@ monitoring-check: venv ## List the ServiceMonitors, PodMonitors and PrometheusRu
 grafana: ## Open Grafana of kube-prometheus-stack on http://127.0.0.1:3000 (kubectl port-forward).
 	@kubectl -n $(MONITORING_NAMESPACE) port-forward svc/kps-grafana 3000:80
 
+.PHONY: overlays
+overlays: venv ## Render every manifests/overlays/* again from its spec (the `cachelab render` command in its header).
+	@for k in manifests/overlays/*/kustomization.yaml; do \
+	  args="$$(sed -n 's/^# Rendered by: cachelab render //p' "$$k")"; \
+	  [[ -n $$args ]] || { echo "error: $$k has no render command in its header" >&2; exit 1; }; \
+	  eval "$(CACHELAB) render $$args"; \
+	done
+
 .PHONY: dashboards
 dashboards: venv ## Regenerate the Grafana dashboards in charts/testbed/dashboards from ops/cachelab/dashboards.py.
 	@$(PY) -m cachelab.dashboards charts/testbed/dashboards

@@ -9,6 +9,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -19,7 +20,7 @@ from cachelab import __version__
 from cachelab.k8s import collect_results as k8s_collect
 from cachelab.k8s import render as k8s_render
 from cachelab.options import RunOptions
-from cachelab.spec import SpecError, json_schema, load_spec
+from cachelab.spec import Spec, SpecError, json_schema, load_spec
 from cachelab.terminal import make_console
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parents[1] / "experiments"
@@ -91,8 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="TERM",
         help="run only some points: indices (3, 0-2, 1,4) or swept values (workers=8, "
-        "topology.workers=8,workers=16); commas join alternatives; repeat --only to require "
-        "several terms",
+        "topology.workers=8,16: every number after FIELD= is a value of that field); repeat "
+        "--only to require several terms",
+    )
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list the points --only chooses (and the runs and time they take) and run nothing",
     )
 
     add_search_parser(sub)
@@ -256,6 +262,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         index = build_report(args.results_dir)
     except Exception as error:  # the report's own errors name what is wrong
         return _error(console, f"report failed: {type(error).__name__}: {error}")
+    from cachelab.results.metadata import record_command
+
+    record_command(Path(args.results_dir) / "metadata.json")
     console.print(f"report: [bold]{index}[/]", highlight=False)
     note = incomplete_note(args.results_dir)
     if note:
@@ -340,6 +349,25 @@ def _remove_made(folder: Path, made: Path | None) -> None:
             return
 
 
+def _dry_run(spec: Spec, selection: Any, console: Console) -> int:
+    """`--dry-run`: the chosen points, one line each, and what running them would take."""
+    from cachelab.experiment import estimate_wall_s
+    from cachelab.terminal import format_seconds, point_text
+
+    chosen = selection.choose(spec.points())
+    total = len(spec.points())
+    runs = len(chosen) * spec.run.repetitions
+    share = estimate_wall_s(spec) * len(chosen) / total
+    console.print(
+        f"dry run: {len(chosen)} of {total} points, {runs} runs of {spec.run.duration_s} s "
+        f"(about {format_seconds(share)}); nothing was run",
+        highlight=False,
+    )
+    for point in chosen:
+        console.print(f"  {point_text(point, 0).replace(' r0', '', 1)}", highlight=False)
+    return 0
+
+
 def add_search_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     search = sub.add_parser(
         "search", help="find the highest load of a spec that meets a latency SLO"
@@ -419,6 +447,14 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         return _error(console, str(error))
     if overrides:
         console.print(f"spec with {' '.join(overrides)}", highlight=False, soft_wrap=True)
+    if args.target == "local":
+        from cachelab.capacity import check
+
+        problem = check(spec)
+        if problem:
+            return _error(console, f"{args.spec}: {problem}")
+    if getattr(args, "dry_run", False):
+        return _dry_run(spec, selection, console)
     if args.target == "k8s" and getattr(args, "monitor", False):
         return _error(
             console,
@@ -464,7 +500,10 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     if status.message:
         console.print(escape(status.message), highlight=False)
     code = {"complete": 0, "interrupted": 130}.get(status.state, 1)
-    if args.report and results.summary_file.is_file():
+    stale = args.resume is not None and (results.path / "report" / "index.html").is_file()
+    if stale and not args.report:
+        console.print("report: the folder's report predates the resumed runs; rebuilding it")
+    if (args.report or stale) and results.summary_file.is_file():
         from cachelab.report import build_report
 
         try:

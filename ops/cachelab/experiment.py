@@ -71,7 +71,7 @@ class ExperimentStatus(Status):
     @classmethod
     def read(cls, path: Path) -> ExperimentStatus:
         data = json.loads(path.read_text())
-        for derived in ("runs_done", "runs_partial", "runs_failed"):
+        for derived in ("runs_done", "runs_partial", "runs_failed", "subset"):
             data.pop(derived, None)
         data["runs"] = [RunRecord(**r) for r in data.get("runs", [])]
         return cls(**data)
@@ -87,9 +87,11 @@ class SelectionError(ValueError):
 
 @dataclass(frozen=True)
 class Selection:
-    """Points chosen by `--only` terms. One term is a comma-separated list of alternatives:
-    point indices (`3`, `0-2`) or swept values (`topology.workers=8`, or by the field's last
-    name, `workers=8`); several terms must all match."""
+    """Points chosen by `--only` terms; several terms must all match. A term is either point
+    indices (`3`, `0-2`, `0,4-5`) or values of swept fields: `topology.workers=8,32` (or by the
+    field's last name, `workers=8,32`) takes the values 8 and 32 of that field, and a later
+    `FIELD=VALUE` in the same term starts another field (`workers=8,clients_per_thread=4`
+    matches either). A bare number after `FIELD=` is a value of that field, never an index."""
 
     terms: tuple[str, ...] = ()
 
@@ -102,43 +104,63 @@ class Selection:
             raise SelectionError(f"--only {' --only '.join(self.terms)}: no point matches all")
         return chosen
 
+    def describe(self) -> str:
+        """The terms as typed on the command line (`--only a --only b`)."""
+        return " ".join(f"--only {t}" for t in self.terms)
+
 
 def _term_matcher(term: str, points: Sequence[Point]) -> Any:
-    indices: set[int] = set()
-    wanted: dict[str, set[str]] = {}
+    alternatives = [a.strip() for a in term.split(",")]
+    if any(not a for a in alternatives):
+        raise SelectionError(f"--only {term!r}: empty alternative")
+    if "=" not in alternatives[0]:
+        return _index_matcher(term, alternatives, len(points))
     axes = list(points[0].values) if points else []
-    for alternative in (a.strip() for a in term.split(",")):
-        if not alternative:
-            raise SelectionError(f"--only {term!r}: empty alternative")
-        match = _RANGE.match(alternative)
-        if match:
-            low = int(match.group(1))
-            high = int(match.group(2) or low)
-            if high < low or high >= len(points):
-                raise SelectionError(
-                    f"--only {alternative}: points are numbered 0..{len(points) - 1}"
-                )
-            indices.update(range(low, high + 1))
-            continue
+    wanted: dict[str, set[str]] = {}
+    axis = ""
+    for alternative in alternatives:
         name, sep, value = alternative.partition("=")
-        if not sep:
-            raise SelectionError(
-                f"--only {alternative!r}: use point indices (3, 0-2) or FIELD=VALUE"
-            )
-        axis = _axis_named(name.strip(), axes)
+        if sep:
+            axis, value = _axis_named(name.strip(), axes), value.strip()
+        else:
+            value = alternative
         known = {_text(p.values[axis]) for p in points}
-        if value.strip() not in known:
+        if value not in known:
             raise SelectionError(
-                f"--only {alternative}: {axis} takes the values {', '.join(sorted(known))}"
+                f"--only {term}: {axis} takes the values {', '.join(_sorted(known))}, not {value}"
             )
-        wanted.setdefault(axis, set()).add(value.strip())
+        wanted.setdefault(axis, set()).add(value)
 
     def keep(point: Point) -> bool:
-        if point.index in indices:
-            return True
-        return any(_text(point.values[axis]) in values for axis, values in wanted.items())
+        return any(_text(point.values[a]) in values for a, values in wanted.items())
 
     return keep
+
+
+def _index_matcher(term: str, alternatives: list[str], count: int) -> Any:
+    indices: set[int] = set()
+    for alternative in alternatives:
+        match = _RANGE.match(alternative)
+        if match is None:
+            raise SelectionError(
+                f"--only {term!r}: use point indices (3, 0-2) or FIELD=VALUE[,VALUE...]"
+            )
+        low = int(match.group(1))
+        high = int(match.group(2) or low)
+        if high < low or high >= count:
+            raise SelectionError(f"--only {alternative}: points are numbered 0..{count - 1}")
+        indices.update(range(low, high + 1))
+    return lambda point: point.index in indices
+
+
+def _sorted(values: set[str]) -> list[str]:
+    def key(value: str) -> tuple[int, float, str]:
+        try:
+            return (0, float(value), value)
+        except ValueError:
+            return (1, 0.0, value)
+
+    return sorted(values, key=key)
 
 
 def _axis_named(name: str, axes: list[str]) -> str:
@@ -239,19 +261,27 @@ class ExperimentLoop:
         reporter: Reporter,
         selection: Selection | None = None,
         previous: Status | None = None,
+        resume_hint: str | None = None,
     ) -> None:
         self.spec = spec
         self.results = results
         self.executor = executor
         self.reporter = reporter
-        self.plan = plan_runs(spec, selection or Selection(), previous)
+        self.selection = selection or Selection()
+        self.plan = plan_runs(spec, self.selection, previous)
         self.previous = previous
+        self.resume_hint = resume_hint or f"--resume {results.path}"
         self.rows: list[dict[str, Any]] = []
 
     def _status(self) -> ExperimentStatus:
         total = len(self.plan.runs)
         status = ExperimentStatus(
-            experiment=self.spec.name, target=self.executor.target_name, runs_total=total
+            experiment=self.spec.name,
+            target=self.executor.target_name,
+            runs_total=total,
+            only=list(self.selection.terms),
+            points_selected=len({p.index for p, _ in self.plan.runs}),
+            points_total=len(self.spec.points()),
         )
         selected = {(p.index, r) for p, r in self.plan.runs}
         if self.previous is not None:
@@ -308,7 +338,7 @@ class ExperimentLoop:
             status.finish(
                 "interrupted",
                 "stopped by Ctrl-C, SIGTERM or SIGHUP; partial results kept (finish them with "
-                f"--resume {self.results.path})",
+                f"{self.resume_hint})",
             )
         finally:
             with shielded():

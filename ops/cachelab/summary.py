@@ -70,7 +70,8 @@ def _command(argv: Any) -> str | None:
 
 
 def row_of(data: RunData) -> dict[str, Any]:
-    """One summary.csv row from a run read through the results package."""
+    """One summary.csv row from a run read through the results package (a partial or failed
+    run's row names the run and its status, its measures empty)."""
     spec = data.record.spec
     topology, workload = spec["topology"], spec["workload"]
     total_clients = (
@@ -93,6 +94,9 @@ def row_of(data: RunData) -> dict[str, Any]:
         "monitor": _setting(data.record.extra.get("monitor")),
         "command_line": _command(data.record.extra.get("command_line")),
     }
+    if data.status != "ok":
+        # a partial or failed run measured nothing to average: its measures stay empty
+        return row
     row.update(_client_columns(data.clients))
     row.update(_middleware_columns([m.all for m in data.middlewares]))
     for role in ("loadgen", "middleware", "server"):
@@ -101,6 +105,9 @@ def row_of(data: RunData) -> dict[str, Any]:
             row[f"cpu_{role}_cores"] = sum(cores)
             if role == "server":
                 row["cpu_server_max_cores"] = max(cores)
+    spread = server_requests_max_over_mean([m.server_requests for m in data.middlewares])
+    if spread is not None:
+        row["server_requests_max_over_mean"] = spread
     share = hot_key_share([c.run for c in data.clients])
     if share is not None:
         row["hot_key_share"] = share
@@ -114,6 +121,19 @@ def row_of(data: RunData) -> dict[str, Any]:
         )
     )
     return row
+
+
+def server_requests_max_over_mean(per_middleware: Sequence[dict[str, int]]) -> float | None:
+    """The busiest server's requests over the mean server's, summed over the middlewares (their
+    summary.json `servers`, whole runs): 1.0 when the servers are loaded equally."""
+    requests: dict[str, int] = {}
+    for servers in per_middleware:
+        for address, count in servers.items():
+            requests[address] = requests.get(address, 0) + count
+    total = sum(requests.values())
+    if not requests or total == 0:
+        return None
+    return max(requests.values()) / (total / len(requests))
 
 
 def hot_key_share(runs: Sequence[LoadgenRun]) -> float | None:

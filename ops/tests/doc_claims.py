@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +18,6 @@ _MAKE = re.compile(
     r"(?:^|[\s;&|(])make\s+(?:-[a-zA-Z]+\s+)*(?:[A-Z_][A-Z0-9_]*=\S*\s+)*([a-z][\w-]*)"
 )
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
-_CACHELAB = re.compile(r"\bcachelab\s+(run|validate|report|compare|summarize|list|schema)\b(.*)")
 _JAR = re.compile(r"\b(middleware|loadgen)\.jar\b(.*)")
 
 
@@ -79,11 +78,27 @@ def make_targets_named() -> Iterator[tuple[Snippet, str]]:
                 yield snippet, match.group(1)
 
 
-def cachelab_flags_named() -> Iterator[tuple[Snippet, str, str]]:
-    """(snippet, subcommand, flag) for the flags given to `cachelab <subcommand>` in the pages."""
+_MAKE_VARS = re.compile(
+    r"((?:[A-Z_][A-Z0-9_]*=\S*\s+)*)make\s+(?:-[a-zA-Z]+\s+)*((?:[\w-]+\s+|[A-Z_][A-Z0-9_]*=\S*\s*)*)"
+)
+
+
+def make_variables_named() -> Iterator[tuple[Snippet, str]]:
+    """(snippet, VARIABLE) for each `VAR=value make ...` or `make target VAR=value` of the pages."""
     for page in markdown_pages():
         for snippet in snippets(page):
-            for match in _CACHELAB.finditer(snippet.text):
+            for match in _MAKE_VARS.finditer(snippet.text + " "):
+                for part in (match.group(1), match.group(2)):
+                    yield from ((snippet, v) for v in re.findall(r"([A-Z_][A-Z0-9_]*)=", part))
+
+
+def cachelab_flags_named(commands: Iterable[str]) -> Iterator[tuple[Snippet, str, str]]:
+    """(snippet, command, flag) for the flags given to `cachelab <command>` in the pages, for
+    each of the CLI's COMMANDS."""
+    pattern = re.compile(rf"\bcachelab\s+({'|'.join(commands)})\b(.*)")
+    for page in markdown_pages():
+        for snippet in snippets(page):
+            for match in pattern.finditer(snippet.text):
                 for flag in _FLAG.findall(_command_part(match.group(2))):
                     yield snippet, match.group(1), flag
 

@@ -22,6 +22,7 @@ from doc_claims import (
     chart_values_named,
     jar_flags_named,
     make_targets_named,
+    make_variables_named,
     paths_named,
 )
 
@@ -69,7 +70,7 @@ def _cachelab_options() -> dict[str, set[str]]:
 
 def test_every_cachelab_flag_named_in_the_pages_exists() -> None:
     options = _cachelab_options()
-    named = list(cachelab_flags_named())
+    named = list(cachelab_flags_named(options))
     assert len(named) > 20
     missing = [
         f"{s.path}:{s.line}: cachelab {cmd} {flag}"
@@ -200,5 +201,18 @@ def test_every_path_named_in_the_pages_exists() -> None:
         f"{s.path}:{s.line}: {path}"
         for s, path in named
         if not any((base / path).exists() for base in (*PATH_BASES, ROOT / Path(s.path).parent))
+    ]
+    assert missing == []
+
+
+def test_every_make_variable_named_in_the_pages_is_read() -> None:
+    named = list(make_variables_named())
+    assert {"SPEC", "CILIUM"} <= {v for _, v in named}
+    scripts = "".join(p.read_text() for p in (ROOT / "scripts").glob("*.sh"))
+    missing = [
+        f"{s.path}:{s.line}: {v}"
+        for s, v in named
+        if not re.search(rf"\$\({v}\)|^{v}\s*\?=|^export {v}$", MAKEFILE, re.MULTILINE)
+        and not re.search(rf"\$\{{?{v}\b", scripts)
     ]
     assert missing == []

@@ -36,6 +36,7 @@ SECTION_KEYS: dict[str, set[str]] = {
         "value_bytes",
         "key_maximum",
         "key_pattern",
+        "key_zipf_exp",
         "multi_get",
         "sharded",
         "routing",

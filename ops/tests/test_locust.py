@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -89,3 +90,25 @@ def test_memcached_users_report_every_operation(tmp_path: Path, memcached: int) 
 def test_redis_users_report_every_operation(tmp_path: Path, redis_server: int) -> None:
     rows = _run_locust(tmp_path, redis_server, ["RedisUser", "RedisPacedUser"])
     _check(rows, "redis")
+
+
+COMPONENT = ROOT / "manifests" / "components" / "loadgen-locust"
+
+
+def test_the_cluster_runs_this_locustfile() -> None:
+    # kustomize loads only files beside the component, so it holds a copy; the copy is this file
+    copy = COMPONENT / "locustfile.py"
+    assert copy.read_bytes() == LOCUSTFILE.read_bytes(), (
+        f"{copy} differs from {LOCUSTFILE}: cp {LOCUSTFILE.relative_to(ROOT)} "
+        f"{copy.relative_to(ROOT)}"
+    )
+    assert "locustfile.py" in (COMPONENT / "kustomization.yaml").read_text()
+
+
+def test_the_cluster_script_sets_the_environment_the_locustfile_reads() -> None:
+    script = (COMPONENT / "run-locust.sh").read_text()
+    exported = set(re.findall(r"\b(CACHELAB_[A-Z_]+)=", script))
+    read = set(re.findall(r"\"(CACHELAB_[A-Z_]+)\"", LOCUSTFILE.read_text()))
+    assert exported and exported <= read, sorted(exported - read)
+    assert "-f /locust/locustfile.py" in script.replace('"$file"', "/locust/locustfile.py")
+    assert script.count("MemcachedUser") == 2  # master and workers pick the same user class

@@ -49,8 +49,9 @@ request with Zipf keys (--key-pattern=Z:Z) beside uniform ones (R:R).
 Each target of part 1 is measured in BENCH_PROXY_ROUNDS (3) rounds, every other round in reversed
 order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS
 (2, part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2,3"),
-LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's), BENCH_RESULTS (where the
-output is saved: results/bench/<UTC time>/bench.txt and bench.json). BENCH_BASELINE_JAR: a second
+LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's, from cachelab.jvm),
+BENCH_RESULTS (where the output is saved: results/bench/<UTC time>/bench.txt and bench.json).
+BENCH_BASELINE_JAR: a second
 middleware jar (e.g. main's, copied aside before a change) measured in every variant right after
 the current one, in parts 1 and 3, as rows named base-t<W>-b<B>, for a before/after comparison in
 the same run. A quick A/B of the redis path: BENCH_PARTS=3 BENCH_MIDDLEWARE=2:16

@@ -6,19 +6,21 @@ import os
 import subprocess
 from pathlib import Path
 
+from cachelab import jvm
+
 ROOT = Path(__file__).resolve().parents[2]
 LOADGEN_JAR = ROOT / "loadgen" / "target" / "loadgen.jar"
 MIDDLEWARE_JAR = ROOT / "middleware" / "target" / "middleware.jar"
 SECONDS = int(os.environ.get("BENCH_SECONDS", "20"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
 KEYS = int(os.environ.get("BENCH_KEYS", "100000"))
-# Same family of flags as the runner and the image: serial GC, C1 only (cheap JIT).
+# The JVM flags of the image and the local runner (cachelab.jvm: the pom's jib <jvmFlags>, with
+# the local heap sizes).
 LOADGEN_JAVA_OPTS = os.environ.get(
-    "LOADGEN_JAVA_OPTS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xms64m -Xmx512m"
+    "LOADGEN_JAVA_OPTS", " ".join(jvm.flags(ROOT, "loadgen"))
 ).split()
-# The middleware runs with the JVM options of the local runner (ops/cachelab/local/commands.py).
 MIDDLEWARE_JAVA_OPTS = os.environ.get(
-    "MIDDLEWARE_JAVA_OPTS", "-XX:+UseParallelGC -Xms256m -Xmx1g"
+    "MIDDLEWARE_JAVA_OPTS", " ".join(jvm.flags(ROOT, "middleware"))
 ).split()
 # Unmeasured load before each measured run, so start-up and JIT compilation are not counted.
 WARMUP_SECONDS = int(os.environ.get("BENCH_WARMUP_SECONDS", "5"))

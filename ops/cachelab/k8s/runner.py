@@ -566,7 +566,15 @@ def run(
     runner = K8sRunner(spec, results, kube, target, extra, timeout_s, console)
     reporter = RunLines(console, spec.run.duration_s)
     runner.live = reporter.live
-    loop = ExperimentLoop(spec, results, runner, reporter, selection, previous)
+    loop = ExperimentLoop(
+        spec,
+        results,
+        runner,
+        reporter,
+        selection,
+        previous,
+        resume_hint=options.resume_command(results.path),
+    )
     try:
         return results, loop.run()
     finally:

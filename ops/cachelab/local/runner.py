@@ -141,7 +141,7 @@ class LocalRunner:
         for proc in procs:
             code = proc.wait(max(1.0, deadline - time.monotonic()))
             if code != 0:
-                raise RunError(f"{what}: {proc.name} exited with code {code}\n{proc.log_tail()}")
+                raise RunError(f"{what}: {proc.failure(f'exited with code {code}')}")
 
     def _preload(self, spec: Spec, servers: list[Server], folder: Path) -> dict[str, Any]:
         if not spec.preload.enabled:
@@ -335,7 +335,7 @@ class LocalRunner:
             code = proc.wait(max(1.0, deadline - time.monotonic()))
             entry["exit_code"] = code
             if code != 0:
-                failures.append(f"{proc.name} exited with code {code}\n{proc.log_tail()}")
+                failures.append(proc.failure(f"exited with code {code}"))
         return failures
 
     def _watch(self, loadgens: list[ManagedProcess], run_dir: Path, deadline: float) -> None:
@@ -462,7 +462,15 @@ def run(
             {"settings": {**settings, "monitor": dataclasses.asdict(runner.monitor.settings)}},
         )
     try:
-        loop = ExperimentLoop(spec, results, runner, reporter, selection, previous)
+        loop = ExperimentLoop(
+            spec,
+            results,
+            runner,
+            reporter,
+            selection,
+            previous,
+            resume_hint=options.resume_command(results.path),
+        )
         status = loop.run()
     finally:
         if runner.monitor is not None:

@@ -4,22 +4,33 @@ manifests/monitoring (the operator, a `Prometheus` selecting `release: kps`, nod
 the kubelets' cAdvisor) is accepted by the API server, and the chart's ServiceMonitors and the
 loadgen's PodMonitor carry the label that Prometheus selects, while a release installed with
 `monitoring.serviceMonitors.labels: {}` (the classic mislabelled monitor) is reported by the
-check behind `make monitoring-check`. kwok runs no containers, so nothing is scraped here; the
-CRDs are deleted at the end so that the chart's `auto` ServiceMonitors stay off in other tests."""
+check behind `make monitoring-check`. Then the operator built by `make k8s-tools` runs as a
+process against the kwok API server and does what it does in a cluster: it turns the `Prometheus`
+into the StatefulSet prometheus-kps (our images) and writes the scrape configuration it
+discovered into the Secret prometheus-kps, which holds a job for each labelled monitor, the node
+exporter and the kubelets' cAdvisor, and none for the mislabelled release. kwok runs no
+containers, so nothing is scraped here; the CRDs are deleted at the end so that the chart's `auto`
+ServiceMonitors stay off in other tests."""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import os
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import yaml
 
 from .conftest import Cluster
 from .kube import wait_for
-from .tools import MANIFESTS, ROOT, TOOLS_BIN
+from .tools import MANIFESTS, ROOT, TOOLS_BIN, tool
 
 pytestmark = pytest.mark.k8s
 
@@ -37,6 +48,42 @@ def check(cluster: Cluster) -> subprocess.CompletedProcess[str]:
         cwd=ROOT / "ops",
         check=False,
     )
+
+
+@contextmanager
+def operator(cluster: Cluster, workdir: Path) -> Iterator[None]:
+    """The operator as a process on loopback, bound to the kwok cluster."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = (workdir / "operator.log").open("w")
+    proc = subprocess.Popen(
+        [
+            tool("prometheus-operator"),
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--kubelet-service=kube-system/kubelet",
+            "--prometheus-config-reloader=cachelab.local/prometheus-operator:0.85.0",
+        ],
+        env={**os.environ, **cluster.env},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+def scrape_jobs(cluster: Cluster) -> list[str] | None:
+    """The job names of the configuration the operator generated (None: not written yet)."""
+    found = cluster.get("secrets", "-n", "monitoring")["items"]
+    secret = next((x for x in found if x["metadata"]["name"] == "prometheus-kps"), None)
+    if secret is None or "prometheus.yaml.gz" not in secret.get("data", {}):
+        return None
+    config = yaml.safe_load(gzip.decompress(base64.b64decode(secret["data"]["prometheus.yaml.gz"])))
+    return [job["job_name"] for job in config.get("scrape_configs") or []]
 
 
 def test_the_chart_monitors_carry_the_label_the_operators_prometheus_selects(
@@ -96,6 +143,42 @@ def test_the_chart_monitors_carry_the_label_the_operators_prometheus_selects(
             f"{len(total['items']) - 2} of {len(total['items'])} monitors and rules selected by "
             "a Prometheus"
         )
+
+        with operator(cluster, tmp_path):
+            jobs = wait_for(
+                "the operator's scrape configuration with the loadgen's PodMonitor",
+                lambda: (
+                    (j := scrape_jobs(cluster)) and any("benchmark-loadgen" in x for x in j) and j
+                ),
+                timeout_s=120,
+            )
+            statefulset = wait_for(
+                "the StatefulSet prometheus-kps",
+                lambda: next(
+                    (
+                        x
+                        for x in cluster.get("statefulsets", "-n", "monitoring")["items"]
+                        if x["metadata"]["name"] == "prometheus-kps"
+                    ),
+                    None,
+                ),
+            )
+        assert sorted(jobs) == sorted(
+            [f"podMonitor/{good}/benchmark-loadgen/{port}" for port in range(4)]
+            + [
+                f"serviceMonitor/{good}/testbed-memcached/0",
+                f"serviceMonitor/{good}/testbed-middleware/0",
+                "serviceMonitor/monitoring/kubelet/0",
+                "serviceMonitor/monitoring/node-exporter/0",
+            ]
+        ), (tmp_path / "operator.log").read_text()[-3000:]
+        images = {
+            c["name"]: c["image"] for c in statefulset["spec"]["template"]["spec"]["containers"]
+        }
+        assert images == {
+            "prometheus": "cachelab.local/prometheus:2.42.0",
+            "config-reloader": "cachelab.local/prometheus-operator:0.85.0",
+        }
     finally:
         cluster.delete_namespace(good)
         cluster.delete_namespace(bad)

@@ -91,13 +91,13 @@ def test_percentiles_plot() -> None:
 
 def test_interactive_law_plot_pairs_measured_and_predicted(points: pd.DataFrame) -> None:
     frame = points.copy()
-    frame["predicted_response_time_ms"] = (
+    frame["law_response_time_ms"] = (
         1000 * frame["total_clients"] / frame["throughput_ops_per_s_mean"]
     )
     ax = _ax()
     plots.plot_interactive_law(ax, frame, "total_clients", ["topology.workers"])
     assert len(ax.get_lines()) == 4
-    with pytest.raises(ValueError, match="predicted_response_time_ms"):
+    with pytest.raises(ValueError, match="law_response_time_ms"):
         plots.plot_interactive_law(_ax(), points)
 
 

@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * watchdog also ends at once every request waiting on a server that was ejected meanwhile.
  *
  * <p>After a failure the connection is closed and reconnected on the next request; only failed
- * connection attempts back off (exponentially). A connection that had served requests and fails
+ * connection attempts back off (exponentially). A connection opened before the request that fails
  * before the server sent a byte of the reply (the server was restarted, or closed an idle
  * connection) is stale, not a sign of a failing server: {@link #reconnectIfStale} reconnects it for
  * one retry, and such a failure does not count towards ejection.
@@ -42,7 +42,7 @@ public final class BackendConnection {
   /** The hedge delay is this many times the connection's recent mean latency (at least the min). */
   static final int HEDGE_LATENCY_FACTOR = 8;
 
-  private final int serverIndex;
+  private int serverIndex;
   private final String host;
   private final int port;
   private final BackendHealth health;
@@ -62,7 +62,8 @@ public final class BackendConnection {
   private OutputStream out;
   private long reconnectAtNanos;
   private long backoffNanos = INITIAL_BACKOFF_NANOS;
-  // Whether a request completed on this socket (a failure before any reply byte is then stale).
+  // Whether the socket was open before the armed request (a failure before any reply byte is then
+  // stale: the server closed it meanwhile).
   private boolean reused;
   private long armedAtNanos;
   private long requestDeadlineNanos;
@@ -81,8 +82,14 @@ public final class BackendConnection {
     this.health = health;
   }
 
+  /** The server's position in the server list the worker serves now. */
   public int serverIndex() {
     return serverIndex;
+  }
+
+  /** The worker turned to a server list where the server is at {@code index}. */
+  public void serverIndex(int index) {
+    serverIndex = index;
   }
 
   /** Whether the server is in rotation (not ejected). */
@@ -162,6 +169,7 @@ public final class BackendConnection {
     hedging = false;
     setAside = false;
     armedAtNanos = nowNanos;
+    reused = out != null;
     requestDeadlineNanos = deadline;
     bytesReadAtArm = reader.bytesRead();
     deadlineNanos.set(deadline == DISARMED || deadline == EXPIRED ? 1 : deadline);
@@ -199,7 +207,6 @@ public final class BackendConnection {
       return;
     }
     leaveWaiters();
-    reused = true;
     long nowNanos = System.nanoTime();
     long latency = nowNanos - armedAtNanos;
     meanLatencyNanos += (latency - meanLatencyNanos) >> 3; // mean over about the last 8

@@ -8,6 +8,7 @@ import java.net.Socket;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * Probes ejected servers, each on a new connection of its own, when their retry interval has
@@ -25,24 +26,24 @@ public final class Prober implements Runnable {
   private static final byte[] PING_REQUEST = "*1\r\n$4\r\nPING\r\n".getBytes();
   private static final byte[] PONG_REPLY = "+PONG\r\n".getBytes();
 
-  private final List<BackendHealth> health;
-  private final List<InetSocketAddress> addresses;
+  private final Supplier<List<BackendHealth>> health;
+  private final Supplier<List<InetSocketAddress>> addresses;
   private final Protocol protocol;
   private final int timeoutMillis;
   private volatile boolean running = true;
 
   /**
-   * @param health the servers' health, in server order
+   * @param health the current servers' health, in server order
    * @param addresses their addresses, in the same order
    * @param timeoutMillis how long a probe may take to connect and to be answered
    */
   public Prober(
-      List<BackendHealth> health,
-      List<InetSocketAddress> addresses,
+      Supplier<List<BackendHealth>> health,
+      Supplier<List<InetSocketAddress>> addresses,
       Protocol protocol,
       int timeoutMillis) {
-    this.health = List.copyOf(health);
-    this.addresses = List.copyOf(addresses);
+    this.health = health;
+    this.addresses = addresses;
     this.protocol = protocol;
     this.timeoutMillis = timeoutMillis;
   }
@@ -54,10 +55,12 @@ public final class Prober implements Runnable {
   @Override
   public void run() {
     while (running) {
-      for (int s = 0; s < health.size() && running; s++) {
-        BackendHealth h = health.get(s);
+      List<BackendHealth> servers = health.get();
+      List<InetSocketAddress> at = addresses.get();
+      for (int s = 0; s < servers.size() && s < at.size() && running; s++) {
+        BackendHealth h = servers.get(s);
         if (h.claimProbe(System.nanoTime())) {
-          if (answers(addresses.get(s))) {
+          if (answers(at.get(s))) {
             h.probeSucceeded();
           } else {
             h.probeFailed(System.nanoTime());

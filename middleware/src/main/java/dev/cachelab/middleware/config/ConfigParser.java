@@ -60,14 +60,23 @@ public final class ConfigParser {
 
     @Option(
         names = "-m",
-        required = true,
         showDefaultValue = Visibility.NEVER,
         arity = "1..*",
         paramLabel = "<host:port>",
         description =
             "Backend servers (memcached, or redis with --protocol redis): 1..64, each given once,"
-                + " ports 1..65535. Required.")
+                + " ports 1..65535. Required unless --servers-file gives them (default: none).")
     List<String> servers;
+
+    @Option(
+        names = "--servers-file",
+        paramLabel = "<file>",
+        description =
+            "File with the backend servers instead of -m: host:port, one a line (# comments)."
+                + " Re-read on SIGHUP and when it changes (checked every second): added servers"
+                + " join, removed ones finish their requests; an invalid file is refused and the"
+                + " servers in use keep serving. Default: none (-m gives the servers).")
+    Path serversFile;
 
     @Option(
         names = "--protocol",
@@ -265,13 +274,21 @@ public final class ConfigParser {
           default ->
               throw new ConfigException("-s: " + flags.sharded + " (expected: true or false)");
         };
+    if ((flags.servers == null) == (flags.serversFile == null)) {
+      throw new ConfigException(
+          flags.servers == null
+              ? "-m: missing (expected: host:port servers, or --servers-file FILE)"
+              : "-m, --servers-file: both given (expected: one of them)");
+    }
+    List<String> servers =
+        flags.serversFile != null ? ServersFile.read(flags.serversFile) : flags.servers;
     return new MiddlewareConfig(
         flags.listenAddress,
         flags.port,
         Protocol.parse(flags.protocol),
         flags.workers,
         sharded,
-        flags.servers,
+        servers,
         Routing.parse(flags.routing),
         flags.replication,
         flags.queueCapacity,
@@ -289,7 +306,8 @@ public final class ConfigParser {
         flags.backendMaxWaiters,
         flags.bufferBudgetBytes,
         flags.idleTimeoutSeconds,
-        flags.divergenceDelete);
+        flags.divergenceDelete,
+        flags.serversFile);
   }
 
   /**

@@ -19,7 +19,7 @@ final class ReplyBuilder {
   private static final int KEEP_BYTES = 256 * 1024;
 
   private final ThreadRecorder recorder;
-  private final ErrorReplies errors;
+  private ErrorReplies errors;
   private byte[] out = new byte[INITIAL_BYTES];
   private ByteBuffer view = ByteBuffer.wrap(out);
   private int length;
@@ -29,6 +29,11 @@ final class ReplyBuilder {
   ReplyBuilder(ThreadRecorder recorder, ErrorReplies errors) {
     this.recorder = recorder;
     this.errors = errors;
+  }
+
+  /** The error replies of the server list of the request served now. */
+  void use(ErrorReplies errorReplies) {
+    errors = errorReplies;
   }
 
   /** Starts the reply of a new request. */

@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.dispatch;
 
-import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.backend.Watchdog;
+import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.OpType;
 import dev.cachelab.middleware.protocol.Request;
@@ -9,7 +10,7 @@ import dev.cachelab.middleware.stats.ErrorKind;
 import dev.cachelab.middleware.stats.ThreadRecorder;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * A worker thread: takes requests from the queue, has each served by its fan-out strategy over this
@@ -49,8 +50,8 @@ public final class Worker implements Runnable {
    */
   public Worker(
       RequestQueue queue,
-      List<BackendConnection> backends,
-      ErrorReplies errors,
+      Supplier<ServerGeneration> generations,
+      Watchdog watchdog,
       ReplicaDivergence divergence,
       ThreadRecorder recorder,
       long timeoutNanos,
@@ -58,10 +59,11 @@ public final class Worker implements Runnable {
       int maxBatch) {
     this.queue = queue;
     this.backends =
-        new WorkerBackends(backends, Math.max(1, timeoutNanos - armAheadNanos), 2 * armAheadNanos);
+        new WorkerBackends(
+            generations, watchdog, Math.max(1, timeoutNanos - armAheadNanos), 2 * armAheadNanos);
     this.recorder = recorder;
-    this.reply = new ReplyBuilder(recorder, errors);
-    TargetReplies targets = new TargetReplies(backends.size());
+    this.reply = new ReplyBuilder(recorder, generations.get().errors());
+    TargetReplies targets = new TargetReplies(MiddlewareConfig.MAX_SERVERS);
     this.singleRead = new SingleRead(this.backends, reply);
     this.splitRead = new SplitRead(this.backends, reply, targets, singleRead);
     this.replicatedWrite = new ReplicatedWrite(this.backends, reply, targets, divergence);
@@ -97,13 +99,15 @@ public final class Worker implements Runnable {
    */
   private void processTaken(int taken) {
     int pipelinedCount = 0;
+    ServerGeneration first = batch[0].generation; // pipelined: those routed with the first's list
     for (int i = 0; i < taken; i++) {
-      if (taken > 1 && PipelinedBatch.accepts(batch[i])) {
+      if (taken > 1 && PipelinedBatch.accepts(batch[i]) && batch[i].generation == first) {
         pipelined[pipelinedCount++] = batch[i];
         batch[i] = null;
       }
     }
     if (pipelinedCount > 0) {
+      use(pipelined[0].generation);
       try {
         pipelinedBatch.run(pipelined, pipelinedCount);
       } catch (RuntimeException e) {
@@ -132,7 +136,14 @@ public final class Worker implements Runnable {
     }
   }
 
+  /** Serves the next requests with the server list they were routed with. */
+  private void use(ServerGeneration generation) {
+    backends.use(generation);
+    reply.use(generation.errors());
+  }
+
   private void process(Request request) {
+    use(request.generation);
     reply.reset();
     request.sentNanos = 0;
     try {

@@ -1,7 +1,7 @@
 package dev.cachelab.middleware.net;
 
 import dev.cachelab.middleware.dispatch.RequestQueue;
-import dev.cachelab.middleware.dispatch.Router;
+import dev.cachelab.middleware.dispatch.ServerGeneration;
 import dev.cachelab.middleware.protocol.OpType;
 import dev.cachelab.middleware.protocol.Request;
 import dev.cachelab.middleware.protocol.RequestDecoder;
@@ -44,7 +44,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
   private final Selector selector;
   private final ServerSocketChannel server;
   private final RequestQueue queue;
-  private final Router router;
+  private final Supplier<ServerGeneration> generations;
   private final ThreadRecorder recorder;
   private final Supplier<byte[]> statsReply;
   private final Supplier<RequestDecoder> decoders;
@@ -73,7 +73,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
   public NetThread(
       InetSocketAddress listen,
       RequestQueue queue,
-      Router router,
+      Supplier<ServerGeneration> generations,
       ThreadRecorder recorder,
       Supplier<byte[]> statsReply,
       Supplier<RequestDecoder> decoders,
@@ -93,7 +93,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
     server.configureBlocking(false);
     this.serverKey = server.register(selector, SelectionKey.OP_ACCEPT);
     this.queue = queue;
-    this.router = router;
+    this.generations = generations;
     this.recorder = recorder;
     this.statsReply = statsReply;
     this.decoders = decoders;
@@ -443,7 +443,9 @@ public final class NetThread implements Runnable, ConnectionEvents {
           c.closeWithError(c.parser.outOfMemoryReply());
           return;
         }
-        router.route(request);
+        ServerGeneration generation = generations.get();
+        generation.router().route(request);
+        request.generation = generation;
         if (c.admitForwarded(request)) {
           recorder.recordQueueLength(queue.stage(request));
         }

@@ -68,6 +68,9 @@ public final class Request {
   // Ordered completion, owned by the client connection (guarded by its lock).
   public ReplySink connection;
 
+  /** The server list the request was routed with (net thread sets it; the worker serves it so). */
+  public dev.cachelab.middleware.dispatch.ServerGeneration generation;
+
   /** Bytes reserved from the buffer budget for this request's decoded form (large ones only). */
   public long reservedBytes;
 

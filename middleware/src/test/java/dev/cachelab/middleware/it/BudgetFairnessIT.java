@@ -80,7 +80,7 @@ class BudgetFairnessIT {
             loaded[0],
             100.0 * loaded[0] / quiet[0],
             loaded[1],
-            stat(mw, "budget_evicted_connections"));
+            mw.stat("budget_evicted_connections"));
         assertThat(loaded[1]).as("disconnects of the 100 KiB client").isZero();
         assertThat(loaded[0])
             .as("pairs/s beside the stallers vs %d quiet", quiet[0])
@@ -95,16 +95,6 @@ class BudgetFairnessIT {
         }
       }
     }
-  }
-
-  private static long stat(RunningMiddleware mw, String name) {
-    String stats = new String(mw.middleware().stats().statsReply(), StandardCharsets.US_ASCII);
-    for (String line : stats.split("\r\n")) {
-      if (line.startsWith("STAT " + name + " ")) {
-        return Long.parseLong(line.substring(name.length() + 6));
-      }
-    }
-    return -1;
   }
 
   private static Socket sendAndHold(int port, String line, byte[] body) throws IOException {
