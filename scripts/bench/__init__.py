@@ -47,15 +47,13 @@ client's own CPU seconds per request (from wait4 rusage), as ratios; then the lo
 request with Zipf keys (--key-pattern=Z:Z) beside uniform ones (R:R).
 
 Each target of part 1 is measured in BENCH_PROXY_ROUNDS (3) rounds, every other round in reversed
-order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS
-(2, part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2,3"),
-LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's, from cachelab.jvm),
-BENCH_RESULTS (where the output is saved: results/bench/<UTC time>/bench.txt and bench.json).
-BENCH_BASELINE_JAR: a second
-middleware jar (e.g. main's, copied aside before a change) measured in every variant right after
-the current one, in parts 1 and 3, as rows named base-t<W>-b<B>, for a before/after comparison in
-the same run. A quick A/B of the redis path: BENCH_PARTS=3 BENCH_MIDDLEWARE=2:16
-BENCH_BASELINE_JAR=/tmp/before.jar.
+order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS (2,
+part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2,3"), LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS
+(default: the local runner's, from cachelab.jvm), BENCH_RESULTS (where the output is saved:
+results/bench/<UTC time>/bench.txt and bench.json). BENCH_BASELINE_JAR: a second middleware jar
+(e.g. main's, copied aside before a change) measured in every variant right after the current one,
+in parts 1 and 3, as rows named base-t<W>-b<B>, for a before/after comparison in the same run. A
+quick A/B of the redis path: BENCH_PARTS=3 BENCH_MIDDLEWARE=2:16 BENCH_BASELINE_JAR=/tmp/before.jar.
 A quick A/B of one variant in part 1 only: BENCH_PARTS=1 BENCH_PROXY_ROUNDS=1 BENCH_SECONDS=10
 BENCH_MIDDLEWARE=8:1 BENCH_BASELINE_JAR=/tmp/before.jar (about 2 minutes; add BENCH_PERF=1 for
 the system calls per request).

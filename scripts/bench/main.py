@@ -107,7 +107,13 @@ class Tee(io.TextIOBase):
 
 
 def main() -> int:
-    for tool in ("memcached", "nutcracker", "memcaslap", "redis-server", "redis-benchmark"):
+    for tool in (
+        "memcached",
+        "nutcracker",
+        "memcaslap",
+        "redis-server",
+        "redis-benchmark",
+    ):
         if shutil.which(tool) is None:
             print(f"error: {tool} not found (run `make deps`)", file=sys.stderr)
             return 1

@@ -196,7 +196,12 @@ def perf_per_request(
         return None
     client = threading.Thread(
         target=loadgen,
-        args=(port, work, f"{name}-perf", [*MEASURE, f"--test-time={PERF_SECONDS + 3}"]),
+        args=(
+            port,
+            work,
+            f"{name}-perf",
+            [*MEASURE, f"--test-time={PERF_SECONDS + 3}"],
+        ),
     )
     client.start()
     try:
@@ -255,7 +260,10 @@ def run_rounds(
         for name, measure_target in order:
             result = measure_target()
             runs[name].append(result)
-            print(f"  round {n + 1}/{PROXY_ROUNDS}: {name}: {describe(result)}", flush=True)
+            print(
+                f"  round {n + 1}/{PROXY_ROUNDS}: {name}: {describe(result)}",
+                flush=True,
+            )
     return runs
 
 

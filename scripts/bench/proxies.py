@@ -69,7 +69,12 @@ def measured_row(
     # not seen (uncommon traps, recompilation), which the second run absorbs instead of the
     # measured one (C2 took 1-3 us/req of the measured run after a single warm-up).
     for warmup in range(2 if WARMUP_SECONDS > 0 else 0):
-        loadgen(port, work, f"{name}-warmup{warmup}", [*MEASURE, f"--test-time={WARMUP_SECONDS}"])
+        loadgen(
+            port,
+            work,
+            f"{name}-warmup{warmup}",
+            [*MEASURE, f"--test-time={WARMUP_SECONDS}"],
+        )
     counters_before = ProcCounters.of(proxy_pid) if proxy_pid else None
     server_before = cpu_seconds(memcached_pid)
     run = measure(port, work, name)
@@ -166,7 +171,10 @@ def proxy_rounds(mc_port: int, work: Path, memcached_pid: int) -> list[Row]:
     ]
     if FLOOR:
         targets.append(
-            (f"asl-floor-t{FLOOR_WORKERS}", partial(floor_row, mc_port, work, memcached_pid))
+            (
+                f"asl-floor-t{FLOOR_WORKERS}",
+                partial(floor_row, mc_port, work, memcached_pid),
+            )
         )
     targets += variant_targets(partial(middleware_row, mc_port, work, memcached_pid))
     runs = run_rounds(

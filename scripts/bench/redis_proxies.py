@@ -226,7 +226,10 @@ def redis_targets(
     """Part 3's targets in measuring order: direct, twemproxy, then each middleware variant with
     its baseline right after it."""
     targets: list[tuple[str, Callable[[], RedisRow]]] = [
-        ("direct", partial(redis_row, "direct", redis_port, work, None, redis_port, load)),
+        (
+            "direct",
+            partial(redis_row, "direct", redis_port, work, None, redis_port, load),
+        ),
         ("twemproxy", partial(nutcracker_redis_row, redis_port, work, load)),
     ]
     return targets + variant_targets(partial(middleware_redis_row, redis_port, work, load=load))

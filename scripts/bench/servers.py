@@ -71,7 +71,19 @@ def build_floor() -> Path | str:
 
 
 def start_memcached(port: int, work: Path) -> ManagedProcess:
-    cmd = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "2", "-m", "1024"]
+    cmd = [
+        "memcached",
+        "-l",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "-U",
+        "0",
+        "-t",
+        "2",
+        "-m",
+        "1024",
+    ]
     if os.geteuid() == 0:
         cmd += ["-u", "root"]
     proc = ManagedProcess("memcached", cmd, work / "memcached.log")

@@ -67,11 +67,22 @@ def memcached_targets(rows: list[Row]) -> list[Target]:
 
     targets = [
         Target(
-            f"{DEFAULT_WORKER} CPU/req vs {FLOOR_ROW}", _ratio(cpu(default), cpu(floor)), 1.05, True
+            f"{DEFAULT_WORKER} CPU/req vs {FLOOR_ROW}",
+            _ratio(cpu(default), cpu(floor)),
+            1.05,
+            True,
         ),
-        Target(f"{BATCHED_WORKER} ops/s vs twemproxy", _ratio(ops(batched), ops(nut)), 1.30, False),
         Target(
-            f"{BATCHED_WORKER} CPU/req vs twemproxy", _ratio(cpu(batched), cpu(nut)), 0.85, True
+            f"{BATCHED_WORKER} ops/s vs twemproxy",
+            _ratio(ops(batched), ops(nut)),
+            1.30,
+            False,
+        ),
+        Target(
+            f"{BATCHED_WORKER} CPU/req vs twemproxy",
+            _ratio(cpu(batched), cpu(nut)),
+            0.85,
+            True,
         ),
     ]
     for row in rows:
@@ -96,7 +107,9 @@ def redis_targets(runs: dict[str, dict[str, list[RedisRow]]]) -> list[Target]:
         pairs = [
             (r, n)
             for r, n in zip(
-                by_name.get(BATCHED_WORKER, []), by_name.get("twemproxy", []), strict=False
+                by_name.get(BATCHED_WORKER, []),
+                by_name.get("twemproxy", []),
+                strict=False,
             )
             if not r.note and not n.note
         ]
@@ -109,7 +122,11 @@ def redis_targets(runs: dict[str, dict[str, list[RedisRow]]]) -> list[Target]:
             measured = median(ratios) if ratios else None
             targets.append(
                 Target(
-                    f"{BATCHED_WORKER} {test} vs twemproxy, {load}", measured, 1.0, False, detail
+                    f"{BATCHED_WORKER} {test} vs twemproxy, {load}",
+                    measured,
+                    1.0,
+                    False,
+                    detail,
                 )
             )
     return targets

@@ -65,17 +65,18 @@ public final class ConfigParser {
         paramLabel = "<host:port>",
         description =
             "Backend servers (memcached, or redis with --protocol redis): 1..64, each given once,"
-                + " ports 1..65535. Required unless --servers-file gives them (default: none).")
+                + " ports 1..65535. Required unless --servers-file is given. Default: none.")
     List<String> servers;
 
     @Option(
         names = "--servers-file",
+        showDefaultValue = Visibility.NEVER,
         paramLabel = "<file>",
         description =
             "File with the backend servers instead of -m: host:port, one a line (# comments)."
                 + " Re-read on SIGHUP and when it changes (checked every second): added servers"
                 + " join, removed ones finish their requests; an invalid file is refused and the"
-                + " servers in use keep serving. Default: none (-m gives the servers).")
+                + " servers in use keep serving. Default: none.")
     Path serversFile;
 
     @Option(
