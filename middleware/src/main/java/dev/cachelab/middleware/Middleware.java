@@ -4,7 +4,6 @@ import dev.cachelab.middleware.backend.Prober;
 import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.Protocol;
-import dev.cachelab.middleware.config.Routing;
 import dev.cachelab.middleware.dispatch.ReplicaDivergence;
 import dev.cachelab.middleware.dispatch.RequestQueue;
 import dev.cachelab.middleware.dispatch.ServerSet;
@@ -65,7 +64,7 @@ public final class Middleware {
               servers::current,
               stats.newRecorder(),
               redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply,
-              decoders(config, router),
+              decoders(config, KeyPlacement.following(() -> servers.current().router())),
               budget,
               TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()));
     } catch (BindException e) {
