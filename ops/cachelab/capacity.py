@@ -38,11 +38,11 @@ class Limits:
 
     @classmethod
     def of_this_machine(cls) -> Limits:
-        from cachelab.local.commands import LOADGEN_JVM, MIDDLEWARE_JVM
+        from cachelab.jvm import LOCAL_HEAP  # the heaps the local runner gives the JVMs
 
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
         pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        return cls(_heap(LOADGEN_JVM), _heap(MIDDLEWARE_JVM), soft, pages)
+        return cls(_heap(LOCAL_HEAP["loadgen"]), _heap(LOCAL_HEAP["middleware"]), soft, pages)
 
 
 def _heap(flags: Sequence[str]) -> int:
