@@ -145,7 +145,7 @@ test: deps venv k8s-tools build lint test-unit test-integration test-e2e test-k8
 lint: venv ## Check formatting and types (spotless, ruff, mypy) and the prose (no words about how it was made, no links out).
 	@$(MVN) spotless:check
 	@cd ops && $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy cachelab
-	@$(VENV)/bin/ruff check --config ops/pyproject.toml loadgen/locust scripts/bench.py scripts/local-cluster && $(VENV)/bin/ruff format --config ops/pyproject.toml --check loadgen/locust scripts/bench.py scripts/local-cluster && $(VENV)/bin/mypy --config-file ops/pyproject.toml loadgen/locust/locustfile.py scripts/bench.py scripts/local-cluster/layout.py
+	@$(VENV)/bin/ruff check --config ops/pyproject.toml loadgen/locust scripts/bench scripts/local-cluster && $(VENV)/bin/ruff format --config ops/pyproject.toml --check loadgen/locust scripts/bench scripts/local-cluster && $(VENV)/bin/mypy --config-file ops/pyproject.toml loadgen/locust/locustfile.py scripts/bench scripts/local-cluster/layout.py
 	@cd ops && $(PY) -m cachelab.devtools.prose_lint $(ROOT)
 
 .PHONY: fmt
@@ -183,7 +183,7 @@ test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm ins
 
 .PHONY: bench
 bench: deps build ## Proxies (direct/twemproxy/ASL floor in C/middleware) for memcached and, with redis-benchmark, for redis; loadgen vs memcaslap: ops/s, latency, CPU/request.
-	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench.py
+	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench
 
 ##@ Monitoring
 

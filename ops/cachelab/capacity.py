@@ -38,11 +38,14 @@ class Limits:
 
     @classmethod
     def of_this_machine(cls) -> Limits:
-        from cachelab.jvm import LOCAL_HEAP  # the heaps the local runner gives the JVMs
+        from cachelab import jvm
+        from cachelab.paths import repo_root
 
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
         pages = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        return cls(_heap(LOCAL_HEAP["loadgen"]), _heap(LOCAL_HEAP["middleware"]), soft, pages)
+        root = repo_root()
+        loadgen, middleware = jvm.flags(root, "loadgen"), jvm.flags(root, "middleware")
+        return cls(_heap(loadgen), _heap(middleware), soft, pages)
 
 
 def _heap(flags: Sequence[str]) -> int:

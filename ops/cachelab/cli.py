@@ -103,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_search_parser(sub)
 
+    fidelity = sub.add_parser(
+        "fidelity", help="print ours / the seed's saturation, knee and low-load response time"
+    )
+    fidelity.add_argument("results_dirs", type=Path, nargs="+", metavar="RESULTS_DIR")
+    fidelity.add_argument("--markdown", action="store_true", help="a Markdown table")
+
     validate = sub.add_parser("validate", help="check specs and print their points")
     validate.add_argument("specs", type=Path, nargs="+", metavar="SPEC")
 
@@ -426,6 +432,34 @@ def cmd_search(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_fidelity(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.fidelity import (
+        HEADER,
+        FidelityError,
+        fidelity_rows,
+        markdown_with_provenance,
+        table_rows,
+    )
+    from cachelab.results import ResultsError
+
+    rows = []
+    for folder in args.results_dirs:
+        try:
+            rows += fidelity_rows(folder)
+        except (FidelityError, ResultsError) as error:
+            return _error(console, str(error))
+    if args.markdown:
+        print(markdown_with_provenance(args.results_dirs), end="")
+        return 0
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for name in HEADER:
+        table.add_column(name)
+    for cells in table_rows(rows):
+        table.add_row(*(escape(c) for c in cells))
+    console.print(table)
+    return 0
+
+
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from cachelab.experiment import ResumeError, Selection, SelectionError
     from cachelab.k8s.kube import K8sError
@@ -556,6 +590,7 @@ def main(argv: list[str] | None = None) -> int:
         "render": cmd_render,
         "collect": k8s_collect.cmd_collect,
         "search": cmd_search,
+        "fidelity": cmd_fidelity,
     }
     try:
         result: int = commands[args.command](args, console)

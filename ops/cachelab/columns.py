@@ -46,6 +46,20 @@ METRIC_COLUMNS = [
     "offered_ops_per_s",  # open loop: workload.rate_ops, requests/s offered in total
     "achieved_frac",  # open loop: throughput_ops_per_s / offered_ops_per_s
     "rate_verdict",  # open loop: ok, loadgen-bound or system-saturated (achieved < 95 %)
+    "fault",  # the run's first fault: "<action> <target>"
+    "fault_detect_s",  # seconds from its start to the first second with errors or a jump
+    "fault_recover_s",  # seconds from its end until throughput holds >= 90 % of before
+    # p50/p90/p99 of the middleware's queue and service times and of the rest (client minus
+    # middleware response time at that percentile), over the measured seconds (cachelab.tail)
+    "tail_queue_p50_ms",
+    "tail_queue_p90_ms",
+    "tail_queue_p99_ms",
+    "tail_service_p50_ms",
+    "tail_service_p90_ms",
+    "tail_service_p99_ms",
+    "tail_rest_p50_ms",
+    "tail_rest_p90_ms",
+    "tail_rest_p99_ms",
     "status",
     "bandwidth",
     "monitor",
@@ -141,6 +155,34 @@ _SUMMARY_MEANINGS: dict[str, tuple[str, str]] = {
     "cpu_loadgen_cores": ("cores", "CPU seconds per second of the loadgens"),
     "cpu_middleware_cores": ("cores", "CPU seconds per second of the middlewares"),
     "cpu_server_cores": ("cores", "CPU seconds per second of the backend servers"),
+    "cpu_server_max_cores": ("cores", "CPU seconds per second of the busiest server alone"),
+    "server_requests_max_over_mean": (
+        "ratio",
+        "requests the middlewares sent to the busiest server over the mean server's (1 = equal)",
+    ),
+    "hot_key_share": ("fraction", "the most requested key's share of all keys requested"),
+    "offered_ops_per_s": ("ops/s", "open loop: the total offered rate (workload.rate_ops)"),
+    "achieved_frac": ("fraction", "open loop: throughput_ops_per_s / offered_ops_per_s"),
+    "rate_verdict": (
+        "text",
+        "open loop: ok, or below 95 % of the offered rate loadgen-bound (its threads busy or "
+        "waiting for a CPU) or system-saturated",
+    ),
+    "fault": ("text", "the run's first fault, '<action> <target>' (faults.json has all)"),
+    "fault_detect_s": ("s", "from the fault's start to the first second with an error or jump"),
+    "fault_recover_s": ("s", "from the fault's end until throughput holds >= 90 % of before"),
+    **{
+        f"tail_{stage}_p{q}_ms": (
+            "ms",
+            f"p{q} of the {what} over the measured seconds (cachelab.tail)",
+        )
+        for stage, what in (
+            ("queue", "middleware's queue time"),
+            ("service", "middleware's service time (its backend round trip)"),
+            ("rest", "client's response time minus the middleware's, percentile by percentile"),
+        )
+        for q in (50, 90, 99)
+    },
     "status": ("text", "ok, partial (cut short: measures empty) or failed"),
     "bandwidth": ("JSON", "the bandwidth profile the run was shaped with"),
     "monitor": ("JSON", "the monitor settings of the run"),

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
 
+from cachelab.repetitions import RepetitionPolicy, extra_repetitions_done
 from cachelab.results import ResultsDir, RunRecord, Status
 from cachelab.spec import Point, Spec, SpecError, load_spec
 from cachelab.summary import add_summary_row
@@ -223,6 +224,7 @@ def plan_runs(spec: Spec, selection: Selection, previous: Status | None) -> Plan
     done = set()
     if previous is not None:
         done = {(r.point, r.repetition) for r in previous.runs if r.status == "ok"}
+        runs += extra_repetitions_done(spec.run, points, done)
     todo = [(p, r) for p, r in runs if (p.index, r) not in done]
     return Plan(runs, todo)
 
@@ -307,14 +309,20 @@ class ExperimentLoop:
     def run(self) -> Status:
         status = self._status()
         status.save(self.results.status_file)
-        todo = self.plan.todo
+        todo = list(self.plan.todo)
         skipped = len(self.plan.runs) - len(todo)
         if skipped:
             self.reporter.note(f"resume: {skipped} runs already done, {len(todo)} to run")
+        more = RepetitionPolicy(self.spec.run)
+        for point, made in more.finished_points(self.plan.runs, todo):  # resumed, maybe unsure
+            self._another(todo, len(todo), point, made, more, status)
         current: tuple[Point, int] | None = None
         try:
             with _signals_as_interrupt():
-                for number, (point, repetition) in enumerate(todo, start=1):
+                number = 0
+                while number < len(todo):
+                    point, repetition = todo[number]
+                    number += 1
                     current = (point, repetition)
                     self._clear(point.index, repetition)
                     self.reporter.start_run(number, len(todo), point, repetition)
@@ -327,6 +335,8 @@ class ExperimentLoop:
                     if record.status == "failed":
                         status.finish("failed", f"{point.label()} r{repetition}: {record.message}")
                         break
+                    if all(p.index != point.index for p, _ in todo[number:]):
+                        self._another(todo, number, point, repetition + 1, more, status)
                 else:
                     status.finish("complete")
         except KeyboardInterrupt:
@@ -347,6 +357,20 @@ class ExperimentLoop:
                 status.finish("failed", "stopped by an unexpected error")
             status.save(self.results.status_file)
         return status
+
+    def _another(
+        self,
+        todo: list[tuple[Point, int]],
+        at: int,
+        point: Point,
+        made: int,
+        policy: RepetitionPolicy,
+        status: Status,
+    ) -> None:
+        """One more repetition of `point` at `todo[at]` when its interval is still too wide."""
+        if policy.another(point.index, made, self.rows):
+            todo.insert(at, (point, made))
+            status.runs_total += 1
 
     def _clear(self, point: int, repetition: int) -> None:
         """A run done again starts from an empty folder (a partial run's files go)."""

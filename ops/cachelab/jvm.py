@@ -3,7 +3,7 @@ each component's pom.xml, which the image build uses as they are. The local runn
 bench` read them from there (`flags`) and size the heap themselves (`LOCAL_HEAP`); the image's
 heap flag, a share of the container's memory limit, stays in the image (`IMAGE_ONLY`).
 
-Standard library only (scripts/bench.py imports it without the package's dependencies).
+Standard library only (scripts/bench imports it without the package's dependencies).
 """
 
 from __future__ import annotations

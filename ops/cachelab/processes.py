@@ -5,7 +5,7 @@ for readiness, stop without orphans.
 Every child is started in its own session (its own process group), so the terminal's Ctrl-C
 reaches only cachelab, and stopping a child signals its whole group (SIGTERM, then SIGKILL after a
 grace). `ProcessSet` remembers what it started and stops all of it on exit, also when the run fails
-or is interrupted. Standard library only (scripts/bench.py uses it too).
+or is interrupted. Standard library only (scripts/bench uses it too).
 """
 
 from __future__ import annotations

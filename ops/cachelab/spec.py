@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from cachelab.columns import CONFIG_COLUMNS, summary_columns
+from cachelab.seeds import known_seed
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "spec.schema.json"
 
@@ -162,10 +163,26 @@ class Preload(_Model):
     expected_miss_ratio: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
+class UntilCertain(_Model):
+    """Repeat a point beyond `run.repetitions` (its minimum) until the 95 % interval of its mean
+    throughput and of its mean response time are each within ±ci_pct of the mean, or `max`."""
+
+    max: int = Field(ge=2, le=100, description="most repetitions of a point")
+    ci_pct: float = Field(gt=0, lt=100, description="target half-width, % of the mean")
+
+
 class Run(_Model):
     """How long and how often each point runs."""
 
-    repetitions: int = Field(default=1, ge=1, le=100)
+    repetitions: int = Field(
+        default=1,
+        ge=1,
+        le=100,
+        description="repetitions of each point; {min, max, ci_pct} repeats until certain",
+    )
+    until_certain: UntilCertain | None = Field(
+        default=None, description="set by repetitions: {min, max, ci_pct}"
+    )
     duration_s: int = Field(default=10, ge=1, le=86_400)
     warmup_s: int = Field(default=0, ge=0)
     cooldown_s: int = Field(default=0, ge=0)
@@ -174,6 +191,43 @@ class Run(_Model):
         description="start fresh, preloaded servers for every run; false reuses them while "
         "their configuration is unchanged and no run wrote to them",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _adaptive_repetitions(cls, data: Any) -> Any:
+        """`repetitions: {min: 3, max: 10, ci_pct: 5}` -> repetitions 3, until_certain."""
+        if not isinstance(data, dict) or not isinstance(data.get("repetitions"), dict):
+            return data
+        given = dict(data["repetitions"])
+        unknown = sorted(set(given) - {"min", "max", "ci_pct"})
+        if unknown or not {"min", "max", "ci_pct"} <= set(given):
+            raise _FieldError(
+                "run.repetitions",
+                f"a number, or {{min, max, ci_pct}} with all three, got {given!r}",
+            )
+        low, high = given["min"], given["max"]
+        if not isinstance(low, int) or not isinstance(high, int) or not 2 <= low <= high:
+            raise _FieldError(
+                "run.repetitions",
+                f"needs whole numbers 2 <= min <= max (an interval needs two runs), got "
+                f"min {low!r}, max {high!r}",
+            )
+        ci_pct = given["ci_pct"]
+        if high > 100 or not isinstance(ci_pct, int | float) or not 0 < ci_pct < 100:
+            raise _FieldError(
+                "run.repetitions",
+                f"needs max <= 100 and 0 < ci_pct < 100, got max {high!r}, ci_pct {ci_pct!r}",
+            )
+        return {
+            **data,
+            "repetitions": low,
+            "until_certain": {"max": high, "ci_pct": given["ci_pct"]},
+        }
+
+    @property
+    def max_repetitions(self) -> int:
+        """The most repetitions a point can get (`repetitions` when fixed)."""
+        return self.until_certain.max if self.until_certain else self.repetitions
 
     @model_validator(mode="after")
     def _check_trim(self) -> Run:
@@ -240,6 +294,33 @@ class Report(_Model):
     )
 
 
+class Fault(_Model):
+    """One fault injected while a run measures, at `at_s` seconds after the loadgens start."""
+
+    at_s: float = Field(ge=0, description="seconds after the loadgens start")
+    action: Literal["stop", "kill", "restart", "slow"] = Field(
+        description="stop: SIGSTOP, SIGCONT after for_s; kill: SIGKILL for good; restart: "
+        "SIGKILL, started again after for_s; slow: its traffic cut to rate_mbit for for_s"
+    )
+    target: str = Field(
+        pattern=r"^(server|middleware)-[0-9]+$", description="server-<i> or middleware-<j>"
+    )
+    for_s: float = Field(default=0, ge=0, description="how long (not for kill)")
+    rate_mbit: float = Field(default=1, gt=0, le=100_000, description="slow: Mbit/s each way")
+
+    @property
+    def role(self) -> str:
+        return self.target.split("-")[0]
+
+    @property
+    def index(self) -> int:
+        return int(self.target.split("-")[1])
+
+    @property
+    def end_s(self) -> float:
+        return self.at_s + self.for_s
+
+
 SweepValue = Annotated[list[Any], Field(min_length=1)]
 
 
@@ -259,6 +340,9 @@ class Spec(_Model):
         default_factory=dict, description="dotted field path -> values (cartesian product)"
     )
     run: Run = Field(default_factory=Run)
+    faults: list[Fault] = Field(
+        default_factory=list, description="faults injected into every run while it measures"
+    )
     report: Report = Field(default_factory=Report)
 
     @field_validator("name")
@@ -289,6 +373,14 @@ class Spec(_Model):
             problem = open_loop_problem(self)
             if problem:
                 raise _FieldError("workload.rate_ops", problem)
+        for index, seed in enumerate(self.seeds):
+            problem = known_seed(seed)
+            if problem:
+                raise _FieldError(f"seeds.{index}", problem)
+        for index, fault in enumerate(self.faults):
+            problem = fault_problem(self, fault)
+            if problem:
+                raise _FieldError(f"faults.{index}", problem)
         return self
 
     def with_values(self, values: dict[str, Any]) -> Spec:
@@ -342,6 +434,24 @@ def open_loop_problem(spec: Spec) -> str | None:
         return (
             f"{rate:g} requests/s gives the {connections} connections fewer than one request "
             f"each in the {spec.run.measured_s} measured seconds"
+        )
+    return None
+
+
+def fault_problem(spec: Spec, fault: Fault) -> str | None:
+    """Why `fault` cannot happen in a run of `spec`, or None."""
+    count = spec.topology.servers if fault.role == "server" else spec.topology.middlewares
+    if fault.index >= count:
+        names = ", ".join(f"{fault.role}-{i}" for i in range(count)) or "none"
+        return f"target {fault.target!r} does not exist (the {fault.role}s: {names})"
+    if fault.action == "kill" and fault.for_s > 0:
+        return "kill does not bring the target back; use action restart with for_s"
+    if fault.action != "kill" and fault.for_s <= 0:
+        return f"{fault.action} needs for_s > 0 (how long the fault lasts)"
+    if fault.end_s >= spec.run.duration_s:
+        return (
+            f"at_s + for_s must be < run.duration_s, got {fault.at_s:g} + {fault.for_s:g} >= "
+            f"{spec.run.duration_s}"
         )
     return None
 
@@ -576,6 +686,25 @@ def json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "cachelab experiment spec"
     schema["properties"]["sweep"]["propertyNames"] = {"enum": sorted(SWEEPABLE_PATHS)}
+    run = schema["$defs"]["Run"]["properties"]
+    fixed = run["repetitions"]
+    run["repetitions"] = {
+        "description": fixed.pop("description"),
+        "default": fixed.pop("default"),
+        "anyOf": [
+            fixed,
+            {
+                "type": "object",
+                "properties": {
+                    "min": {"type": "integer", "minimum": 2},
+                    "max": {"type": "integer", "maximum": 100},
+                    "ci_pct": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 100},
+                },
+                "required": ["min", "max", "ci_pct"],
+                "additionalProperties": False,
+            },
+        ],
+    }
     return schema
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cachelab.columns import METRIC_COLUMNS, summary_columns
+from cachelab.faults.recovery import fault_columns, recoveries_of
 from cachelab.openloop import open_loop_columns
 from cachelab.results import ResultsDir, ResultsError
 from cachelab.results.experiment import read_spec
@@ -30,6 +31,7 @@ from cachelab.results.hdr import merge_histograms, percentiles_ms, read_hdr_inte
 from cachelab.results.memtier import LoadgenRun, load_memtier_json, stats_section
 from cachelab.results.middleware import MiddlewareStats
 from cachelab.results.run import ClientStats, RunData, client_stats, read_run
+from cachelab.tail import tail_columns
 
 __all__ = [
     "METRIC_COLUMNS",
@@ -120,6 +122,8 @@ def row_of(data: RunData) -> dict[str, Any]:
             sum(p.wait_cores for p in loadgens) if loadgens else math.nan,
         )
     )
+    row.update(fault_columns(recoveries_of(data.run.path, spec, data.record.loadgens)))
+    row.update(tail_columns(data))
     return row
 
 

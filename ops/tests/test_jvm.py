@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 from types import ModuleType
@@ -35,12 +36,18 @@ def test_the_local_runner_and_the_bench_use_them(bench: ModuleType) -> None:
     assert loadgen[: loadgen.index("-jar")] == java + jvm.flags(ROOT, "loadgen")
     middleware = middleware_argv("java", Path("m.jar"), spec, "h", 1, ["h:2"], Path("s"))
     assert middleware[: middleware.index("-jar")] == java + jvm.flags(ROOT, "middleware")
-    assert jvm.flags(ROOT, "loadgen") == bench.LOADGEN_JAVA_OPTS
-    assert jvm.flags(ROOT, "middleware") == bench.MIDDLEWARE_JAVA_OPTS
+    config = importlib.import_module("bench.config")
+    assert jvm.flags(ROOT, "loadgen") == config.LOADGEN_JAVA_OPTS
+    assert jvm.flags(ROOT, "middleware") == config.MIDDLEWARE_JAVA_OPTS
 
 
 @pytest.mark.parametrize(
-    "path", ["ops/cachelab/local/commands.py", "scripts/bench.py", "ops/cachelab/k8s/plan.py"]
+    "path",
+    [
+        "ops/cachelab/local/commands.py",
+        *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "scripts" / "bench").glob("*.py")),
+        "ops/cachelab/k8s/plan.py",
+    ],
 )
 def test_no_second_list_of_jvm_flags(path: str) -> None:
     text = (ROOT / path).read_text()

@@ -45,6 +45,7 @@ from cachelab.columns import (
 )
 from cachelab.report import analysis as report_analysis
 from cachelab.report import plots, plots_analysis
+from cachelab.report.extras import extra_sections
 from cachelab.results import ResultsError
 from cachelab.results.experiment import Experiment, read_experiment
 from cachelab.results.hdr import density_ms, merge_histograms, percentiles_ms
@@ -555,6 +556,7 @@ def build_report(results_dir: Path) -> Path:
         _save(figure, out / "utilisation.png")
 
     factorial_sections = _factorial_section(summary, axes, figures, out)
+    more_sections = extra_sections(results_dir, out, axes)
 
     write_point_csvs(out, points, section, [*axes, "total_clients"])
 
@@ -591,6 +593,7 @@ def build_report(results_dir: Path) -> Path:
         ops=section.ops,
         max_rows=report_analysis.max_throughput_table(points, series),
         factorial_sections=factorial_sections,
+        extra_sections=more_sections,
         rows_total=len(summary_all),
         left_out=left_out,
         skipped=experiment.skipped,

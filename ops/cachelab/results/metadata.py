@@ -137,7 +137,8 @@ def record_command(path: Path, argv: list[str] | None = None) -> None:
     """Append a command that wrote to the results folder to metadata.json's `commands` (its
     command line, when it ended and the load average then); `command_line` stays the first."""
     data = read_metadata(path)
-    commands = data.get("commands") if isinstance(data.get("commands"), list) else []
+    previous = data.get("commands")
+    commands: list[Any] = previous if isinstance(previous, list) else []
     commands.append(
         {
             "command_line": list(sys.argv if argv is None else argv),

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.cachelab.middleware.testing.RedisProcess;
+import dev.cachelab.middleware.testing.RedisServers;
 import dev.cachelab.middleware.testing.RunningMiddleware;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -29,43 +30,34 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * of every data type.
  */
 class RedisClientsIT {
-  private static final List<RedisProcess> servers = new ArrayList<>();
+  private static RedisServers redis;
+  private static List<RedisProcess> servers;
   private static RedisProcess direct;
 
   @BeforeAll
   static void startServers() throws IOException {
-    for (int i = 0; i < 2; i++) {
-      servers.add(RedisProcess.start());
-    }
-    direct = RedisProcess.start();
+    redis = RedisServers.start(2);
+    servers = redis.behind();
+    direct = redis.direct();
   }
 
   @AfterAll
   static void stopServers() {
-    servers.forEach(RedisProcess::close);
-    if (direct != null) {
-      direct.close();
+    if (redis != null) {
+      redis.close();
     }
   }
 
   @BeforeEach
-  void flushEverything() {
-    for (RedisProcess server : servers) {
-      try (Jedis jedis = new Jedis("127.0.0.1", server.port())) {
-        jedis.flushAll();
-      }
-    }
-    try (Jedis jedis = new Jedis("127.0.0.1", direct.port())) {
-      jedis.flushAll();
-    }
+  void flushEverything() throws IOException {
+    redis.flushAll();
   }
 
   /** The middleware at its defaults (but the required flags) in front of both servers. */
   private static RunningMiddleware middleware(String... flags) throws IOException {
-    List<String> args = new ArrayList<>(List.of("--protocol", "redis", "-t", "8", "-s", "false"));
+    List<String> args = new ArrayList<>(List.of("-t", "8", "-s", "false"));
     args.addAll(List.of(flags));
-    return RunningMiddleware.startWithAddresses(
-        servers.stream().map(RedisProcess::address).toList(), args.toArray(new String[0]));
+    return redis.middleware(args.toArray(new String[0]));
   }
 
   /** Commands of every data type, with what each returned (as Jedis gives it). */

@@ -7,6 +7,7 @@ import dev.cachelab.middleware.protocol.RespReplies;
 import dev.cachelab.middleware.testing.FreePorts;
 import dev.cachelab.middleware.testing.MetricsScrape;
 import dev.cachelab.middleware.testing.RedisProcess;
+import dev.cachelab.middleware.testing.RedisServers;
 import dev.cachelab.middleware.testing.RespClient;
 import dev.cachelab.middleware.testing.RunningMiddleware;
 import java.io.ByteArrayOutputStream;
@@ -30,42 +31,31 @@ import org.junit.jupiter.api.Test;
  * processes, compared with a fourth redis used directly.
  */
 class RedisFrontEndIT {
-  private static final List<RedisProcess> servers = new ArrayList<>();
+  private static RedisServers redis;
+  private static List<RedisProcess> servers;
   private static RedisProcess direct;
 
   @BeforeAll
   static void startServers() throws IOException {
-    for (int i = 0; i < 3; i++) {
-      servers.add(RedisProcess.start());
-    }
-    direct = RedisProcess.start();
+    redis = RedisServers.start(3);
+    servers = redis.behind();
+    direct = redis.direct();
   }
 
   @AfterAll
   static void stopServers() {
-    servers.forEach(RedisProcess::close);
-    if (direct != null) {
-      direct.close();
+    if (redis != null) {
+      redis.close();
     }
   }
 
   @BeforeEach
   void flushEverything() throws IOException {
-    for (RedisProcess server : servers) {
-      try (RespClient client = new RespClient(server.port())) {
-        assertThat(client.call("FLUSHALL")).isEqualTo("+OK\r\n");
-      }
-    }
-    try (RespClient client = new RespClient(direct.port())) {
-      assertThat(client.call("FLUSHALL")).isEqualTo("+OK\r\n");
-    }
+    redis.flushAll();
   }
 
   private static RunningMiddleware middleware(String... flags) throws IOException {
-    List<String> args = new ArrayList<>(List.of("--protocol", "redis"));
-    args.addAll(List.of(flags));
-    return RunningMiddleware.startWithAddresses(
-        servers.stream().map(RedisProcess::address).toList(), args.toArray(new String[0]));
+    return redis.middleware(flags);
   }
 
   private static final String[][] SCRIPT = {
