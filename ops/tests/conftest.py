@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from cachelab.paths import repo_root
+
+ROOT = repo_root()
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from cachelab.paths import repo_root
+
+ROOT = repo_root()
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SPAN = re.compile(r"`([^`\n]+)`")

@@ -14,11 +14,12 @@ from types import ModuleType
 
 import pytest
 
+from cachelab.paths import repo_root
 from cachelab.processes import ManagedProcess, free_port
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = repo_root()
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from cachelab.paths import repo_root
+
+ROOT = repo_root()
 
 
 def _row(bench: ModuleType, name: str, ops: float, proxy_us: float | None = None) -> Any:

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from cachelab.columns import CATALOGUE, SUMMARY, describe, markdown, summary_columns
+from cachelab.paths import repo_root
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = repo_root()
 DATA = Path(__file__).resolve().parent / "data"
 
 

@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+from cachelab.paths import repo_root
+
+REPO = repo_root()
 EXPERIMENTS = REPO / "ops" / "experiments"
 DOC = REPO / "docs" / "experiments.md"
 SPECS = sorted(EXPERIMENTS.glob("*.yaml"))

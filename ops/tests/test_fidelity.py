@@ -15,13 +15,14 @@ from cachelab.fidelity import (
     fidelity_rows,
     markdown_with_provenance,
 )
+from cachelab.paths import repo_root
 from cachelab.report.seeds_section import SEEDS_FIGURE, seeds_section
 from cachelab.seeds import all_curves, catalogue, known_seed
 from cachelab.spec import SpecError, parse_spec
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = DATA / "results-sample"
-ROOT = Path(__file__).parents[2]
+ROOT = repo_root()
 
 
 def test_every_curve_names_a_catalogued_seed_and_is_well_formed() -> None:

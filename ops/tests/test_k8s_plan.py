@@ -11,9 +11,10 @@ import yaml
 
 from cachelab.cli import main
 from cachelab.k8s import plan
+from cachelab.paths import repo_root
 from cachelab.spec import load_spec, parse_spec
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = repo_root()
 
 RAW: dict[str, Any] = {
     "name": "plan-test",

@@ -11,8 +11,9 @@ import yaml
 
 from cachelab.cli import main
 from cachelab.k8s import render
+from cachelab.paths import repo_root
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = repo_root()
 OVERLAYS = sorted(p for p in (ROOT / "manifests" / "overlays").iterdir() if p.is_dir())
 SPEC = ROOT / "ops" / "experiments" / "asl17-one-client.yaml"
 

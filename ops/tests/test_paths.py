@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,15 @@ def test_every_part_uses_the_one_repo_root() -> None:
     sources = [p for p in (CHECKOUT / "ops" / "cachelab").rglob("*.py") if p.name != "paths.py"]
     defining = [str(p) for p in sources if "def repo_root" in p.read_text()]
     assert defining == []
+
+
+def test_no_test_finds_the_checkout_by_itself() -> None:
+    tests = CHECKOUT / "ops" / "tests"
+    found = []
+    for path in tests.rglob("*.py"):
+        # parents[k] of a file k folders below the checkout is the checkout
+        depth = len(path.relative_to(CHECKOUT).parts) - 1
+        own = re.compile(rf"Path\(__file__\)(\.resolve\(\))?\.parents\[{depth}\]")
+        if path.name != "test_paths.py" and own.search(path.read_text()):
+            found.append(str(path.relative_to(CHECKOUT)))
+    assert found == [], "use cachelab.paths.repo_root()"

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from cachelab.paths import repo_root
 from cachelab.spec import SCHEMA_PATH, SpecError, json_schema, load_spec, parse_spec
 
 EXPERIMENTS = Path(__file__).parents[1] / "experiments"
@@ -226,7 +227,7 @@ def test_shipped_experiments_are_valid(path: Path) -> None:
 
 
 def test_interfaces_example_is_valid() -> None:
-    doc = (Path(__file__).parents[2] / "docs" / "interfaces.md").read_text()
+    doc = (repo_root() / "docs" / "interfaces.md").read_text()
     section = doc.split("## 3. Experiment spec", 1)[1]
     example = section.split("```yaml", 1)[1].split("```", 1)[0]
     spec = parse_spec(yaml.safe_load(example))

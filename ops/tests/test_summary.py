@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cachelab.paths import repo_root
 from cachelab.results import MeasuredInterval
 from cachelab.summary import (
     METRIC_COLUMNS,
@@ -150,7 +151,7 @@ def test_build_summary_writes_the_documented_columns(tmp_path: Path) -> None:
 
 
 def test_columns_match_the_interfaces_doc() -> None:
-    doc = (Path(__file__).parents[2] / "docs" / "interfaces.md").read_text()
+    doc = (repo_root() / "docs" / "interfaces.md").read_text()
     section = doc.split("`summary.csv`", 1)[1]
     for column in summary_columns([]):
         assert f"`{column}`" in section, column

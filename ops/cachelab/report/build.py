@@ -179,6 +179,10 @@ def _interactive_law_frame(points: pd.DataFrame, summary: pd.DataFrame) -> pd.Da
     return pd.concat([points.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
 
 
+def _has_values(points: pd.DataFrame, column: str) -> bool:
+    return column in points.columns and bool(points[column].notna().any())
+
+
 def _floats(rows: pd.DataFrame, column: str) -> list[float]:
     if column not in rows.columns:
         return [math.nan] * len(rows)
@@ -486,6 +490,17 @@ def build_report(results_dir: Path) -> Path:
         plots_analysis.plot_queue_length(left, points, x, series)
         plots_analysis.plot_think_time(right, points, x, series)
         _save(figure, out / "queue_length.png")
+
+    if _has_values(points, "hot_key_share_mean") or _has_values(
+        points, "server_requests_max_over_mean_mean"
+    ):
+        figure = _figure(out, figures, "key_skew", wide)
+        left, right = figure.subplots(1, 2)
+        if _has_values(points, "hot_key_share_mean"):
+            plots.plot_hot_key_share(left, points, x, series)
+        if _has_values(points, "server_requests_max_over_mean_mean"):
+            plots.plot_server_balance(right, points, x, series)
+        _save(figure, out / "key_skew.png")
 
     densities, percentiles = latency_distributions(experiment, points, x, series)
     if densities:

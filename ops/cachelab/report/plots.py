@@ -152,6 +152,25 @@ def plot_response_time(
     ax.set_title("Response time (client)")
 
 
+def plot_hot_key_share(
+    ax: Axes, frame: pd.DataFrame, x: str = "total_clients", series: Sequence[str] = ()
+) -> None:
+    """The most requested key's share of every key requested, against ``x``."""
+    _metric_lines(ax, frame, x, "hot_key_share", series)
+    ax.set_ylabel("hottest key's share of requests")
+    ax.set_title("Key skew (loadgen)")
+
+
+def plot_server_balance(
+    ax: Axes, frame: pd.DataFrame, x: str = "total_clients", series: Sequence[str] = ()
+) -> None:
+    """The busiest server's requests over the mean server's (1 = equal), against ``x``."""
+    _metric_lines(ax, frame, x, "server_requests_max_over_mean", series)
+    ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_ylabel("busiest server / mean server (requests)")
+    ax.set_title("Servers' load (middleware)")
+
+
 def breakdown_parts(frame: pd.DataFrame) -> pd.DataFrame:
     """Mean queue / service / rest-of-MW / outside-MW times in ms per row of a per-point frame.
 

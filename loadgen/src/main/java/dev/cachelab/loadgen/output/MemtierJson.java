@@ -121,6 +121,7 @@ public final class MemtierJson {
     c.put("key_pattern", config.keyPatterns().toString());
     c.put("key_stddev", config.keyStddev());
     c.put("key_median", config.keyMedian());
+    c.put("key_zipf_exp", config.keyZipfExponent());
     c.put("multi_get", config.multiKeyGet());
     c.put("distinct_client_seed", config.distinctClientSeed() ? "true" : "false");
     c.put("randomize", config.randomize() ? "true" : "false");

@@ -171,7 +171,12 @@ class MemtierJsonTest {
   @Test
   void keyCountsNameTheKeysAndTheirOctaves() {
     LoadgenConfig c =
-        config("--key-prefix=k-", "--key-minimum=1", "--key-maximum=5", "--key-pattern=Z:Z");
+        config(
+            "--key-prefix=k-",
+            "--key-minimum=1",
+            "--key-maximum=5",
+            "--key-pattern=Z:Z",
+            "--key-zipf-exp=1.5");
     KeyCounts threadA = new KeyCounts(1);
     KeyCounts threadB = new KeyCounts(1);
     for (long key : new long[] {1, 1, 1, 2, 5}) {
@@ -184,6 +189,18 @@ class MemtierJsonTest {
     JsonNode keys = new MemtierJson(c, List.of()).document(List.of(r)).at("/ALL STATS/Key Counts");
 
     assertThat(keys.get("Keys Requested").asLong()).isEqualTo(7);
+    assertThat(
+            new MemtierJson(c, List.of())
+                .document(List.of(r))
+                .at("/configuration/key_pattern")
+                .asText())
+        .isEqualTo("Z:Z");
+    assertThat(
+            new MemtierJson(c, List.of())
+                .document(List.of(r))
+                .at("/configuration/key_zipf_exp")
+                .asDouble())
+        .isEqualTo(1.5);
     assertThat(keys.at("/Top Keys/0/Key").asText()).isEqualTo("k-1");
     assertThat(keys.at("/Top Keys/0/Count").asLong()).isEqualTo(4);
     assertThat(keys.at("/Top Keys/0/Overcount").asLong()).isZero();
