@@ -19,7 +19,10 @@ SPEC = {
     "topology": {"client_machines": 2, "hosts": {"client": "a2"}},
     "run": {"duration_s": 5},
 }
-SMALL = {"requests": {"cpu": "100m", "memory": "192Mi"}, "limits": {"cpu": "200m", "memory": "320Mi"}}
+SMALL = {
+    "requests": {"cpu": "100m", "memory": "192Mi"},
+    "limits": {"cpu": "200m", "memory": "320Mi"},
+}
 
 
 @pytest.mark.integration  # runs kubectl kustomize
