@@ -142,10 +142,11 @@ kwok-down: ## Delete the kwok cluster (K8S_CLUSTER=cachelab).
 test: deps venv k8s-tools build lint test-unit test-integration test-e2e test-k8s test-k8s-real ## Run every test tier (what CI runs): lint, unit, integration, end to end, Kubernetes (kwok, then a real local cluster).
 
 .PHONY: lint
-lint: venv ## Check formatting and types: spotless (google-java-format), ruff, mypy.
+lint: venv ## Check formatting and types (spotless, ruff, mypy) and the prose (no words about how it was made, no links out).
 	@$(MVN) spotless:check
 	@cd ops && $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy cachelab
-	@$(VENV)/bin/ruff check --config ops/pyproject.toml loadgen/locust scripts/bench.py scripts/local-cluster && $(VENV)/bin/ruff format --config ops/pyproject.toml --check loadgen/locust scripts/bench.py scripts/local-cluster && $(VENV)/bin/mypy --config-file ops/pyproject.toml loadgen/locust/locustfile.py scripts/bench.py scripts/local-cluster/layout.py
+	@$(VENV)/bin/ruff check --config ops/pyproject.toml loadgen/locust scripts/bench scripts/local-cluster && $(VENV)/bin/ruff format --config ops/pyproject.toml --check loadgen/locust scripts/bench scripts/local-cluster && $(VENV)/bin/mypy --config-file ops/pyproject.toml loadgen/locust/locustfile.py scripts/bench scripts/local-cluster/layout.py
+	@cd ops && $(PY) -m cachelab.devtools.prose_lint $(ROOT)
 
 .PHONY: fmt
 fmt: venv ## Format Java (spotless) and Python (ruff) sources in place.
@@ -167,30 +168,22 @@ test-integration: deps venv build ## Real processes on loopback: Java *IT (fails
 	@$(PYTEST) -m "(integration or report) and not e2e and not k8s"
 
 .PHONY: test-e2e
-test-e2e: deps venv build ## Whole local experiments through the runner (cachelab run, resume, shaping, monitor).
+test-e2e: deps venv build ## Whole local experiments through the runner (cachelab run, resume, shaping, monitor, the tutorial's first part).
 	@$(PYTEST) -m "e2e"
-
-.PHONY: test-java
-test-java: deps ## Java unit and integration tests (real memcached/redis on loopback ports).
-	@$(MVN_ENV) mvn -B -ntp verify
-
-.PHONY: test-python
-test-python: deps venv build ## Every Python test (all tiers; the k8s ones need make k8s-tools).
-	@$(PYTEST)
-
-.PHONY: test-k8s-real
-test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, a 2-point k8s run (CILIUM=1: NetworkPolicies enforced); always torn down.
-	@$(PYTEST) -m "$(if $(filter 1,$(CILIUM)),k8s_real,k8s_real and not cilium)"
 
 .PHONY: test-k8s
 test-k8s: deps venv k8s-tools build ## Kubernetes tier: chart lint/schema, installs and Jobs on a throwaway kwok cluster.
 	@$(PYTEST) -m "k8s and not e2e"
 
+.PHONY: test-k8s-real
+test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, a 2-point k8s run, the tutorial's cluster part (CILIUM=1: NetworkPolicies enforced); always torn down.
+	@$(PYTEST) -m "$(if $(filter 1,$(CILIUM)),k8s_real,k8s_real and not cilium)"
+
 ##@ Benchmark
 
 .PHONY: bench
 bench: deps build ## Proxies (direct/twemproxy/ASL floor in C/middleware) for memcached and, with redis-benchmark, for redis; loadgen vs memcaslap: ops/s, latency, CPU/request.
-	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench.py
+	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench
 
 ##@ Monitoring
 
@@ -201,9 +194,28 @@ MONITORING_NAMESPACE ?= monitoring
 monitoring-install: ## Install kube-prometheus-stack (pinned chart KPS_VERSION) with ops/monitoring values into the current cluster.
 	@KPS_VERSION=$(KPS_VERSION) MONITORING_NAMESPACE=$(MONITORING_NAMESPACE) scripts/monitoring-install.sh
 
+.PHONY: monitoring-operator-install
+monitoring-operator-install: ## The Prometheus Operator built here (k8s-tools, images): its CRDs, then manifests/monitoring (a Prometheus selecting `release: kps` monitors, node exporter, cAdvisor).
+	@[[ -d $(TOOLS_DIR)/prometheus-operator-crd ]] || { echo "error: $(TOOLS_DIR)/prometheus-operator-crd is missing: run make k8s-tools" >&2; exit 1; }
+	@kubectl apply --server-side -f $(TOOLS_DIR)/prometheus-operator-crd
+	@kubectl wait --for=condition=Established --timeout=60s -f $(TOOLS_DIR)/prometheus-operator-crd
+	@kubectl apply -k manifests/monitoring
+
+.PHONY: monitoring-check
+monitoring-check: venv ## List the ServiceMonitors, PodMonitors and PrometheusRules that no Prometheus of the cluster selects (exit 1 if any).
+	@$(PY) -m cachelab.k8s.monitors
+
 .PHONY: grafana
 grafana: ## Open Grafana of kube-prometheus-stack on http://127.0.0.1:3000 (kubectl port-forward).
 	@kubectl -n $(MONITORING_NAMESPACE) port-forward svc/kps-grafana 3000:80
+
+.PHONY: overlays
+overlays: venv ## Render every manifests/overlays/* again from its spec (the `cachelab render` command in its header).
+	@for k in manifests/overlays/*/kustomization.yaml; do \
+	  args="$$(sed -n 's/^# Rendered by: cachelab render //p' "$$k")"; \
+	  [[ -n $$args ]] || { echo "error: $$k has no render command in its header" >&2; exit 1; }; \
+	  eval "$(CACHELAB) render $$args"; \
+	done
 
 .PHONY: dashboards
 dashboards: venv ## Regenerate the Grafana dashboards in charts/testbed/dashboards from ops/cachelab/dashboards.py.

@@ -41,6 +41,8 @@ image_ref() {
     redis) echo "$registry/redis:$(deb_version redis-server)" ;;
     redis-exporter) echo "$registry/redis-exporter:$(deb_version prometheus-redis-exporter)" ;;
     prometheus) echo "$registry/prometheus:$(deb_version prometheus)" ;;
+    node-exporter) echo "$registry/node-exporter:$(deb_version prometheus-node-exporter)" ;;
+    prometheus-operator) echo "$registry/prometheus-operator:$(cat "$tools_bin/.prometheus-operator.version" 2>/dev/null | sed 's/^v//' || echo missing)" ;;
     java-base) echo "$registry/java-base:$("$(java_home)/bin/java" -XshowSettings:properties -version 2>&1 | awk '/java.version =/ {print $3}')" ;;
     middleware) echo "ghcr.io/cachelab/middleware:$app_version" ;;
     loadgen) echo "ghcr.io/cachelab/loadgen:$app_version" ;;
@@ -49,7 +51,7 @@ image_ref() {
 }
 # No memcached exporter: it is no Debian package, and its Go module is not in the module proxy
 # this project's machines use (local-values.yaml turns the exporters off).
-all_images=(pause coredns helper memcached redis redis-exporter prometheus java-base middleware loadgen)
+all_images=(pause coredns helper memcached redis redis-exporter prometheus node-exporter prometheus-operator java-base middleware loadgen)
 
 java_home() { JAVA_HOME="${JAVA_HOME:-}" "$root/scripts/find-jdk.sh"; }
 
@@ -148,6 +150,17 @@ build_one() {
       input=/usr/bin/prometheus; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
       add_file "$rootfs" "$input"; mkdir -p "$rootfs/prometheus"; chmod 777 "$rootfs/prometheus"
       pack "$name" "$rootfs" "$input" ;;
+    node-exporter)
+      input=/usr/bin/prometheus-node-exporter; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
+      add_file "$rootfs" "$input"; pack "$name" "$rootfs" "$input" ;;
+    prometheus-operator)
+      # The operator and the config reloader it runs next to each Prometheus (as
+      # /bin/prometheus-config-reloader, the path the operator gives that container), both static.
+      input="$(tool prometheus-operator)"
+      fresh "$name" "$input" "$(tool prometheus-config-reloader)" && { rm -rf "$rootfs"; return; }
+      mkdir -p "$rootfs/bin"
+      cp "$input" "$rootfs/bin/operator"; cp "$(tool prometheus-config-reloader)" "$rootfs/bin/prometheus-config-reloader"
+      pack "$name" "$rootfs" /bin/operator ;;
     java-base)
       local jdk; jdk="$(java_home)"; input="$jdk/release"
       fresh "$name" "$input" && { rm -rf "$rootfs"; return; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes test-tier tools from Go modules into $TOOLS_DIR/bin (default .cache/tools/bin):
 #   helm, kwok, kwokctl, kube-apiserver, kube-controller-manager, kube-scheduler (control plane),
-#   kubelet, kube-proxy (the node of the real local cluster, scripts/local-cluster.sh), coredns.
+#   kubelet, kube-proxy (the node of the real local cluster, scripts/local-cluster.sh), coredns,
+#   prometheus-operator and prometheus-config-reloader (with the operator's CRDs).
 # etcd, containerd, runc and the CNI plugins come from Debian packages (scripts/install-debs.sh).
 # Each tool is built once (stamped with its version); a rerun with everything present returns at once.
 # First build takes ~10 min on 2 cores for helm and the control plane, a few more for kubelet,
@@ -108,6 +109,37 @@ if [[ "${CILIUM:-0}" == 1 ]] && { ! stamp_ok cilium-agent "$CILIUM_VERSION" || !
     go build -trimpath -ldflags "-s -w" -o "$bin/cilium-agent" ./daemon
     go build -trimpath -ldflags "-s -w" -o "$bin/cilium-cni" ./plugins/cilium-cni )
   stamp cilium-agent "$CILIUM_VERSION"; stamp cilium-cni "$CILIUM_VERSION"
+fi
+
+# The Prometheus Operator and its config reloader (monitoring as kube-prometheus-stack does it:
+# manifests/monitoring), and its CRDs (example/prometheus-operator-crd of the same module) in
+# $TOOLS_DIR/prometheus-operator-crd. Built inside a copy of the module: its go.mod replaces two
+# nested modules (pkg/apis/monitoring, pkg/client) by folders that the module zip leaves out, so the
+# replacements are dropped and the proxy's releases of the same version are used.
+PROMETHEUS_OPERATOR_VERSION="${PROMETHEUS_OPERATOR_VERSION:-v0.85.0}"
+crd_dir="$tools_dir/prometheus-operator-crd"
+if ! stamp_ok prometheus-operator "$PROMETHEUS_OPERATOR_VERSION" \
+  || ! stamp_ok prometheus-config-reloader "$PROMETHEUS_OPERATOR_VERSION" \
+  || [[ "$(cat "$crd_dir/.version" 2>/dev/null)" != "$PROMETHEUS_OPERATOR_VERSION" ]]; then
+  echo "building prometheus-operator and prometheus-config-reloader $PROMETHEUS_OPERATOR_VERSION (first time ~5-10 min on 2 cores)"
+  po_mod="github.com/prometheus-operator/prometheus-operator"
+  src_mod="$(go mod download -json "$po_mod@$PROMETHEUS_OPERATOR_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "$src_mod" ]] || { echo "error: could not download $po_mod@$PROMETHEUS_OPERATOR_VERSION" >&2; exit 1; }
+  rm -rf "$tools_dir/prometheus-operator-src"
+  cp -r "$src_mod" "$tools_dir/prometheus-operator-src"
+  chmod -R u+w "$tools_dir/prometheus-operator-src"
+  ( cd "$tools_dir/prometheus-operator-src"
+    go mod edit -dropreplace "$po_mod/pkg/apis/monitoring" -dropreplace "$po_mod/pkg/client"
+    go mod download "$po_mod/pkg/apis/monitoring" "$po_mod/pkg/client"
+    ldflags="-s -w -X github.com/prometheus/common/version.Version=${PROMETHEUS_OPERATOR_VERSION#v}"
+    go build -trimpath -ldflags "$ldflags" -o "$bin/prometheus-operator" ./cmd/operator
+    go build -trimpath -ldflags "$ldflags" -o "$bin/prometheus-config-reloader" ./cmd/prometheus-config-reloader
+    rm -rf "$crd_dir"; mkdir -p "$crd_dir"
+    cp example/prometheus-operator-crd/*.yaml "$crd_dir/"
+    echo "$PROMETHEUS_OPERATOR_VERSION" > "$crd_dir/.version" )
+  rm -rf "$tools_dir/prometheus-operator-src"
+  stamp prometheus-operator "$PROMETHEUS_OPERATOR_VERSION"
+  stamp prometheus-config-reloader "$PROMETHEUS_OPERATOR_VERSION"
 fi
 
 [[ -x /usr/bin/etcd ]] || echo "note: etcd not found at /usr/bin/etcd; run scripts/install-debs.sh etcd-server" >&2

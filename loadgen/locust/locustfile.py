@@ -1,4 +1,9 @@
-"""locust scenarios for cachelab: memcached (pymemcache) and redis (redis-py) users.
+"""locust scenarios for cachelab: memcached (text protocol) and redis (redis-py) users.
+
+The one locustfile: run locally as below and in the cluster by the loadgen-locust component of
+manifests/ (a copy beside its kustomization, checked equal to this file by ops/tests). The
+memcached users speak the text protocol on the standard library, so the stock locust image runs
+them; redis-py is imported only when a redis user starts.
 
 Every operation is reported through locust's ``request`` event (request_type ``memcached`` or
 ``redis``, name ``set``/``get``), so locust's CSV and web UI show it like any HTTP request.
@@ -32,12 +37,11 @@ from __future__ import annotations
 
 import os
 import random
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
 
-import pymemcache.client.base
-import redis
 from locust import User, constant, constant_pacing, task
 
 
@@ -164,24 +168,57 @@ class CacheUser(User):
         raise NotImplementedError
 
 
+class MemcachedText:
+    """One memcached text-protocol connection (set and get of one key)."""
+
+    def __init__(self, server: str, port: int, timeout_s: float) -> None:
+        self.sock = socket.create_connection((server, port), timeout=timeout_s)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.reader = self.sock.makefile("rb")
+
+    def close(self) -> None:
+        self.reader.close()
+        self.sock.close()
+
+    def _line(self) -> bytes:
+        line = self.reader.readline()
+        if not line.endswith(b"\r\n"):
+            raise ConnectionError("memcached closed the connection")
+        if line.startswith((b"ERROR", b"CLIENT_ERROR", b"SERVER_ERROR")):
+            raise RuntimeError(f"memcached replied {line.decode(errors='replace').strip()}")
+        return line
+
+    def set(self, key: str, value: bytes) -> None:
+        self.sock.sendall(b"set %s 0 0 %d\r\n%s\r\n" % (key.encode(), len(value), value))
+        line = self._line()
+        if line != b"STORED\r\n":
+            raise RuntimeError(f"memcached did not store {key}: {line!r}")
+
+    def get(self, key: str) -> bytes | None:
+        self.sock.sendall(b"get %s\r\n" % key.encode())
+        value = None
+        while (line := self._line()) != b"END\r\n":
+            # VALUE <key> <flags> <bytes>
+            length = int(line.split()[3])
+            value = self.reader.read(length + 2)[:length]
+        return value
+
+
 class MemcachedUser(CacheUser):
-    """Closed loop against memcached (text protocol, pymemcache)."""
+    """Closed loop against memcached (text protocol)."""
 
     request_type = "memcached"
     wait_time = constant(_env_float("CACHELAB_THINK_MS", 0.0) / 1000.0)
 
     def on_start(self) -> None:
         timeout = _env_float("CACHELAB_TIMEOUT_S", 5.0)
-        self.client = pymemcache.client.base.Client(
-            (self.server, self.port), connect_timeout=timeout, timeout=timeout, no_delay=True
-        )
+        self.client = MemcachedText(self.server, self.port, timeout)
 
     def on_stop(self) -> None:
         self.client.close()
 
     def do_set(self, key: str, value: bytes) -> int:
-        if not self.client.set(key, value, noreply=False):
-            raise RuntimeError(f"memcached did not store {key}")
+        self.client.set(key, value)
         return len(value)
 
     def do_get(self, key: str) -> int:
@@ -202,6 +239,8 @@ class RedisUser(CacheUser):
     wait_time = constant(_env_float("CACHELAB_THINK_MS", 0.0) / 1000.0)
 
     def on_start(self) -> None:
+        import redis  # only here: the stock locust image runs the memcached users without it
+
         timeout = _env_float("CACHELAB_TIMEOUT_S", 5.0)
         self.client = redis.Redis(
             host=self.server, port=self.port, socket_timeout=timeout, socket_connect_timeout=timeout

@@ -1,12 +1,15 @@
-"""The `cachelab` command line: run, validate, report, compare, list, summarize, schema."""
+"""The `cachelab` command line: run, validate, report, compare, list, summarize, schema, render,
+collect."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -14,13 +17,18 @@ from rich.markup import escape
 from rich.table import Table
 
 from cachelab import __version__
+from cachelab.k8s import collect_results as k8s_collect
+from cachelab.k8s import render as k8s_render
 from cachelab.options import RunOptions
-from cachelab.spec import SpecError, json_schema, load_spec
+from cachelab.spec import Spec, SpecError, json_schema, load_spec
 from cachelab.terminal import make_console
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parents[1] / "experiments"
 
 RUN_OVERHEAD_TEXT = "JVM start/stop"
+# FIELD=VALUE terms (whitespace-separated) applied to every `cachelab run`'s spec after its --set
+# terms: a script shortens any command's runs, e.g. CACHELAB_SET="run.duration_s=4".
+SET_ENV = "CACHELAB_SET"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,6 +52,21 @@ def build_parser() -> argparse.ArgumentParser:
         " $CACHELAB_K8S_BANDWIDTH or asl2017)",
     )
     run.add_argument(
+        "--values",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="k8s: a values file for the release after the point's own (your cluster's images, "
+        "pools, sizes; repeatable; default $CACHELAB_K8S_VALUES, `:`-separated)",
+    )
+    run.add_argument(
+        "--loadgen",
+        choices=["cachelab", "memtier"],
+        default=None,
+        help="k8s: the Jobs' loadgen image, the project's (built by make images) or "
+        "memtier_benchmark (default $CACHELAB_K8S_LOADGEN or cachelab)",
+    )
+    run.add_argument(
         "--monitor",
         action="store_true",
         help="local target: scrape the run with a Prometheus, data in <results>/prometheus",
@@ -57,12 +80,34 @@ def build_parser() -> argparse.ArgumentParser:
         "missing, partial or failed run (again)",
     )
     run.add_argument(
+        "--set",
+        action="append",
+        default=None,
+        metavar="FIELD=VALUE",
+        help="change one field of the spec for this run (run.duration_s=10, "
+        "sweep.topology.workers=[8,32]); repeatable; $CACHELAB_SET's terms apply after these",
+    )
+    run.add_argument(
         "--only",
         action="append",
         metavar="TERM",
         help="run only some points: indices (3, 0-2, 1,4) or swept values (workers=8, "
-        "topology.workers=8,16); repeat --only to require several terms",
+        "topology.workers=8,16: every number after FIELD= is a value of that field); repeat "
+        "--only to require several terms",
     )
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list the points --only chooses (and the runs and time they take) and run nothing",
+    )
+
+    add_search_parser(sub)
+
+    fidelity = sub.add_parser(
+        "fidelity", help="print ours / the seed's saturation, knee and low-load response time"
+    )
+    fidelity.add_argument("results_dirs", type=Path, nargs="+", metavar="RESULTS_DIR")
+    fidelity.add_argument("--markdown", action="store_true", help="a Markdown table")
 
     validate = sub.add_parser("validate", help="check specs and print their points")
     validate.add_argument("specs", type=Path, nargs="+", metavar="SPEC")
@@ -92,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--dir", type=Path, default=EXPERIMENTS_DIR, help="folder of specs")
 
     sub.add_parser("schema", help="print the JSON schema of the spec format")
+    k8s_render.add_parser(sub)
+    k8s_collect.add_parser(sub)
     return parser
 
 
@@ -125,10 +172,15 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
             failed += 1
             continue
         points = spec.points()
-        runs = len(points) * spec.run.repetitions
+        runs = f"{len(points) * spec.run.repetitions}"
+        repetitions = f"{spec.run.repetitions}"
+        if spec.run.until_certain is not None:
+            until = spec.run.until_certain
+            runs += f"-{len(points) * until.max}"
+            repetitions += f"-{until.max} (until ±{until.ci_pct:g} %)"
         console.print(
             f"[green]✓[/] {path}: {spec.name}, {len(points)} points x "
-            f"{spec.run.repetitions} repetitions = {runs} runs of {spec.run.duration_s} s",
+            f"{repetitions} repetitions = {runs} runs of {spec.run.duration_s} s",
             highlight=False,
             soft_wrap=True,
         )
@@ -221,6 +273,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         index = build_report(args.results_dir)
     except Exception as error:  # the report's own errors name what is wrong
         return _error(console, f"report failed: {type(error).__name__}: {error}")
+    from cachelab.results.metadata import record_command
+
+    record_command(Path(args.results_dir) / "metadata.json")
     console.print(f"report: [bold]{index}[/]", highlight=False)
     note = incomplete_note(args.results_dir)
     if note:
@@ -305,29 +360,148 @@ def _remove_made(folder: Path, made: Path | None) -> None:
             return
 
 
+def _dry_run(spec: Spec, selection: Any, console: Console) -> int:
+    """`--dry-run`: the chosen points, one line each, and what running them would take."""
+    from cachelab.experiment import estimate_wall_s
+    from cachelab.terminal import format_seconds, point_text
+
+    chosen = selection.choose(spec.points())
+    total = len(spec.points())
+    runs = len(chosen) * spec.run.repetitions
+    share = estimate_wall_s(spec) * len(chosen) / total
+    console.print(
+        f"dry run: {len(chosen)} of {total} points, {runs} runs of {spec.run.duration_s} s "
+        f"(about {format_seconds(share)}); nothing was run",
+        highlight=False,
+    )
+    for point in chosen:
+        console.print(f"  {point_text(point, 0).replace(' r0', '', 1)}", highlight=False)
+    return 0
+
+
+def add_search_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    search = sub.add_parser(
+        "search", help="find the highest load of a spec that meets a latency SLO"
+    )
+    search.add_argument("spec", type=Path, help="experiment spec (YAML); open loop searches rate")
+    search.add_argument(
+        "--slo", required=True, help="p50, p90, p99, p99.9 or mean <= LIMIT ms|us, e.g. p99<=2ms"
+    )
+    search.add_argument(
+        "--tolerance",
+        type=float,
+        default=5.0,
+        metavar="PCT",
+        help="stop when the bracket is this narrow, in percent of its lower end (default 5)",
+    )
+    search.add_argument(
+        "--attempts", type=int, default=3, help="runs per step before an untrusted one is a miss"
+    )
+    search.add_argument(
+        "--max-load",
+        type=float,
+        default=None,
+        help="highest load tried (requests/s, or clients per thread for a closed-loop spec)",
+    )
+    search.add_argument("--point", type=int, default=None, help="the point of a swept spec")
+    search.add_argument("--target", choices=["local"], default="local")
+    search.add_argument(
+        "--results", type=Path, default=None, help="results base folder (default: <repo>/results)"
+    )
+    search.add_argument(
+        "--resume", type=Path, default=None, metavar="RESULTS_DIR", help="go on with a search"
+    )
+
+
+def cmd_search(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.processes import ProcessError
+    from cachelab.search import SearchError, choose_point, run_local, settings_for
+    from cachelab.slo import SloError
+
+    try:
+        spec = choose_point(load_spec(args.spec), args.point)
+        settings = settings_for(spec, args.slo, args.tolerance, args.attempts, args.max_load)
+    except SpecError as error:
+        return _error(console, f"{error}{spec_hint(args.spec)}")
+    except (SloError, SearchError) as error:
+        return _error(console, str(error))
+    try:
+        folder, _ = run_local(args.spec, settings, args.point, args.results, args.resume, console)
+    except (SearchError, ProcessError) as error:
+        return _error(console, str(error))
+    except KeyboardInterrupt:
+        _error(console, "interrupted; every step measured is in search.csv (go on with --resume)")
+        return 130
+    console.print((folder / "answer.txt").read_text().strip(), highlight=False)
+    console.print(f"search: {folder}/search.csv, {folder}/search.png", highlight=False)
+    return 0
+
+
+def cmd_fidelity(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.fidelity import (
+        HEADER,
+        FidelityError,
+        fidelity_rows,
+        markdown_with_provenance,
+        table_rows,
+    )
+    from cachelab.results import ResultsError
+
+    rows = []
+    for folder in args.results_dirs:
+        try:
+            rows += fidelity_rows(folder)
+        except (FidelityError, ResultsError) as error:
+            return _error(console, str(error))
+    if args.markdown:
+        print(markdown_with_provenance(args.results_dirs), end="")
+        return 0
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for name in HEADER:
+        table.add_column(name)
+    for cells in table_rows(rows):
+        table.add_row(*(escape(c) for c in cells))
+    console.print(table)
+    return 0
+
+
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from cachelab.experiment import ResumeError, Selection, SelectionError
     from cachelab.k8s.kube import K8sError
     from cachelab.k8s.plan import PlanError
     from cachelab.local.shaping import ShapingError
     from cachelab.monitor import MonitorError
+    from cachelab.paths import RepoRootError
     from cachelab.processes import ProcessError
     from cachelab.terminal import summary_table
 
+    overrides = [*(getattr(args, "set", None) or []), *os.environ.get(SET_ENV, "").split()]
     try:
-        spec = load_spec(args.spec)
+        spec = load_spec(args.spec, overrides)
         selection = Selection(tuple(args.only or ()))
         selection.choose(spec.points())  # a bad --only fails before anything starts
     except SpecError as error:
         return _error(console, f"{error}{spec_hint(args.spec)}")
     except SelectionError as error:
         return _error(console, str(error))
+    if overrides:
+        console.print(f"spec with {' '.join(overrides)}", highlight=False, soft_wrap=True)
+    if args.target == "local":
+        from cachelab.capacity import check
+
+        problem = check(spec)
+        if problem:
+            return _error(console, f"{args.spec}: {problem}")
+    if getattr(args, "dry_run", False):
+        return _dry_run(spec, selection, console)
     if args.target == "k8s" and getattr(args, "monitor", False):
         return _error(
             console,
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
         )
+    if args.target == "local" and (args.values or args.loadgen):
+        return _error(console, "--values and --loadgen are for --target k8s")
     made = _first_missing(args.results) if args.results is not None else None
     if args.results is not None and args.resume is None:
         problem = _cannot_write(args.results)
@@ -352,6 +526,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         K8sError,
         SpecError,
         ResumeError,
+        RepoRootError,
     ) as error:
         _remove_made(args.results, made)
         return _error(console, str(error))
@@ -364,7 +539,10 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     if status.message:
         console.print(escape(status.message), highlight=False)
     code = {"complete": 0, "interrupted": 130}.get(status.state, 1)
-    if args.report and results.summary_file.is_file():
+    stale = args.resume is not None and (results.path / "report" / "index.html").is_file()
+    if stale and not args.report:
+        console.print("report: the folder's report predates the resumed runs; rebuilding it")
+    if (args.report or stale) and results.summary_file.is_file():
         from cachelab.report import build_report
 
         try:
@@ -377,6 +555,24 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             return 130
         console.print(f"report: {index}", highlight=False)
     return code
+
+
+def cmd_render(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.paths import repo_root
+
+    try:
+        spec = load_spec(args.spec)
+        out = args.out or k8s_render.default_out(spec, args.point)
+        files = k8s_render.overlay_files(spec, args, out, repo_root())
+        k8s_render.write_overlay(files, out)
+    except SpecError as error:
+        return _error(console, f"{error}{spec_hint(args.spec)}")
+    except k8s_render.RenderError as error:
+        return _error(console, str(error))
+    except OSError as error:
+        return _error(console, f"--out {out}: cannot write ({error.strerror or error})")
+    console.print(f"overlay: [bold]{escape(str(out))}[/] ({', '.join(files)})", highlight=False)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -396,6 +592,10 @@ def main(argv: list[str] | None = None) -> int:
         "summarize": cmd_summarize,
         "compare": cmd_compare,
         "list": cmd_list,
+        "render": cmd_render,
+        "collect": k8s_collect.cmd_collect,
+        "search": cmd_search,
+        "fidelity": cmd_fidelity,
     }
     try:
         result: int = commands[args.command](args, console)

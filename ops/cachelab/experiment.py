@@ -21,6 +21,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
 
+from cachelab.repetitions import RepetitionPolicy, extra_repetitions_done
 from cachelab.results import ResultsDir, RunRecord, Status
 from cachelab.spec import Point, Spec, SpecError, load_spec
 from cachelab.summary import add_summary_row
@@ -71,7 +72,7 @@ class ExperimentStatus(Status):
     @classmethod
     def read(cls, path: Path) -> ExperimentStatus:
         data = json.loads(path.read_text())
-        for derived in ("runs_done", "runs_partial", "runs_failed"):
+        for derived in ("runs_done", "runs_partial", "runs_failed", "subset"):
             data.pop(derived, None)
         data["runs"] = [RunRecord(**r) for r in data.get("runs", [])]
         return cls(**data)
@@ -87,9 +88,11 @@ class SelectionError(ValueError):
 
 @dataclass(frozen=True)
 class Selection:
-    """Points chosen by `--only` terms. One term is a comma-separated list of alternatives:
-    point indices (`3`, `0-2`) or swept values (`topology.workers=8`, or by the field's last
-    name, `workers=8`); several terms must all match."""
+    """Points chosen by `--only` terms; several terms must all match. A term is either point
+    indices (`3`, `0-2`, `0,4-5`) or values of swept fields: `topology.workers=8,32` (or by the
+    field's last name, `workers=8,32`) takes the values 8 and 32 of that field, and a later
+    `FIELD=VALUE` in the same term starts another field (`workers=8,clients_per_thread=4`
+    matches either). A bare number after `FIELD=` is a value of that field, never an index."""
 
     terms: tuple[str, ...] = ()
 
@@ -102,43 +105,63 @@ class Selection:
             raise SelectionError(f"--only {' --only '.join(self.terms)}: no point matches all")
         return chosen
 
+    def describe(self) -> str:
+        """The terms as typed on the command line (`--only a --only b`)."""
+        return " ".join(f"--only {t}" for t in self.terms)
+
 
 def _term_matcher(term: str, points: Sequence[Point]) -> Any:
-    indices: set[int] = set()
-    wanted: dict[str, set[str]] = {}
+    alternatives = [a.strip() for a in term.split(",")]
+    if any(not a for a in alternatives):
+        raise SelectionError(f"--only {term!r}: empty alternative")
+    if "=" not in alternatives[0]:
+        return _index_matcher(term, alternatives, len(points))
     axes = list(points[0].values) if points else []
-    for alternative in (a.strip() for a in term.split(",")):
-        if not alternative:
-            raise SelectionError(f"--only {term!r}: empty alternative")
-        match = _RANGE.match(alternative)
-        if match:
-            low = int(match.group(1))
-            high = int(match.group(2) or low)
-            if high < low or high >= len(points):
-                raise SelectionError(
-                    f"--only {alternative}: points are numbered 0..{len(points) - 1}"
-                )
-            indices.update(range(low, high + 1))
-            continue
+    wanted: dict[str, set[str]] = {}
+    axis = ""
+    for alternative in alternatives:
         name, sep, value = alternative.partition("=")
-        if not sep:
-            raise SelectionError(
-                f"--only {alternative!r}: use point indices (3, 0-2) or FIELD=VALUE"
-            )
-        axis = _axis_named(name.strip(), axes)
+        if sep:
+            axis, value = _axis_named(name.strip(), axes), value.strip()
+        else:
+            value = alternative
         known = {_text(p.values[axis]) for p in points}
-        if value.strip() not in known:
+        if value not in known:
             raise SelectionError(
-                f"--only {alternative}: {axis} takes the values {', '.join(sorted(known))}"
+                f"--only {term}: {axis} takes the values {', '.join(_sorted(known))}, not {value}"
             )
-        wanted.setdefault(axis, set()).add(value.strip())
+        wanted.setdefault(axis, set()).add(value)
 
     def keep(point: Point) -> bool:
-        if point.index in indices:
-            return True
-        return any(_text(point.values[axis]) in values for axis, values in wanted.items())
+        return any(_text(point.values[a]) in values for a, values in wanted.items())
 
     return keep
+
+
+def _index_matcher(term: str, alternatives: list[str], count: int) -> Any:
+    indices: set[int] = set()
+    for alternative in alternatives:
+        match = _RANGE.match(alternative)
+        if match is None:
+            raise SelectionError(
+                f"--only {term!r}: use point indices (3, 0-2) or FIELD=VALUE[,VALUE...]"
+            )
+        low = int(match.group(1))
+        high = int(match.group(2) or low)
+        if high < low or high >= count:
+            raise SelectionError(f"--only {alternative}: points are numbered 0..{count - 1}")
+        indices.update(range(low, high + 1))
+    return lambda point: point.index in indices
+
+
+def _sorted(values: set[str]) -> list[str]:
+    def key(value: str) -> tuple[int, float, str]:
+        try:
+            return (0, float(value), value)
+        except ValueError:
+            return (1, 0.0, value)
+
+    return sorted(values, key=key)
 
 
 def _axis_named(name: str, axes: list[str]) -> str:
@@ -201,6 +224,7 @@ def plan_runs(spec: Spec, selection: Selection, previous: Status | None) -> Plan
     done = set()
     if previous is not None:
         done = {(r.point, r.repetition) for r in previous.runs if r.status == "ok"}
+        runs += extra_repetitions_done(spec.run, points, done)
     todo = [(p, r) for p, r in runs if (p.index, r) not in done]
     return Plan(runs, todo)
 
@@ -239,19 +263,27 @@ class ExperimentLoop:
         reporter: Reporter,
         selection: Selection | None = None,
         previous: Status | None = None,
+        resume_hint: str | None = None,
     ) -> None:
         self.spec = spec
         self.results = results
         self.executor = executor
         self.reporter = reporter
-        self.plan = plan_runs(spec, selection or Selection(), previous)
+        self.selection = selection or Selection()
+        self.plan = plan_runs(spec, self.selection, previous)
         self.previous = previous
+        self.resume_hint = resume_hint or f"--resume {results.path}"
         self.rows: list[dict[str, Any]] = []
 
     def _status(self) -> ExperimentStatus:
         total = len(self.plan.runs)
         status = ExperimentStatus(
-            experiment=self.spec.name, target=self.executor.target_name, runs_total=total
+            experiment=self.spec.name,
+            target=self.executor.target_name,
+            runs_total=total,
+            only=list(self.selection.terms),
+            points_selected=len({p.index for p, _ in self.plan.runs}),
+            points_total=len(self.spec.points()),
         )
         selected = {(p.index, r) for p, r in self.plan.runs}
         if self.previous is not None:
@@ -277,14 +309,20 @@ class ExperimentLoop:
     def run(self) -> Status:
         status = self._status()
         status.save(self.results.status_file)
-        todo = self.plan.todo
+        todo = list(self.plan.todo)
         skipped = len(self.plan.runs) - len(todo)
         if skipped:
             self.reporter.note(f"resume: {skipped} runs already done, {len(todo)} to run")
+        more = RepetitionPolicy(self.spec.run)
+        for point, made in more.finished_points(self.plan.runs, todo):  # resumed, maybe unsure
+            self._another(todo, len(todo), point, made, more, status)
         current: tuple[Point, int] | None = None
         try:
             with _signals_as_interrupt():
-                for number, (point, repetition) in enumerate(todo, start=1):
+                number = 0
+                while number < len(todo):
+                    point, repetition = todo[number]
+                    number += 1
                     current = (point, repetition)
                     self._clear(point.index, repetition)
                     self.reporter.start_run(number, len(todo), point, repetition)
@@ -297,6 +335,8 @@ class ExperimentLoop:
                     if record.status == "failed":
                         status.finish("failed", f"{point.label()} r{repetition}: {record.message}")
                         break
+                    if all(p.index != point.index for p, _ in todo[number:]):
+                        self._another(todo, number, point, repetition + 1, more, status)
                 else:
                     status.finish("complete")
         except KeyboardInterrupt:
@@ -308,7 +348,7 @@ class ExperimentLoop:
             status.finish(
                 "interrupted",
                 "stopped by Ctrl-C, SIGTERM or SIGHUP; partial results kept (finish them with "
-                f"--resume {self.results.path})",
+                f"{self.resume_hint})",
             )
         finally:
             with shielded():
@@ -317,6 +357,20 @@ class ExperimentLoop:
                 status.finish("failed", "stopped by an unexpected error")
             status.save(self.results.status_file)
         return status
+
+    def _another(
+        self,
+        todo: list[tuple[Point, int]],
+        at: int,
+        point: Point,
+        made: int,
+        policy: RepetitionPolicy,
+        status: Status,
+    ) -> None:
+        """One more repetition of `point` at `todo[at]` when its interval is still too wide."""
+        if policy.another(point.index, made, self.rows):
+            todo.insert(at, (point, made))
+            status.runs_total += 1
 
     def _clear(self, point: int, repetition: int) -> None:
         """A run done again starts from an empty folder (a partial run's files go)."""

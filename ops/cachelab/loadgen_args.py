@@ -30,9 +30,10 @@ def _workload(spec: Spec) -> list[str]:
 
 
 def measure_args(spec: Spec, loadgen: str = "cachelab") -> list[str]:
-    """Flags of one measuring instance of a point (closed loop for run.duration_s): the spec's
-    workload, HDR percentiles, a distinct seed per client and randomized data, as memtier shows
-    them. `loadgen` is `cachelab` or `memtier` (which has no think time)."""
+    """Flags of one measuring instance of a point for run.duration_s (closed loop, or open loop
+    at its share of workload.rate_ops): the spec's workload, HDR percentiles, a distinct seed per
+    client and randomized data, as memtier shows them. `loadgen` is `cachelab` or `memtier` (which
+    has no think time and no open loop)."""
     topology, workload = spec.topology, spec.workload
     args = [
         *_workload(spec),
@@ -47,6 +48,8 @@ def measure_args(spec: Spec, loadgen: str = "cachelab") -> list[str]:
         "--distinct-client-seed",
         "--randomize",
     ]
+    if "Z" in workload.key_pattern:
+        args.append(f"--key-zipf-exp={workload.key_zipf_exp:g}")
     if workload.multi_get > 0:
         args.append(f"--multi-key-get={workload.multi_get}")
     if workload.think_time_ms > 0:
@@ -56,7 +59,20 @@ def measure_args(spec: Spec, loadgen: str = "cachelab") -> list[str]:
                 f"({loadgen} has no think time)"
             )
         args.append(f"--think-time={workload.think_time_ms:g}")
+    if workload.open_loop:
+        if loadgen != "cachelab":
+            raise LoadgenArgsError(
+                f"workload.rate_ops: {workload.rate_ops:g} (open loop) needs the cachelab loadgen "
+                f"({loadgen} has no Poisson arrivals)"
+            )
+        args.append(f"--open-loop-rate={instance_rate_ops(spec):.6g}")
     return args
+
+
+def instance_rate_ops(spec: Spec) -> float:
+    """The open-loop rate of one loadgen instance: `workload.rate_ops` split evenly over the
+    instances (the loadgen's --open-loop-rate is its total over all its connections)."""
+    return spec.workload.rate_ops / spec.topology.instances
 
 
 def fill_args(spec: Spec) -> list[str]:

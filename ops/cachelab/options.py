@@ -8,6 +8,7 @@ Kubernetes fields, its environment variable, then the built-in default).
 from __future__ import annotations
 
 import argparse
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +18,7 @@ class RunOptions:
     """One run's options. Immutable; shared by the CLI and the runner on the CLI's thread."""
 
     spec_path: Path
+    target: str = "local"
     results: Path | None = None
     bandwidth: str | None = None
     monitor: bool = False
@@ -29,12 +31,38 @@ class RunOptions:
     loadgen: str | None = None
     values: tuple[Path, ...] = field(default_factory=tuple)
 
+    def resume_command(self, results_dir: Path) -> str:
+        """The command that finishes this run in `results_dir`, with the options it was started
+        with (target, report, bandwidth, monitor, --only, the Kubernetes settings)."""
+        words = ["cachelab", "run", str(self.spec_path), "--resume", str(results_dir)]
+        if self.target != "local":
+            words += ["--target", self.target]
+        if self.report:
+            words.append("--report")
+        if self.bandwidth:
+            words += ["--bandwidth", self.bandwidth]
+        if self.monitor:
+            words.append("--monitor")
+        for term in self.only:
+            words += ["--only", term]
+        for flag, value in (
+            ("--release", self.release),
+            ("--namespace", self.namespace),
+            ("--loadgen", self.loadgen),
+        ):
+            if value:
+                words += [flag, value]
+        for path in self.values:
+            words += ["--values", str(path)]
+        return " ".join(shlex.quote(w) for w in words)
+
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunOptions:
         """The options of a parsed `cachelab run` command line."""
         values = getattr(args, "values", None) or ()
         return cls(
             spec_path=Path(args.spec),
+            target=str(getattr(args, "target", None) or "local"),
             results=getattr(args, "results", None),
             bandwidth=getattr(args, "bandwidth", None),
             monitor=bool(getattr(args, "monitor", False)),

@@ -5,7 +5,7 @@ for readiness, stop without orphans.
 Every child is started in its own session (its own process group), so the terminal's Ctrl-C
 reaches only cachelab, and stopping a child signals its whole group (SIGTERM, then SIGKILL after a
 grace). `ProcessSet` remembers what it started and stops all of it on exit, also when the run fails
-or is interrupted. Standard library only (scripts/bench.py uses it too).
+or is interrupted. Standard library only (scripts/bench uses it too).
 """
 
 from __future__ import annotations
@@ -21,6 +21,26 @@ from pathlib import Path
 from types import TracebackType
 
 _handed_out: set[int] = set()
+
+
+CAUSE_CHARS = 200
+
+
+def log_cause(text: str) -> str:
+    """The cause of a failure as a process's log tells it, on one line: a Java
+    OutOfMemoryError (which space ran out), else the last line that is not a stack frame."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if "OutOfMemoryError" in line:
+            found = (
+                line[line.index("java.lang.OutOfMemoryError") :] if "java.lang." in line else line
+            )
+            return f"out of memory ({found[:CAUSE_CHARS]})"
+    frames = ("at ", "... ", "Caused by:", "Exception in thread")
+    for line in reversed(lines):
+        if not line.startswith(frames):
+            return line[:CAUSE_CHARS]
+    return lines[-1][:CAUSE_CHARS] if lines else ""
 
 
 class ProcessError(RuntimeError):
@@ -87,10 +107,15 @@ class ManagedProcess:
             return ""
         return "\n".join(text.splitlines()[-lines:])
 
+    def failure(self, what: str) -> str:
+        """One line for a process that failed: its name, what happened, the cause its log
+        gives (an OutOfMemoryError, else its last line that is not a stack frame) and the log's
+        path; never the stack trace itself."""
+        cause = log_cause(self.log_tail(200))
+        return f"{self.name} {what}" + (f": {cause}" if cause else "") + f" (log: {self.log_path})"
+
     def _fail(self, what: str) -> ProcessError:
-        tail = self.log_tail()
-        detail = f"\n--- last lines of {self.log_path} ---\n{tail}" if tail else ""
-        return ProcessError(f"{self.name}: {what}{detail}")
+        return ProcessError(self.failure(what))
 
     def wait_until(self, ready: Callable[[], bool], what: str, timeout_s: float) -> None:
         """Poll `ready` until true; fail if the process exits first or time runs out."""

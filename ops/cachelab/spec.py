@@ -11,6 +11,8 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -20,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from cachelab.columns import CONFIG_COLUMNS, summary_columns
+from cachelab.seeds import known_seed
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "spec.schema.json"
 
@@ -97,6 +100,13 @@ class Workload(_Model):
     key_pattern: str = Field(
         default="R:R", description="memtier --key-pattern SET:GET (S, G, R, P, Z)"
     )
+    key_zipf_exp: float = Field(
+        default=1.0,
+        gt=0,
+        lt=5,
+        description="memtier --key-zipf-exp: key n of the Z pattern is requested with weight "
+        "n^-key_zipf_exp (memtier's range (0, 5), default 1); used only when key_pattern has a Z",
+    )
     multi_get: int = Field(
         default=0, ge=0, le=1024, description="memtier --multi-key-get (0 = off)"
     )
@@ -104,6 +114,17 @@ class Workload(_Model):
     routing: Literal["round-robin", "hash"] = "round-robin"
     replication: int = Field(default=1, ge=1, le=64, description="replicas per key in hash mode")
     think_time_ms: float = Field(default=0, ge=0, le=60_000, description="loadgen --think-time (Z)")
+    rate_ops: float = Field(
+        default=0,
+        ge=0,
+        le=100_000_000,
+        description="open loop: total offered requests/s (Poisson arrivals), split evenly over "
+        "the loadgen instances, their threads and connections; 0 = closed loop",
+    )
+
+    @property
+    def open_loop(self) -> bool:
+        return self.rate_ops > 0
 
     @field_validator("ratio")
     @classmethod
@@ -142,10 +163,26 @@ class Preload(_Model):
     expected_miss_ratio: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
+class UntilCertain(_Model):
+    """Repeat a point beyond `run.repetitions` (its minimum) until the 95 % interval of its mean
+    throughput and of its mean response time are each within ±ci_pct of the mean, or `max`."""
+
+    max: int = Field(ge=2, le=100, description="most repetitions of a point")
+    ci_pct: float = Field(gt=0, lt=100, description="target half-width, % of the mean")
+
+
 class Run(_Model):
     """How long and how often each point runs."""
 
-    repetitions: int = Field(default=1, ge=1, le=100)
+    repetitions: int = Field(
+        default=1,
+        ge=1,
+        le=100,
+        description="repetitions of each point; {min, max, ci_pct} repeats until certain",
+    )
+    until_certain: UntilCertain | None = Field(
+        default=None, description="set by repetitions: {min, max, ci_pct}"
+    )
     duration_s: int = Field(default=10, ge=1, le=86_400)
     warmup_s: int = Field(default=0, ge=0)
     cooldown_s: int = Field(default=0, ge=0)
@@ -154,6 +191,43 @@ class Run(_Model):
         description="start fresh, preloaded servers for every run; false reuses them while "
         "their configuration is unchanged and no run wrote to them",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _adaptive_repetitions(cls, data: Any) -> Any:
+        """`repetitions: {min: 3, max: 10, ci_pct: 5}` -> repetitions 3, until_certain."""
+        if not isinstance(data, dict) or not isinstance(data.get("repetitions"), dict):
+            return data
+        given = dict(data["repetitions"])
+        unknown = sorted(set(given) - {"min", "max", "ci_pct"})
+        if unknown or not {"min", "max", "ci_pct"} <= set(given):
+            raise _FieldError(
+                "run.repetitions",
+                f"a number, or {{min, max, ci_pct}} with all three, got {given!r}",
+            )
+        low, high = given["min"], given["max"]
+        if not isinstance(low, int) or not isinstance(high, int) or not 2 <= low <= high:
+            raise _FieldError(
+                "run.repetitions",
+                f"needs whole numbers 2 <= min <= max (an interval needs two runs), got "
+                f"min {low!r}, max {high!r}",
+            )
+        ci_pct = given["ci_pct"]
+        if high > 100 or not isinstance(ci_pct, int | float) or not 0 < ci_pct < 100:
+            raise _FieldError(
+                "run.repetitions",
+                f"needs max <= 100 and 0 < ci_pct < 100, got max {high!r}, ci_pct {ci_pct!r}",
+            )
+        return {
+            **data,
+            "repetitions": low,
+            "until_certain": {"max": high, "ci_pct": given["ci_pct"]},
+        }
+
+    @property
+    def max_repetitions(self) -> int:
+        """The most repetitions a point can get (`repetitions` when fixed)."""
+        return self.until_certain.max if self.until_certain else self.repetitions
 
     @model_validator(mode="after")
     def _check_trim(self) -> Run:
@@ -220,6 +294,33 @@ class Report(_Model):
     )
 
 
+class Fault(_Model):
+    """One fault injected while a run measures, at `at_s` seconds after the loadgens start."""
+
+    at_s: float = Field(ge=0, description="seconds after the loadgens start")
+    action: Literal["stop", "kill", "restart", "slow"] = Field(
+        description="stop: SIGSTOP, SIGCONT after for_s; kill: SIGKILL for good; restart: "
+        "SIGKILL, started again after for_s; slow: its traffic cut to rate_mbit for for_s"
+    )
+    target: str = Field(
+        pattern=r"^(server|middleware)-[0-9]+$", description="server-<i> or middleware-<j>"
+    )
+    for_s: float = Field(default=0, ge=0, description="how long (not for kill)")
+    rate_mbit: float = Field(default=1, gt=0, le=100_000, description="slow: Mbit/s each way")
+
+    @property
+    def role(self) -> str:
+        return self.target.split("-")[0]
+
+    @property
+    def index(self) -> int:
+        return int(self.target.split("-")[1])
+
+    @property
+    def end_s(self) -> float:
+        return self.at_s + self.for_s
+
+
 SweepValue = Annotated[list[Any], Field(min_length=1)]
 
 
@@ -228,7 +329,9 @@ class Spec(_Model):
 
     name: str = Field(description="[a-z0-9-]+, names the results folder")
     description: str = ""
-    seeds: list[str] = Field(default_factory=list, description="EXPERIMENTS.md ids reproduced")
+    seeds: list[str] = Field(
+        default_factory=list, description="seed experiment ids reproduced (docs/experiments.md)"
+    )
     topology: Topology = Field(default_factory=Topology)
     workload: Workload = Field(default_factory=Workload)
     preload: Preload = Field(default_factory=Preload)
@@ -237,6 +340,9 @@ class Spec(_Model):
         default_factory=dict, description="dotted field path -> values (cartesian product)"
     )
     run: Run = Field(default_factory=Run)
+    faults: list[Fault] = Field(
+        default_factory=list, description="faults injected into every run while it measures"
+    )
     report: Report = Field(default_factory=Report)
 
     @field_validator("name")
@@ -263,6 +369,18 @@ class Spec(_Model):
             )
         if self.workload.multi_get > 0 and self.workload.get_ratio == 0:
             raise _FieldError("workload.multi_get", "needs GETs in workload.ratio, got SET-only")
+        if self.workload.open_loop:
+            problem = open_loop_problem(self)
+            if problem:
+                raise _FieldError("workload.rate_ops", problem)
+        for index, seed in enumerate(self.seeds):
+            problem = known_seed(seed)
+            if problem:
+                raise _FieldError(f"seeds.{index}", problem)
+        for index, fault in enumerate(self.faults):
+            problem = fault_problem(self, fault)
+            if problem:
+                raise _FieldError(f"faults.{index}", problem)
         return self
 
     def with_values(self, values: dict[str, Any]) -> Spec:
@@ -288,6 +406,54 @@ class Spec(_Model):
                 ) from None
             points.append(Point(index=index, values=values, spec=resolved))
         return points
+
+
+# The most one loadgen thread is asked to offer: the loadgen's own bench measured about 69,000
+# requests/s per thread closed loop on the 2-core development machine (loadgen/README.md,
+# benchmark); arrivals scheduled well beyond that only queue inside the loadgen.
+LOADGEN_MAX_RATE_PER_THREAD = 100_000.0
+
+
+def open_loop_problem(spec: Spec) -> str | None:
+    """Why the loadgen cannot offer `workload.rate_ops` with this topology, or None."""
+    workload, topology = spec.workload, spec.topology
+    rate = workload.rate_ops
+    if workload.think_time_ms > 0:
+        return (
+            f"{rate:g} (open loop) cannot be combined with workload.think_time_ms "
+            f"{workload.think_time_ms:g} (open loop sets the send times itself)"
+        )
+    threads = topology.instances * topology.threads
+    if rate > threads * LOADGEN_MAX_RATE_PER_THREAD:
+        return (
+            f"{rate:g} requests/s is more than {threads} loadgen threads can offer "
+            f"({LOADGEN_MAX_RATE_PER_THREAD:g} per thread); add topology.threads or instances"
+        )
+    connections = topology.total_clients
+    if rate * spec.run.measured_s < connections:
+        return (
+            f"{rate:g} requests/s gives the {connections} connections fewer than one request "
+            f"each in the {spec.run.measured_s} measured seconds"
+        )
+    return None
+
+
+def fault_problem(spec: Spec, fault: Fault) -> str | None:
+    """Why `fault` cannot happen in a run of `spec`, or None."""
+    count = spec.topology.servers if fault.role == "server" else spec.topology.middlewares
+    if fault.index >= count:
+        names = ", ".join(f"{fault.role}-{i}" for i in range(count)) or "none"
+        return f"target {fault.target!r} does not exist (the {fault.role}s: {names})"
+    if fault.action == "kill" and fault.for_s > 0:
+        return "kill does not bring the target back; use action restart with for_s"
+    if fault.action != "kill" and fault.for_s <= 0:
+        return f"{fault.action} needs for_s > 0 (how long the fault lasts)"
+    if fault.end_s >= spec.run.duration_s:
+        return (
+            f"at_s + for_s must be < run.duration_s, got {fault.at_s:g} + {fault.for_s:g} >= "
+            f"{spec.run.duration_s}"
+        )
+    return None
 
 
 class _FieldError(ValueError):
@@ -452,8 +618,44 @@ def _yaml_problem(error: yaml.YAMLError) -> str:
     return " ".join(str(error).split())
 
 
-def load_spec(path: Path) -> Spec:
-    """Read and validate a YAML spec file."""
+def apply_overrides(raw: Any, overrides: Sequence[str], source: str | None = None) -> Any:
+    """RAW with each `FIELD=VALUE` of OVERRIDES set, in order (`run.duration_s=10`,
+    `sweep.topology.workers=[8, 32]`); VALUE is read as YAML, as in a spec file. The result is
+    validated like any spec, so a misspelt field is named there."""
+    if not overrides or not isinstance(raw, dict):
+        return raw
+    problems = []
+    for term in overrides:
+        path, sep, text = term.partition("=")
+        path = path.strip()
+        if not sep or not path or any(not part for part in path.split(".")):
+            problems.append(f"--set {term!r}: expected FIELD=VALUE, e.g. run.duration_s=10")
+            continue
+        try:
+            value = yaml.load(text, Loader=_SpecLoader)
+        except yaml.YAMLError as error:
+            problems.append(f"--set {path}: not valid YAML: {_yaml_problem(error)}")
+            continue
+        section, _, rest = path.partition(".")
+        keys = [section, rest] if section == "sweep" and rest else path.split(".")
+        node = raw
+        for key in keys[:-1]:
+            child = node.get(key)
+            if child is None:
+                child = node[key] = {}
+            if not isinstance(child, dict):
+                problems.append(f"--set {path}: {key} is not a section")
+                break
+            node = child
+        else:
+            node[keys[-1]] = value
+    if problems:
+        raise SpecError(problems, source)
+    return raw
+
+
+def load_spec(path: Path, overrides: Sequence[str] = ()) -> Spec:
+    """Read and validate a YAML spec file, with OVERRIDES (`FIELD=VALUE`) applied first."""
     try:
         text = path.read_text()
     except OSError as error:
@@ -462,7 +664,20 @@ def load_spec(path: Path) -> Spec:
         raw = yaml.load(text, Loader=_SpecLoader)  # a SafeLoader: builds only plain data
     except yaml.YAMLError as error:
         raise SpecError([f"not valid YAML: {_yaml_problem(error)}"], str(path)) from None
-    return parse_spec(raw, str(path))
+    return parse_spec(apply_overrides(raw, overrides, str(path)), str(path))
+
+
+def save_spec(spec: Spec, source: Path, dest: Path) -> None:
+    """Write the spec a run used to DEST: a copy of SOURCE (comments kept) when the file is that
+    spec, else (overrides applied) the spec itself as YAML."""
+    try:
+        unchanged = load_spec(source) == spec
+    except SpecError:
+        unchanged = False
+    if unchanged:
+        shutil.copyfile(source, dest)
+    else:
+        dest.write_text(yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
 
 
 def json_schema() -> dict[str, Any]:
@@ -471,6 +686,25 @@ def json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "cachelab experiment spec"
     schema["properties"]["sweep"]["propertyNames"] = {"enum": sorted(SWEEPABLE_PATHS)}
+    run = schema["$defs"]["Run"]["properties"]
+    fixed = run["repetitions"]
+    run["repetitions"] = {
+        "description": fixed.pop("description"),
+        "default": fixed.pop("default"),
+        "anyOf": [
+            fixed,
+            {
+                "type": "object",
+                "properties": {
+                    "min": {"type": "integer", "minimum": 2},
+                    "max": {"type": "integer", "maximum": 100},
+                    "ci_pct": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 100},
+                },
+                "required": ["min", "max", "ci_pct"],
+                "additionalProperties": False,
+            },
+        ],
+    }
     return schema
 
 

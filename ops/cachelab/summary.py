@@ -23,12 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from cachelab.columns import METRIC_COLUMNS, summary_columns
+from cachelab.faults.recovery import fault_columns, recoveries_of
+from cachelab.openloop import open_loop_columns
 from cachelab.results import ResultsDir, ResultsError
 from cachelab.results.experiment import read_spec
 from cachelab.results.hdr import merge_histograms, percentiles_ms, read_hdr_interval_log
-from cachelab.results.memtier import load_memtier_json, stats_section
+from cachelab.results.memtier import LoadgenRun, load_memtier_json, stats_section
 from cachelab.results.middleware import MiddlewareStats
 from cachelab.results.run import ClientStats, RunData, client_stats, read_run
+from cachelab.tail import tail_columns
 
 __all__ = [
     "METRIC_COLUMNS",
@@ -69,7 +72,8 @@ def _command(argv: Any) -> str | None:
 
 
 def row_of(data: RunData) -> dict[str, Any]:
-    """One summary.csv row from a run read through the results package."""
+    """One summary.csv row from a run read through the results package (a partial or failed
+    run's row names the run and its status, its measures empty)."""
     spec = data.record.spec
     topology, workload = spec["topology"], spec["workload"]
     total_clients = (
@@ -92,13 +96,62 @@ def row_of(data: RunData) -> dict[str, Any]:
         "monitor": _setting(data.record.extra.get("monitor")),
         "command_line": _command(data.record.extra.get("command_line")),
     }
+    if data.status != "ok":
+        # a partial or failed run measured nothing to average: its measures stay empty
+        return row
     row.update(_client_columns(data.clients))
     row.update(_middleware_columns([m.all for m in data.middlewares]))
     for role in ("loadgen", "middleware", "server"):
         cores = [p.cores for p in data.cpu if p.role == role]
         if cores:
             row[f"cpu_{role}_cores"] = sum(cores)
+            if role == "server":
+                row["cpu_server_max_cores"] = max(cores)
+    spread = server_requests_max_over_mean([m.server_requests for m in data.middlewares])
+    if spread is not None:
+        row["server_requests_max_over_mean"] = spread
+    share = hot_key_share([c.run for c in data.clients])
+    if share is not None:
+        row["hot_key_share"] = share
+    loadgens = [p for p in data.cpu if p.role == "loadgen"]
+    row.update(
+        open_loop_columns(
+            spec,
+            row.get("throughput_ops_per_s"),
+            sum(p.cores for p in loadgens) if loadgens else math.nan,
+            sum(p.wait_cores for p in loadgens) if loadgens else math.nan,
+        )
+    )
+    row.update(fault_columns(recoveries_of(data.run.path, spec, data.record.loadgens)))
+    row.update(tail_columns(data))
     return row
+
+
+def server_requests_max_over_mean(per_middleware: Sequence[dict[str, int]]) -> float | None:
+    """The busiest server's requests over the mean server's, summed over the middlewares (their
+    summary.json `servers`, whole runs): 1.0 when the servers are loaded equally."""
+    requests: dict[str, int] = {}
+    for servers in per_middleware:
+        for address, count in servers.items():
+            requests[address] = requests.get(address, 0) + count
+    total = sum(requests.values())
+    if not requests or total == 0:
+        return None
+    return max(requests.values()) / (total / len(requests))
+
+
+def hot_key_share(runs: Sequence[LoadgenRun]) -> float | None:
+    """The share of all requested keys that went to the most requested key, over every loadgen
+    instance of a run (its "Key Counts"); None when an instance has none (memtier)."""
+    totals = [r.keys_requested for r in runs]
+    if not runs or any(t is None for t in totals):
+        return None
+    requested = sum(t for t in totals if t is not None)
+    counts: dict[str, int] = {}
+    for run in runs:
+        for key, count in run.top_keys.items():
+            counts[key] = counts.get(key, 0) + count
+    return max(counts.values()) / requested if counts and requested else None
 
 
 def summarize_run(run_dir: Path) -> dict[str, Any]:

@@ -244,43 +244,76 @@ class RunLines:
         self.console.print(text, highlight=False)
 
 
-# summary.csv columns of the closing table (means over repetitions), most wanted first: columns
-# are dropped from the end of this list until the table fits TABLE_WIDTH.
+# Columns of the closing table, most wanted first: (column of the point statistics, header,
+# format); "±" is the half-width of the 95 % interval of the mean before it. Columns are dropped
+# from the end of this list until the table fits TABLE_WIDTH.
 TABLE_COLUMNS = [
-    ("throughput_ops_per_s", "ops/s", "{:,.0f}"),
-    ("response_time_ms", "RT ms", "{:.3f}"),
+    ("throughput_ops_per_s_mean", "ops/s", "{:,.0f}"),
+    ("throughput_ops_per_s_ci95", "±", "{:,.0f}"),
+    ("response_time_ms_mean", "RT ms", "{:.3f}"),
+    ("response_time_ms_ci95", "±", "{:.3f}"),
     ("p99_ms", "p99 ms", "{:.3f}"),
-    ("mw_queue_time_ms", "queue ms", "{:.3f}"),
-    ("mw_service_time_ms", "svc ms", "{:.3f}"),
-    ("misses", "misses", "{:.0f}"),
-    ("mw_throughput_ops_per_s", "MW ops/s", "{:,.0f}"),
-    ("mw_response_time_ms", "MW RT ms", "{:.3f}"),
+    ("mw_queue_time_ms_mean", "queue ms", "{:.3f}"),
+    ("mw_service_time_ms_mean", "svc ms", "{:.3f}"),
+    ("mw_throughput_ops_per_s_mean", "MW ops/s", "{:,.0f}"),
+    ("mw_response_time_ms_mean", "MW RT ms", "{:.3f}"),
 ]
+TABLE_CAPTION = (
+    "Means over the repetitions that finished, ± the 95 % interval (Student t); p99 from the "
+    "merged histograms. Partial and failed runs are left out."
+)
 
 
 def summary_table(summary_csv: Path, axes: Sequence[str], width: int = TABLE_WIDTH) -> Table:
-    """Means over repetitions, one row per point, in at most `width` columns: the swept values
-    first (by the last part of their names), then as many measures as fit."""
+    """One row per point in at most `width` columns: the swept values first (by the last part
+    of their names), the usable repetitions, then as many measures as fit. The numbers are the
+    report's (`cachelab.analysis.pointstats`): the folder's raw runs give the percentiles when
+    they can be read."""
     import pandas as pd
 
+    from cachelab.analysis.pointstats import point_statistics, runs_by_point, select_rows
+    from cachelab.columns import METRIC_COLUMNS, TEXT_COLUMNS
+
     frame = pd.read_csv(summary_csv)
-    keys = ["point", *[a for a in axes if a in frame.columns]]
-    present = [c for c in TABLE_COLUMNS if c[0] in frame.columns and frame[c[0]].notna().any()]
+    if "status" not in frame.columns:
+        frame["status"] = "ok"
+    usable, _ = select_rows(frame) if "response_time_ms" in frame.columns else (frame, {})
+    keys = ["point", *[a for a in axes if a in usable.columns]]
+    metrics = [c for c in METRIC_COLUMNS if c in usable.columns and c not in TEXT_COLUMNS]
+    points = point_statistics(usable, metrics, keys, runs_by_point(_runs(summary_csv), usable))
+    present = [c for c in TABLE_COLUMNS if c[0] in points.columns and points[c[0]].notna().any()]
     rows = []
-    for key, group in frame.groupby(keys, sort=True):
-        values = key if isinstance(key, tuple) else (key,)
-        cells = [str(v) for v in values] + [str(len(group))]
+    for _, point in points.iterrows():
+        cells = [_cell(point[k]) for k in keys] + [str(int(point["repetitions"]))]
         for column, _, fmt in present:
-            mean = group[column].mean()
-            cells.append("" if pd.isna(mean) else fmt.format(mean))
+            value = point[column]
+            cells.append("" if pd.isna(value) else fmt.format(value))
         rows.append(cells)
     headers = ["p", *[_short(a) for a in keys[1:]], "reps", *[h for _, h, _ in present]]
     while True:
         table = _table(headers, rows)
         if _width(table) <= width or len(headers) <= len(keys) + 2:
+            table.caption = TABLE_CAPTION
             return table
         headers = headers[:-1]
         rows = [r[:-1] for r in rows]
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _runs(summary_csv: Path) -> list[Any]:
+    """The folder's readable runs (none when it has no spec or raw files to read)."""
+    from cachelab.results import ResultsError
+    from cachelab.results.experiment import read_experiment
+
+    try:
+        return list(read_experiment(summary_csv.parent).runs)
+    except (ResultsError, OSError, ValueError):
+        return []
 
 
 def _short(axis: str) -> str:

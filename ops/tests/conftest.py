@@ -1,23 +1,24 @@
-"""Fixtures shared by the tests of scripts/bench.py (`make bench`) and its ASL floor."""
+"""Fixtures shared by the tests of scripts/bench (`make bench`) and its ASL floor."""
 
 from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from cachelab.paths import repo_root
+
+ROOT = repo_root()
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    """scripts/bench.py as a module (it is a script, not part of the cachelab package)."""
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "scripts" / "bench.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench"] = module
-    spec.loader.exec_module(module)
-    return module
+    """The scripts/bench package (not part of the cachelab package), every part imported."""
+    scripts = str(ROOT / "scripts")
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
+    package = importlib.import_module("bench")
+    importlib.import_module("bench.main")  # imports every part and the summary
+    return package

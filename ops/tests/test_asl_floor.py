@@ -14,17 +14,18 @@ from types import ModuleType
 
 import pytest
 
+from cachelab.paths import repo_root
 from cachelab.processes import ManagedProcess, free_port
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = repo_root()
 
 
 @pytest.fixture(scope="module")
 def floor(bench: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """memcached and the floor (-t 4) in front of it; yields the floor's port."""
-    binary = bench.build_floor()
+    binary = bench.servers.build_floor()
     assert isinstance(binary, Path), binary
     work = tmp_path_factory.mktemp("asl-floor")
     mc_port, port = free_port(), free_port()
@@ -138,8 +139,8 @@ def test_bad_input_gets_an_error_and_the_connection_closed(
 def test_loadgen_through_the_floor_sees_no_errors(
     floor: int, bench: ModuleType, tmp_path: Path
 ) -> None:
-    assert bench.LOADGEN_JAR.exists(), "run `make build` first"
-    run = bench.loadgen(
+    assert bench.config.LOADGEN_JAR.exists(), "run `make build` first"
+    run = bench.measure.loadgen(
         floor,
         tmp_path,
         "floor",
@@ -152,7 +153,7 @@ def test_loadgen_through_the_floor_sees_no_errors(
 
 
 def test_bad_flags_are_refused_with_usage(bench: ModuleType, tmp_path: Path) -> None:
-    binary = bench.build_floor()
+    binary = bench.servers.build_floor()
     assert isinstance(binary, Path), binary
     for argv in ([], ["-p", "1", "-m", "nocolon"], ["-p", "x", "-m", "127.0.0.1:1"]):
         proc = ManagedProcess("asl-floor", [str(binary), *argv], tmp_path / "bad.log")

@@ -1,4 +1,4 @@
-"""The pure parts of scripts/bench.py (`make bench`): median round, CPU budget, parsers."""
+"""The pure parts of scripts/bench (`make bench`): median round, CPU budget, parsers."""
 
 from __future__ import annotations
 
@@ -8,30 +8,32 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from cachelab.paths import repo_root
+
+ROOT = repo_root()
 
 
 def _row(bench: ModuleType, name: str, ops: float, proxy_us: float | None = None) -> Any:
-    run = bench.ClientRun(ops, int(ops * 10), 0.5, 1.0, ops * 10 * 8e-6)
-    return bench.Row(name, run, proxy_us, 6.0)
+    run = bench.measure.ClientRun(ops, int(ops * 10), 0.5, 1.0, ops * 10 * 8e-6)
+    return bench.proxies.Row(name, run, proxy_us, 6.0)
 
 
 def test_median_row_is_the_middle_round_with_its_own_cpu(bench: ModuleType) -> None:
     rows = [_row(bench, "t", 50_000, 12.0), _row(bench, "t", 70_000, 10.0)]
     rows.append(_row(bench, "t", 60_000, 11.0))
-    median = bench.median_row(rows)
+    median = bench.proxies.median_row(rows)
     assert (median.run.ops_per_s, median.proxy_cpu_us) == (60_000, 11.0)
-    skipped = bench.Row("t", None, None, 0.0, "skipped: not built")
-    assert bench.median_row([skipped]) is skipped
-    assert bench.median_row([skipped, rows[0]]) is rows[0]
+    skipped = bench.proxies.Row("t", None, None, 0.0, "skipped: not built")
+    assert bench.proxies.median_row([skipped]) is skipped
+    assert bench.proxies.median_row([skipped, rows[0]]) is rows[0]
 
 
 def test_cpu_budget_leaves_the_proxy_what_client_and_server_do_not_use(
     bench: ModuleType, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bench.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(bench.proxies.os, "cpu_count", lambda: 2)
     rows = [_row(bench, "direct", 125_000), _row(bench, "twemproxy", 60_000, 11.0)]
-    bench.print_budget(rows)
+    bench.proxies.print_budget(rows)
     out = capsys.readouterr().out
     # 0.8 x 125,000 = 100,000 ops/s; 2 CPUs -> 20 us per request; client 8 + server 6 -> 6 left
     assert "100000 ops/s" in out
@@ -41,8 +43,8 @@ def test_cpu_budget_leaves_the_proxy_what_client_and_server_do_not_use(
 
 
 def test_default_middleware_variants_are_the_asl_worker_then_batches(bench: ModuleType) -> None:
-    if "BENCH_MIDDLEWARE" not in bench.os.environ:
-        assert bench.MIDDLEWARE_VARIANTS == [(8, 1), (8, 16), (2, 16)]
+    if "BENCH_MIDDLEWARE" not in bench.proxies.os.environ:
+        assert bench.config.MIDDLEWARE_VARIANTS == [(8, 1), (8, 16), (2, 16)]
 
 
 def test_redis_benchmark_csv_gives_rate_and_median_latency_per_test(bench: ModuleType) -> None:
@@ -52,19 +54,21 @@ def test_redis_benchmark_csv_gives_rate_and_median_latency_per_test(bench: Modul
         '"SET","38022.81","0.310","0.100","0.295","0.500","0.700","2.000"\n'
         '"GET","47393.37","0.280","0.090","0.271","0.450","0.650","1.900"\n'
     )
-    assert bench.parse_redis_benchmark_csv(text) == {
+    assert bench.redis_proxies.parse_redis_benchmark_csv(text) == {
         "SET": (38022.81, 0.295),
         "GET": (47393.37, 0.271),
     }
-    assert bench.parse_redis_benchmark_csv("garbage\n") == {}
+    assert bench.redis_proxies.parse_redis_benchmark_csv("garbage\n") == {}
 
 
 def test_median_redis_row_is_the_middle_get_round_and_skips_failures(bench: ModuleType) -> None:
-    rows = [bench.RedisRow("t", ops, ops / 2, 0.3, 0.3, 9.0) for ops in (30e3, 10e3, 20e3)]
-    assert bench.median_redis_row(rows).get_ops == 20e3
-    failed = bench.RedisRow("t", 0, 0, 0, 0, None, "skipped: not built")
-    assert bench.median_redis_row([failed]) is failed
-    assert bench.median_redis_row([failed, rows[1]]) is rows[1]
+    rows = [
+        bench.redis_proxies.RedisRow("t", ops, ops / 2, 0.3, 0.3, 9.0) for ops in (30e3, 10e3, 20e3)
+    ]
+    assert bench.redis_proxies.median_redis_row(rows).get_ops == 20e3
+    failed = bench.redis_proxies.RedisRow("t", 0, 0, 0, 0, None, "skipped: not built")
+    assert bench.redis_proxies.median_redis_row([failed]) is failed
+    assert bench.redis_proxies.median_redis_row([failed, rows[1]]) is rows[1]
 
 
 def test_perf_stat_csv_gives_counts_and_leaves_out_uncounted_events(bench: ModuleType) -> None:
@@ -73,14 +77,14 @@ def test_perf_stat_csv_gives_counts_and_leaves_out_uncounted_events(bench: Modul
         "123456,,raw_syscalls:sys_enter,5000000,100.00,,\n"
         "<not counted>,,context-switches,0,100.00,,\n"
     )
-    assert bench.parse_perf_csv(text) == {"raw_syscalls:sys_enter": 123456.0}
+    assert bench.measure.parse_perf_csv(text) == {"raw_syscalls:sys_enter": 123456.0}
 
 
 def test_asl_floor_is_measured_by_default_from_its_c_source(bench: ModuleType) -> None:
-    if "BENCH_FLOOR" not in bench.os.environ:
-        assert bench.FLOOR
-    assert bench.FLOOR_SOURCE.exists()
-    assert bench.FLOOR_BINARY.is_relative_to(ROOT / "target")  # git-ignored build output
+    if "BENCH_FLOOR" not in bench.proxies.os.environ:
+        assert bench.config.FLOOR
+    assert bench.config.FLOOR_SOURCE.exists()
+    assert bench.config.FLOOR_BINARY.is_relative_to(ROOT / "target")  # git-ignored build output
 
 
 def test_per_request_table_gives_cpu_against_twemproxy_and_the_floor(
@@ -90,7 +94,7 @@ def test_per_request_table_gives_cpu_against_twemproxy_and_the_floor(
     floor = _row(bench, "asl-floor-t8", 30_000, 32.0)
     floor.reads_per_request, floor.writes_per_request, floor.user_share = 2.0, 2.0, 0.05
     rows += [floor, _row(bench, "cachelab-t8-b1", 30_000, 40.0)]
-    bench.print_per_request(rows)
+    bench.proxies.print_per_request(rows)
     lines = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines() if line}
     assert lines["asl-floor-t8"][1:7] == ["32.00", "x2.00", "x1.00", "5.00", "2.00", "2.00"]
     assert lines["cachelab-t8-b1"][1:4] == ["40.00", "x2.50", "x1.25"]
@@ -107,33 +111,36 @@ def test_redis_part_measures_the_baseline_jar_right_after_each_variant(
         work: Path,
         workers: int,
         batch: int,
-        jar: Path = bench.MIDDLEWARE_JAR,
+        jar: Path = bench.config.MIDDLEWARE_JAR,
         label: str = "cachelab",
+        load: Any = None,
     ) -> Any:
         calls.append((f"{label}-t{workers}-b{batch}", jar))
-        return bench.RedisRow(f"{label}-t{workers}-b{batch}", 1.0, 1.0, 0.1, 0.1, 5.0)
+        return bench.redis_proxies.RedisRow(f"{label}-t{workers}-b{batch}", 1.0, 1.0, 0.1, 0.1, 5.0)
 
     def fake_row(name: str, *args: Any) -> Any:
         calls.append((name, Path()))
-        return bench.RedisRow(name, 1.0, 1.0, 0.1, 0.1, None)
+        return bench.redis_proxies.RedisRow(name, 1.0, 1.0, 0.1, 0.1, None)
 
-    def fake_nutcracker(redis_port: int, work: Path) -> Any:
+    def fake_nutcracker(redis_port: int, work: Path, load: Any) -> Any:
         return fake_row("twemproxy")
 
     before = Path("/tmp/before.jar")
-    monkeypatch.setattr(bench, "MIDDLEWARE_VARIANTS", [(2, 16), (8, 1)])
-    monkeypatch.setattr(bench, "BASELINE_JAR", before)
-    monkeypatch.setattr(bench, "PROXY_ROUNDS", 2)
-    monkeypatch.setattr(bench, "redis_row", fake_row)
-    monkeypatch.setattr(bench, "nutcracker_redis_row", fake_nutcracker)
-    monkeypatch.setattr(bench, "middleware_redis_row", fake_middleware)
-    runs = bench.run_rounds(bench.redis_targets(6379, Path("/tmp")), lambda row: row.name)
+    monkeypatch.setattr(bench.measure, "MIDDLEWARE_VARIANTS", [(2, 16), (8, 1)])
+    monkeypatch.setattr(bench.measure, "BASELINE_JAR", before)
+    monkeypatch.setattr(bench.measure, "PROXY_ROUNDS", 2)
+    monkeypatch.setattr(bench.redis_proxies, "redis_row", fake_row)
+    monkeypatch.setattr(bench.redis_proxies, "nutcracker_redis_row", fake_nutcracker)
+    monkeypatch.setattr(bench.redis_proxies, "middleware_redis_row", fake_middleware)
+    runs = bench.measure.run_rounds(
+        bench.redis_proxies.redis_targets(6379, Path("/tmp")), lambda row: row.name
+    )
     one_round = [
         ("direct", Path()),
         ("twemproxy", Path()),
-        ("cachelab-t2-b16", bench.MIDDLEWARE_JAR),
+        ("cachelab-t2-b16", bench.config.MIDDLEWARE_JAR),
         ("base-t2-b16", before),
-        ("cachelab-t8-b1", bench.MIDDLEWARE_JAR),
+        ("cachelab-t8-b1", bench.config.MIDDLEWARE_JAR),
         ("base-t8-b1", before),
     ]
     assert calls == one_round + one_round[::-1]  # the second round in reversed order
@@ -145,9 +152,11 @@ def test_redis_part_measures_the_baseline_jar_right_after_each_variant(
 def test_redis_rounds_are_listed_with_their_spread(
     bench: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    rounds = [bench.RedisRow("t", ops, ops + 1, 0.3, 0.3, 9.0) for ops in (30e3, 40e3, 36e3)]
-    failed = bench.RedisRow("x", 0, 0, 0, 0, None, "skipped: not built")
-    bench.print_redis_rounds({"t": rounds, "x": [failed]})
+    rounds = [
+        bench.redis_proxies.RedisRow("t", ops, ops + 1, 0.3, 0.3, 9.0) for ops in (30e3, 40e3, 36e3)
+    ]
+    failed = bench.redis_proxies.RedisRow("x", 0, 0, 0, 0, None, "skipped: not built")
+    bench.redis_proxies.print_redis_rounds({"t": rounds, "x": [failed]})
     out = capsys.readouterr().out
     assert "30000 / 30001, 40000 / 40001, 36000 / 36001  (spread x1.33)" in out
     assert " x " not in out  # a target without measured rounds has no line
@@ -157,9 +166,9 @@ def test_middleware_rounds_are_compared_with_twemproxys_round_of_the_same_number
     bench: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def rows(name: str, gets: list[float]) -> list[Any]:
-        return [bench.RedisRow(name, g, g / 2, 0.3, 0.3, 9.0) for g in gets]
+        return [bench.redis_proxies.RedisRow(name, g, g / 2, 0.3, 0.3, 9.0) for g in gets]
 
-    bench.print_redis_rounds(
+    bench.redis_proxies.print_redis_rounds(
         {
             "direct": rows("direct", [100e3, 100e3, 100e3]),
             "twemproxy": rows("twemproxy", [50e3, 80e3, 100e3]),
@@ -176,7 +185,7 @@ def test_middleware_rounds_are_compared_with_twemproxys_round_of_the_same_number
 
 def test_redis_info_fields_skip_section_headers(bench: ModuleType) -> None:
     text = "# Stats\r\ntotal_commands_processed:10003\r\ntotal_reads_processed:10055\r\n\r\n"
-    assert bench.parse_redis_info(text) == {
+    assert bench.redis_proxies.parse_redis_info(text) == {
         "total_commands_processed": "10003",
         "total_reads_processed": "10055",
     }
@@ -185,13 +194,95 @@ def test_redis_info_fields_skip_section_headers(bench: ModuleType) -> None:
 def test_redis_table_gives_switches_cpu_wait_and_what_redis_and_the_client_spend(
     bench: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    direct = bench.RedisRow("direct", 100e3, 100e3, 0.2, 0.2, None, requests_per_redis_read=1.0)
+    direct = bench.redis_proxies.RedisRow(
+        "direct", 100e3, 100e3, 0.2, 0.2, None, requests_per_redis_read=1.0
+    )
     direct.redis_cpu_us, direct.client_cpu_us = 6.0, 8.0
-    nut = bench.RedisRow("twemproxy", 80e3, 80e3, 0.4, 0.4, 9.0, "", 0.07, 1.5, 14.2, 3.0, 9.5)
-    mw = bench.RedisRow("cachelab-t2-b16", 72e3, 88e3, 0.5, 0.5, 9.9, "", 0.39, 19.2, 10.1, 3.5)
-    bench.print_redis_rows([direct, nut, mw])
+    nut = bench.redis_proxies.RedisRow(
+        "twemproxy", 80e3, 80e3, 0.4, 0.4, 9.0, "", 0.07, 1.5, 14.2, 3.0, 9.5
+    )
+    mw = bench.redis_proxies.RedisRow(
+        "cachelab-t2-b16", 72e3, 88e3, 0.5, 0.5, 9.9, "", 0.39, 19.2, 10.1, 3.5
+    )
+    bench.redis_proxies.print_redis_rows([direct, nut, mw])
     lines = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()}
     assert lines["cachelab-t2-b16"][-8:] == [
         "x0.90", "x1.10", "x1.10", "0.39", "19.20", "10.10", "3.50", "-",
     ]  # fmt: skip
     assert lines["direct"][-5:] == ["-", "-", "1.00", "6.00", "8.00"]
+
+
+def _rounds(bench: ModuleType, name: str, gets: list[float], sets: list[float]) -> list[Any]:
+    return [
+        bench.redis_proxies.RedisRow(name, g, s, 0.3, 0.3, 9.0)
+        for g, s in zip(gets, sets, strict=True)
+    ]
+
+
+def test_targets_are_medians_of_per_round_ratios_and_not_met_on_a_loaded_machine(
+    bench: ModuleType,
+) -> None:
+    runs = {
+        "-d 3 -P 16": {
+            "twemproxy": _rounds(bench, "twemproxy", [100e3, 100e3, 100e3], [90e3, 90e3, 90e3]),
+            "cachelab-t2-b16": _rounds(
+                bench, "cachelab-t2-b16", [90e3, 120e3, 110e3], [80e3, 85e3, 99e3]
+            ),
+        }
+    }
+    targets = bench.summary.redis_targets(runs)
+    assert [(t.name, round(t.measured, 2)) for t in targets] == [
+        ("cachelab-t2-b16 GET vs twemproxy, -d 3 -P 16", 1.10),
+        ("cachelab-t2-b16 SET vs twemproxy, -d 3 -P 16", 0.94),
+    ]
+    quiet = bench.summary.targets_table(targets, [0.4, 0.9], 2)
+    assert "| 1.10x | >= 1.00x | met (rounds 0.90, 1.20, 1.10) |" in quiet
+    assert "| 0.94x | >= 1.00x | missed (rounds 0.89, 0.94, 1.10) |" in quiet
+    loaded = bench.summary.targets_table(targets, [0.4, 5.0], 2)
+    assert "met on a loaded machine: not shown" in loaded
+
+
+def test_memcached_targets_compare_the_default_worker_with_the_c_floor(
+    bench: ModuleType,
+) -> None:
+    rows = [
+        _row(bench, "twemproxy", 50_000, 10.0),
+        _row(bench, "asl-floor-t8", 40_000, 20.0),
+        _row(bench, "cachelab-t8-b1", 40_000, 22.0),
+        _row(bench, "cachelab-t2-b16", 70_000, 8.0),
+    ]
+    targets = {t.name: t for t in bench.summary.memcached_targets(rows)}
+    assert targets["cachelab-t8-b1 CPU/req vs asl-floor-t8"].measured == 1.1
+    assert targets["cachelab-t8-b1 CPU/req vs asl-floor-t8"].met() is False
+    assert targets["cachelab-t2-b16 ops/s vs twemproxy"].measured == 1.4
+    assert targets["cachelab-t2-b16 CPU/req vs twemproxy"].met() is True
+    assert targets["twemproxy CPU/req vs memcached's own"].measured == 10.0 / 6.0
+
+
+def test_the_run_rewrites_only_the_marked_section_of_the_performance_doc(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    doc = tmp_path / "performance.md"
+    summary = bench.summary
+    doc.write_text(f"# Performance\n\n{summary.BEGIN}old figures\n{summary.END}\n\n## Why\n")
+    text = summary.section(
+        "20261126T020000Z",
+        "| target |\n",
+        "machine: 2 CPUs\n  round 1/3: direct: 5 ops/s\nload average 0.5 at the end\n",
+        [0.4, 0.5],
+    )
+    summary.rewrite_section(doc, text)
+    content = doc.read_text()
+    assert content.startswith("# Performance\n\n<!-- bench:begin")
+    assert content.endswith("<!-- bench:end -->\n\n## Why\n")
+    assert "old figures" not in content and "round 1/3" not in content
+    assert "Run `20261126T020000Z` (UTC), commit `" in content
+    assert "load average 0.40 at the start, 0.50 at the end" in content
+    with pytest.raises(ValueError, match="no <!-- bench:begin"):
+        summary.rewrite_section(_without_markers(tmp_path), "x")
+
+
+def _without_markers(tmp_path: Path) -> Path:
+    doc = tmp_path / "plain.md"
+    doc.write_text("# Performance\n")
+    return doc

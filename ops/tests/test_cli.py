@@ -201,3 +201,44 @@ def test_run_rejects_bad_only_and_resume_before_starting_anything(
     assert main(["run", spec, "--resume", str(tmp_path), *results]) == 2
     assert "not a results folder" in capsys.readouterr().out
     assert not (tmp_path / "r").exists()
+
+
+def test_dry_run_lists_the_chosen_points_and_runs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = str(EXPERIMENTS / "quickstart.yaml")
+    only = ["--only", "workers=8", "--only", "clients_per_thread=1,4"]
+    code = main(["run", spec, *only, "--dry-run", "--results", str(tmp_path / "r")])
+    assert code == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("dry run: 2 of 8 points, 4 runs of 10 s")
+    assert out[1:] == [
+        "  p0 (clients_per_thread=1, workers=8)",
+        "  p2 (clients_per_thread=4, workers=8)",
+    ]
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_resume_command_repeats_the_original_options() -> None:
+    from cachelab.options import RunOptions
+
+    options = RunOptions(
+        Path("s.yaml"), target="k8s", report=True, bandwidth="asl2017", only=("workers=8,32",)
+    )
+    assert options.resume_command(Path("results/x y")) == (
+        "cachelab run s.yaml --resume 'results/x y' --target k8s --report --bandwidth asl2017 "
+        "--only workers=8,32"
+    )
+
+
+def test_metadata_records_every_command(tmp_path: Path) -> None:
+    from cachelab.results.metadata import finish_metadata, record_command
+
+    path = tmp_path / "metadata.json"
+    path.write_text(json.dumps({"command_line": ["cachelab", "run", "s.yaml"]}))
+    finish_metadata(path)
+    record_command(path, ["cachelab", "report", str(tmp_path)])
+    data = json.loads(path.read_text())
+    assert data["command_line"] == ["cachelab", "run", "s.yaml"]  # the first stays
+    assert [c["command_line"][1] for c in data["commands"]][-1] == "report"
+    assert len(data["commands"]) == 2 and "host_after" in data

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -12,8 +11,9 @@ import pytest
 import yaml
 
 from cachelab import dashboards, grafana
+from cachelab.paths import repo_root
 
-ROOT = Path(os.environ.get("CACHELAB_ROOT", Path(__file__).resolve().parents[2]))
+ROOT = repo_root()
 DASHBOARD_DIR = ROOT / "charts" / "testbed" / "dashboards"
 PROMTOOL = "/usr/bin/promtool"
 

@@ -195,12 +195,41 @@ def test_only_selects_points_by_index_and_by_value(spec: Spec) -> None:
     assert _chosen(spec, "workers=8", "clients_per_thread=4") == [4]  # terms must all match
 
 
+def test_only_takes_the_numbers_after_field_as_values_of_that_field(spec: Spec) -> None:
+    # the 4 is a clients_per_thread value (point 4 is c=4), not the point index 4
+    assert _chosen(spec, "workers=8", "clients_per_thread=1,4") == [0, 4]
+    assert _chosen(spec, "topology.workers=8,16") == [0, 1, 2, 3, 4, 5]
+    assert _chosen(spec, "clients_per_thread=1,2", "workers=16") == [1, 3]
+
+
+def test_only_as_in_the_run_help(tmp_path: Path) -> None:
+    # `--only workers=8 --only clients_per_thread=1,4` on a sweep of 4 client counts and
+    # workers 8 and 32 (the quickstart's): the points with clients 1 and 4 at 8 workers
+    quickstart = parse_spec(
+        {
+            "name": "q",
+            "sweep": {"topology.clients_per_thread": [1, 4, 8, 16], "topology.workers": [8, 32]},
+        }
+    )
+    chosen = Selection(("workers=8", "clients_per_thread=1,4")).choose(quickstart.points())
+    assert [
+        (p.values["topology.clients_per_thread"], p.values["topology.workers"]) for p in chosen
+    ] == [
+        (1, 8),
+        (4, 8),
+    ]
+    chosen = Selection(("topology.workers=8,32",)).choose(quickstart.points())
+    assert len(chosen) == 8
+
+
 @pytest.mark.parametrize(
     ("terms", "message"),
     [
         (("9",), r"points are numbered 0\.\.5"),
         (("threads=2",), r"not a swept field \(sweep: topology.clients_per_thread, topology"),
-        (("workers=7",), "topology.workers takes the values 16, 8"),
+        (("workers=7",), "topology.workers takes the values 8, 16, not 7"),
+        (("workers=8,7",), "topology.workers takes the values 8, 16, not 7"),
+        (("3,workers=8",), "use point indices"),
         (("workers",), "use point indices"),
         (("workers=8", "workers=16"), "no point matches all"),
         (("1,,2",), "empty alternative"),
@@ -217,6 +246,10 @@ def test_selected_runs_only_are_run_and_counted(spec: Spec, results: ResultsDir)
     status = loop.run()
     assert executor.ran == [(1, 0), (1, 1), (3, 0), (3, 1), (5, 0), (5, 1)]
     assert status.runs_total == 6 and status.runs_done == 6
+    saved = json.loads(results.status_file.read_text())
+    assert saved["only"] == ["workers=16"]
+    assert (saved["points_selected"], saved["points_total"]) == (3, 6)
+    assert saved["subset"] is True
 
 
 def test_status_loads_what_it_saved(spec: Spec, results: ResultsDir) -> None:

@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+from cachelab.paths import repo_root
+
+REPO = repo_root()
 EXPERIMENTS = REPO / "ops" / "experiments"
 DOC = REPO / "docs" / "experiments.md"
 SPECS = sorted(EXPERIMENTS.glob("*.yaml"))
@@ -36,6 +38,7 @@ SECTION_KEYS: dict[str, set[str]] = {
         "value_bytes",
         "key_maximum",
         "key_pattern",
+        "key_zipf_exp",
         "multi_get",
         "sharded",
         "routing",
@@ -72,6 +75,7 @@ def test_spec_uses_only_contract_keys(path: Path) -> None:
         assert not extra, f"{section}: unknown keys {extra}"
     for axis, values in (spec.get("sweep") or {}).items():
         section, _, leaf = axis.partition(".")
+        leaf = leaf.split(".", 1)[0]  # server.memcached.threads: the section's key is memcached
         assert leaf in SECTION_KEYS.get(section, set()), f"sweep.{axis}: not a spec field"
         assert isinstance(values, list) and values, f"sweep.{axis}: needs a non-empty list"
     ratio = (spec.get("workload") or {}).get("ratio", "0:1")

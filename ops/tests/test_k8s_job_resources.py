@@ -11,9 +11,10 @@ import yaml
 
 from cachelab.k8s import plan
 from cachelab.k8s.runner import with_job_resources
+from cachelab.paths import repo_root
 from cachelab.spec import parse_spec
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = repo_root()
 SPEC = {
     "name": "job-resources",
     "topology": {"client_machines": 2, "hosts": {"client": "a2"}},

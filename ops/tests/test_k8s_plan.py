@@ -11,9 +11,10 @@ import yaml
 
 from cachelab.cli import main
 from cachelab.k8s import plan
+from cachelab.paths import repo_root
 from cachelab.spec import load_spec, parse_spec
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = repo_root()
 
 RAW: dict[str, Any] = {
     "name": "plan-test",
@@ -83,7 +84,11 @@ def test_job_config_names_the_release_objects_and_the_workload() -> None:
 
 def test_kustomization_uses_relative_paths_and_the_point_components(tmp_path: Path) -> None:
     text = plan.kustomization(
-        spec_with(preload__enabled=False), plan.Target(), ROOT / "manifests", tmp_path, {"a": "b"}
+        spec_with(preload__enabled=False),
+        plan.Target(loadgen="memtier"),
+        ROOT / "manifests",
+        tmp_path,
+        {"a": "b"},
     )
     doc = yaml.safe_load(text)
     assert not any(Path(p).is_absolute() for p in [*doc["resources"], *doc["components"]])
@@ -158,7 +163,7 @@ def test_points_that_kubernetes_cannot_run_are_rejected_naming_the_field(
     spec = spec_with(**changes)
     with pytest.raises(plan.PlanError, match=message):
         plan.check(spec)
-        plan.job_config(spec, plan.Target())
+        plan.job_config(spec, plan.Target(loadgen="memtier"))
 
 
 @pytest.mark.parametrize(
@@ -210,3 +215,48 @@ def test_every_experiment_spec_can_run_on_kubernetes(spec_file: Path) -> None:
     for point in spec.points():
         plan.check(point.spec)
         plan.job_config(point.spec, plan.Target(loadgen=loadgen))
+
+
+def test_run_help_shows_the_k8s_options(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--values FILE" in text and "$CACHELAB_K8S_VALUES" in text
+    assert "--loadgen {cachelab,memtier}" in text and "$CACHELAB_K8S_LOADGEN" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (["--target", "k8s", "--values", "x.yaml"], {}, "error: --values: x.yaml is not a file"),
+        (
+            ["--target", "k8s"],
+            {"CACHELAB_K8S_VALUES": "gone.yaml"},
+            "error: CACHELAB_K8S_VALUES: gone.yaml is not a file",
+        ),
+        (
+            ["--target", "k8s"],
+            {"CACHELAB_K8S_LOADGEN": "locust"},
+            "error: loadgen: 'locust': the runner reads memtier JSON",
+        ),
+        (["--loadgen", "memtier"], {}, "error: --values and --loadgen are for --target k8s"),
+    ],
+)
+def test_bad_k8s_options_fail_before_the_cluster_is_asked(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    env: dict[str, str],
+    message: str,
+) -> None:
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(yaml.safe_dump(RAW))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    code = main(["run", str(spec_file), *argv, "--results", str(tmp_path / "r")])
+    assert code == 2
+    assert capsys.readouterr().out.startswith(message)
+    assert not (tmp_path / "r").exists()

@@ -78,3 +78,12 @@ def test_memtier_has_no_think_time() -> None:
 def test_a_flag_with_whitespace_cannot_become_a_configmap_literal() -> None:
     with pytest.raises(LoadgenArgsError, match="holds whitespace"):
         joined(["--ratio=1:0", "--server=a b"])
+
+
+def test_a_zipf_pattern_passes_its_exponent_as_memtier_names_it() -> None:
+    zipf = parse_spec({"name": "t", "workload": {"key_pattern": "R:Z", "key_zipf_exp": 0.99}})
+    for loadgen in ("cachelab", "memtier"):
+        assert "--key-zipf-exp=0.99" in measure_args(zipf, loadgen)
+    assert "--key-pattern=R:Z" in _k8s_measure(zipf)
+    uniform = parse_spec({"name": "t", "workload": {"key_zipf_exp": 0.99}})
+    assert not [f for f in measure_args(uniform) if f.startswith("--key-zipf-exp")]

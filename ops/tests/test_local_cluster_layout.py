@@ -5,14 +5,14 @@ link rates, and layouts the machine cannot hold refused with what would fit."""
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from cachelab.local.shaping import POOL_MBIT, ROLE_MBIT
+from cachelab.paths import repo_root
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "local-cluster" / "layout.py"
+SCRIPT = repo_root() / "scripts" / "local-cluster" / "layout.py"
 MEMORY_MIB = 24 * 1024  # the machine of the default: 2 cores, 24 GiB
 
 

@@ -4,76 +4,45 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from local_servers import free_port, redis_server_command, start, stop
 
-ROOT = Path(os.environ.get("CACHELAB_ROOT", Path(__file__).resolve().parents[2]))
+from cachelab.paths import repo_root
+
+ROOT = repo_root()
 LOCUSTFILE = ROOT / "loadgen" / "locust" / "locustfile.py"
 
 pytestmark = pytest.mark.integration
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start(cmd: list[str], port: int) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return proc
-        except OSError:
-            if proc.poll() is not None:
-                break
-            time.sleep(0.05)
-    proc.kill()
-    proc.wait()
-    raise RuntimeError(f"{cmd[0]} did not start on port {port}")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 @pytest.fixture
 def memcached() -> Iterator[int]:
     if shutil.which("memcached") is None:
         pytest.fail("memcached is not installed (make deps)")
-    port = _free_port()
+    port = free_port()
     cmd = ["memcached", "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-t", "1", "-m", "64"]
     if os.geteuid() == 0:
         cmd += ["-u", "root"]
-    proc = _start(cmd, port)
+    proc = start(cmd, port)
     yield port
-    _stop(proc)
+    stop(proc)
 
 
 @pytest.fixture
 def redis_server() -> Iterator[int]:
     if shutil.which("redis-server") is None:
         pytest.fail("redis-server is not installed (make deps)")
-    port = _free_port()
-    cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-    cmd += ["--appendonly", "no", "--protected-mode", "no"]
-    proc = _start(cmd, port)
+    port = free_port()
+    proc = start(redis_server_command(port), port)
     yield port
-    _stop(proc)
+    stop(proc)
 
 
 def _run_locust(tmp_path: Path, port: int, users: list[str]) -> dict[str, dict[str, str]]:
@@ -121,3 +90,25 @@ def test_memcached_users_report_every_operation(tmp_path: Path, memcached: int) 
 def test_redis_users_report_every_operation(tmp_path: Path, redis_server: int) -> None:
     rows = _run_locust(tmp_path, redis_server, ["RedisUser", "RedisPacedUser"])
     _check(rows, "redis")
+
+
+COMPONENT = ROOT / "manifests" / "components" / "loadgen-locust"
+
+
+def test_the_cluster_runs_this_locustfile() -> None:
+    # kustomize loads only files beside the component, so it holds a copy; the copy is this file
+    copy = COMPONENT / "locustfile.py"
+    assert copy.read_bytes() == LOCUSTFILE.read_bytes(), (
+        f"{copy} differs from {LOCUSTFILE}: cp {LOCUSTFILE.relative_to(ROOT)} "
+        f"{copy.relative_to(ROOT)}"
+    )
+    assert "locustfile.py" in (COMPONENT / "kustomization.yaml").read_text()
+
+
+def test_the_cluster_script_sets_the_environment_the_locustfile_reads() -> None:
+    script = (COMPONENT / "run-locust.sh").read_text()
+    exported = set(re.findall(r"\b(CACHELAB_[A-Z_]+)=", script))
+    read = set(re.findall(r"\"(CACHELAB_[A-Z_]+)\"", LOCUSTFILE.read_text()))
+    assert exported and exported <= read, sorted(exported - read)
+    assert "-f /locust/locustfile.py" in script.replace('"$file"', "/locust/locustfile.py")
+    assert script.count("MemcachedUser") == 2  # master and workers pick the same user class

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from cachelab.paths import repo_root
+
 pytestmark = pytest.mark.integration
 
-ROOT = Path(os.environ.get("CACHELAB_ROOT", Path(__file__).resolve().parents[2]))
+ROOT = repo_root()
 
 
 def test_make_help_to_a_pipe_is_plain_and_lists_every_documented_target() -> None:

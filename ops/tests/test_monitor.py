@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import time
@@ -27,8 +26,9 @@ from cachelab.monitor import (
     serve_stored,
     target_groups,
 )
+from cachelab.paths import repo_root
 
-ROOT = Path(os.environ.get("CACHELAB_ROOT", Path(__file__).resolve().parents[2]))
+ROOT = repo_root()
 DASHBOARD_DIR = ROOT / "charts" / "testbed" / "dashboards"
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -41,10 +40,11 @@ from cachelab.monitor import (
     scrape,
     serve_stored,
 )
+from cachelab.paths import repo_root
 from cachelab.processes import ProcessSet, free_port
 from cachelab.spec import load_spec
 
-ROOT = Path(os.environ.get("CACHELAB_ROOT", Path(__file__).resolve().parents[2]))
+ROOT = repo_root()
 DASHBOARD_DIR = ROOT / "charts" / "testbed" / "dashboards"
 pytestmark = [pytest.mark.e2e, pytest.mark.monitor]
 

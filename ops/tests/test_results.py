@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from cachelab.paths import repo_root
 from cachelab.results import ResultsDir, RunRecord, Status, collect_metadata, utc_stamp
 
-ROOT = Path(__file__).parents[2]
+ROOT = repo_root()
 
 
 def test_layout_names_every_part(tmp_path: Path) -> None:

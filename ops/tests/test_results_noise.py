@@ -29,7 +29,7 @@ def test_load_above_the_cores_warns_before_and_after() -> None:
 
 
 def test_repetitions_and_both_sides_are_flagged_beyond_ten_percent() -> None:
-    # the point: 19,683 and 10,495 ops/s
+    # two repetitions measured on a busy machine: 19,683 and 10,495 ops/s
     cv = coefficient_of_variation_pct([19_683, 10_495])
     assert cv == 100 * (19_683 - 10_495) / 2 / ((19_683 + 10_495) / 2)
     assert math.isnan(coefficient_of_variation_pct([5.0]))

@@ -1,5 +1,8 @@
 """`cachelab run --resume`: a real local run interrupted in its second run (SIGTERM, as Ctrl-C
-would), then finished: only the partial and the missing runs are executed again."""
+would), then finished: only the partial and the missing runs are executed again, the partial
+row's measures stay empty, the report built before the resume is rebuilt, the resume hint
+repeats the original options and metadata.json records both commands. And `--only` on a real
+run: the points it names, said to be a subset in status.json and the report."""
 
 from __future__ import annotations
 
@@ -47,7 +50,7 @@ def test_an_interrupted_run_is_finished_by_resume(tmp_path: Path) -> None:
     base = tmp_path / "results"
     log = (tmp_path / "first.log").open("w")
     first = subprocess.Popen(
-        _cli(str(spec), "--results", str(base)), stdout=log, stderr=subprocess.STDOUT
+        _cli(str(spec), "--results", str(base), "--report"), stdout=log, stderr=subprocess.STDOUT
     )
     try:
         # wait (bounded) until run 1 is done and run 2 is measuring, then stop it as Ctrl-C does
@@ -71,7 +74,13 @@ def test_an_interrupted_run_is_finished_by_resume(tmp_path: Path) -> None:
     status = _status(folder)
     assert status["state"] == "interrupted"
     assert status["runs_done"] == 1 and status["runs_partial"] == 1, status
-    assert "--resume" in status["message"]
+    assert f"--resume {folder} --report" in status["message"]
+    with (folder / "summary.csv").open() as handle:
+        partial = [r for r in csv.DictReader(handle) if r["status"] == "partial"]
+    assert partial and partial[0]["throughput_ops_per_s"] == ""  # empty, not 0
+    assert partial[0]["response_time_ms"] == ""
+    if (folder / "report" / "index.html").is_file():  # the report of the interrupted run
+        assert "Incomplete experiment" in (folder / "report" / "index.html").read_text()
     done_at = _started(folder, "p0-r0")
 
     second = subprocess.run(
@@ -95,3 +104,43 @@ def test_an_interrupted_run_is_finished_by_resume(tmp_path: Path) -> None:
         rows = list(csv.DictReader(handle))
     assert [(r["point"], r["status"]) for r in rows] == [("0", "ok"), ("1", "ok"), ("2", "ok")]
     assert list((base / "resume").iterdir()) == [folder]  # no second results folder
+    if (folder / "report" / "index.html").is_file():
+        assert "rebuilding it" in second.stdout
+        assert "Incomplete experiment" not in (folder / "report" / "index.html").read_text()
+    commands = json.loads((folder / "metadata.json").read_text())["commands"]
+    assert [("--resume" in c["command_line"]) for c in commands] == [False, True]
+
+
+ONLY_SPEC = {
+    "name": "only",
+    "description": "the quickstart's sweep, one short repetition",
+    "topology": {"threads": 1, "clients_per_thread": 1, "middlewares": 1, "servers": 1},
+    "workload": {"ratio": "0:1", "value_bytes": 64, "key_maximum": 200},
+    "sweep": {"topology.clients_per_thread": [1, 4, 8, 16], "topology.workers": [8, 32]},
+    "run": {"repetitions": 1, "duration_s": 3, "warmup_s": 1, "cooldown_s": 1},
+}
+
+
+def test_only_runs_the_points_it_names_and_says_it_is_a_subset(tmp_path: Path) -> None:
+    spec = tmp_path / "only.yaml"
+    spec.write_text(yaml.safe_dump(ONLY_SPEC, sort_keys=False))
+    only = ["--only", "workers=8", "--only", "clients_per_thread=1,4"]
+    done = subprocess.run(
+        _cli(str(spec), "--results", str(tmp_path / "results"), "--report", *only),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (folder,) = (tmp_path / "results" / "only").iterdir()
+    assert sorted(p.name for p in (folder / "raw").iterdir()) == ["p0-r0", "p2-r0"]
+    for run, clients in (("p0-r0", 1), ("p2-r0", 4)):
+        values = json.loads((folder / "raw" / run / "point.json").read_text())["values"]
+        assert values == {"topology.clients_per_thread": clients, "topology.workers": 8}
+    status = _status(folder)
+    assert (status["subset"], status["points_selected"], status["points_total"]) == (True, 2, 8)
+    assert status["only"] == ["workers=8", "clients_per_thread=1,4"]
+    html = (folder / "report" / "index.html").read_text()
+    assert "Subset run:" in html and "2 of 8 points" in html

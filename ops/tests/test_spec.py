@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from cachelab.paths import repo_root
 from cachelab.spec import SCHEMA_PATH, SpecError, json_schema, load_spec, parse_spec
 
 EXPERIMENTS = Path(__file__).parents[1] / "experiments"
@@ -36,6 +37,12 @@ BAD_SPECS = [
     (spec_with(workload={"ratio": "0:0"}), "workload.ratio: SET and GET cannot both be 0"),
     (spec_with(workload={"key_pattern": "R"}), 'workload.key_pattern: must be "X:Y"'),
     (spec_with(workload={"value_bytes": 0}), "workload.value_bytes: must be >= 1, got 0"),
+    (spec_with(workload={"key_zipf_exp": 0}), "workload.key_zipf_exp: must be > 0, got 0"),
+    (spec_with(workload={"key_zipf_exp": 5}), "workload.key_zipf_exp: must be < 5, got 5"),
+    (
+        spec_with(workload={"key_zipf_exp": "steep"}),
+        "workload.key_zipf_exp: input should be a valid number",
+    ),
     (spec_with(workload={"routing": "random"}), "workload.routing: must be one of"),
     (spec_with(workload={"think_time_ms": -1}), "workload.think_time_ms: must be >= 0, got -1"),
     (
@@ -220,7 +227,7 @@ def test_shipped_experiments_are_valid(path: Path) -> None:
 
 
 def test_interfaces_example_is_valid() -> None:
-    doc = (Path(__file__).parents[2] / "docs" / "interfaces.md").read_text()
+    doc = (repo_root() / "docs" / "interfaces.md").read_text()
     section = doc.split("## 3. Experiment spec", 1)[1]
     example = section.split("```yaml", 1)[1].split("```", 1)[0]
     spec = parse_spec(yaml.safe_load(example))

@@ -19,7 +19,7 @@
  * (get/gets/gat/gats, set/add/replace/append/prepend/cas with their data block, delete, incr,
  * decr, touch, version, verbosity, flush_all, stats; noreply honoured); meta commands are not.
  *
- * Build: gcc -O2 -pthread -o asl-floor asl-floor.c (scripts/bench.py does, into target/asl-floor/).
+ * Build: gcc -O2 -pthread -o asl-floor asl-floor.c (scripts/bench does, into target/asl-floor/).
  * Usage: asl-floor -l 127.0.0.1 -p PORT -t WORKERS -m HOST:PORT
  */
 #define _GNU_SOURCE

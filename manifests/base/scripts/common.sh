@@ -58,6 +58,25 @@ target_of() {
   esac
 }
 
+# require_release: the Jobs need the testbed release in their namespace (its Services are their
+# targets). Waits up to RELEASE_WAIT_S for the target's name to resolve (the middleware's
+# Service, or the servers' headless Service, which resolves once a server pod is Ready), then
+# fails naming what to install (RELEASE_HINT, the overlay's own helm command).
+require_release() {
+  case "$TARGET" in
+    middleware) name="$MIDDLEWARE_HOST" ;;
+    *) name="$SERVER_STATEFULSET" ;;
+  esac
+  deadline=$(( $(date +%s) + ${RELEASE_WAIT_S:-60} ))
+  until getent hosts "$name" >/dev/null 2>&1; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "no testbed release in this namespace: $name does not resolve after ${RELEASE_WAIT_S:-60}s. Install it first: ${RELEASE_HINT:-helm upgrade --install testbed charts/testbed -f <overlay>/testbed-values.yaml --wait}"
+      exit 3
+    fi
+    sleep 1
+  done
+}
+
 # Prints a result file between the markers that the collectors look for, on stderr like every
 # other line of these scripts (log, tagged progress). One stream keeps the pod's log in the order
 # the lines were written: the container runtime copies stdout and stderr to the log separately,

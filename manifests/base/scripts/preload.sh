@@ -5,6 +5,7 @@
 # PRELOAD_FILL_ARGS and PRELOAD_VERIFY_ARGS (cachelab.loadgen_args, as in a local run); this
 # script adds the target, the slice and the output file.
 . "${SCRIPTS_DIR:-/scripts}/common.sh"
+require_release
 
 lo=$(( KEY_MAXIMUM * index / CLIENT_MACHINES ))
 hi=$(( KEY_MAXIMUM * (index + 1) / CLIENT_MACHINES - 1 ))

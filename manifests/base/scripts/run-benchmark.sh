@@ -10,6 +10,7 @@
 #   progress machine=<i> instance=<j>: [RUN #1 45%,   9 secs]  2 threads: ... msec latency  (memtier)
 # `cachelab run --target k8s` follows these for its live line (cachelab.k8s.progress).
 . "${SCRIPTS_DIR:-/scripts}/common.sh"
+require_release
 . "${SCRIPTS_DIR:-/scripts}/barrier.sh"
 
 # The cachelab loadgen serves Prometheus metrics, instance j on METRICS_PORT+j, a port the Job

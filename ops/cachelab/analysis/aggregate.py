@@ -3,9 +3,11 @@
 ASL 2017 (§3.6 of its digest): drop the warm-up and cool-down 1 s windows, average the rest
 per instance, **sum throughput and average response time over instances**, then over
 repetitions take the mean of the means with standard deviation sqrt(mean per-repetition
-variance). ASL 2019 used mean +/- population SD over repetitions. Both are provided:
-``aggregate_points`` gives the mean and the SD across repetitions of any summary.csv column;
-``window_std`` gives the seeds' pooled within-repetition SD from the 1 s windows. Trimming is
+variance). ASL 2019 used mean +/- population SD over repetitions. Here a point's number is the
+mean over its repetitions with its 95 % Student-t interval (``cachelab.analysis.intervals``, the
+one definition every table, figure and comparison uses): ``aggregate_points`` gives it for any
+summary.csv column; ``window_std`` gives the seeds' pooled within-repetition SD from the 1 s
+windows, shown beside it. Trimming is
 the one rule of ``cachelab.results.trim``; this module receives data, never paths.
 """
 
@@ -15,9 +17,9 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
+from cachelab.analysis.intervals import mean_interval
 from cachelab.results.memtier import LoadgenRun
 from cachelab.results.run import RunData
 from cachelab.results.run import window_series as results_window_series
@@ -88,7 +90,7 @@ def repetition_window_stats(runs: Sequence[LoadgenRun], interval: MeasuredInterv
 def window_std(runs: Sequence[RunData]) -> pd.DataFrame:
     """Per point, the seeds' SD: sqrt(mean per-repetition window variance) of TP and RT.
 
-    Columns: ``point``, ``repetitions``, ``throughput_window_std``,
+    Columns: ``point``, ``repetitions``, ``throughput_window_std_ops_per_s``,
     ``response_time_window_std_ms``.
     """
     per_point: dict[int, list[WindowStats]] = {}
@@ -105,7 +107,7 @@ def window_std(runs: Sequence[RunData]) -> pd.DataFrame:
             {
                 "point": point,
                 "repetitions": len(reps),
-                "throughput_window_std": pooled_std(r.throughput_var for r in reps),
+                "throughput_window_std_ops_per_s": pooled_std(r.throughput_var for r in reps),
                 "response_time_window_std_ms": pooled_std(rt_vars) if rt_vars else math.nan,
             }
         )
@@ -114,7 +116,7 @@ def window_std(runs: Sequence[RunData]) -> pd.DataFrame:
         columns=[
             "point",
             "repetitions",
-            "throughput_window_std",
+            "throughput_window_std_ops_per_s",
             "response_time_window_std_ms",
         ],
     )
@@ -125,7 +127,7 @@ def aggregate_points(
     metrics: Sequence[str],
     keys: Sequence[str] = ("point",),
 ) -> pd.DataFrame:
-    """Mean and population SD over repetitions of each metric, one row per point.
+    """Mean over repetitions of each metric with its 95 % interval, one row per point.
 
     Parameters
     ----------
@@ -139,7 +141,8 @@ def aggregate_points(
 
     Returns
     -------
-    A frame with the keys, ``repetitions`` and ``<metric>_mean`` / ``<metric>_std`` columns.
+    A frame with the keys, ``repetitions`` and ``<metric>_mean`` / ``<metric>_ci95`` columns
+    (``_ci95`` the half-width of the Student-t interval, NaN with one repetition).
     """
     missing = [k for k in keys if k not in summary.columns]
     if missing:
@@ -154,7 +157,8 @@ def aggregate_points(
                 column = pd.to_numeric(group[metric], errors="coerce").dropna()
             else:
                 column = pd.Series([], dtype=float)
-            row[f"{metric}_mean"] = float(column.mean()) if len(column) else math.nan
-            row[f"{metric}_std"] = float(np.std(column.to_numpy())) if len(column) else math.nan
+            interval = mean_interval(column.tolist())
+            row[f"{metric}_mean"] = interval.mean
+            row[f"{metric}_ci95"] = interval.half_width
         rows.append(row)
     return pd.DataFrame(rows)

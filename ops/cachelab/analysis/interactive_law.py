@@ -125,3 +125,58 @@ def check(
             clients, measured_response_time_ms, think_time_ms
         ),
     )
+
+
+@dataclass(frozen=True)
+class PointLaw:
+    """The interactive law at one point, checked per repetition (the means of noisy repetitions
+    need not obey it: each repetition's own X and R do).
+
+    ``checks`` holds one check per repetition with a measured X > 0; ``think_times_ms`` the
+    think time each repetition implies, Z = N/X - R (negative only when its inputs disagree:
+    a response time longer than the clients' cycle allows)."""
+
+    checks: tuple[InteractiveLawCheck, ...]
+    think_times_ms: tuple[float, ...]
+
+    @property
+    def deviations_pct(self) -> list[float]:
+        return [c.deviation_pct for c in self.checks]
+
+    @property
+    def worst_deviation_pct(self) -> float:
+        """The repetition's deviation farthest from 0 (NaN without repetitions)."""
+        return max(self.deviations_pct, key=abs, default=math.nan)
+
+    def holds(self, tolerance_pct: float = 10.0) -> bool:
+        """True when every repetition is within ``tolerance_pct`` (the point is flagged only
+        when its repetitions deviate, never for an averaging artefact)."""
+        return all(c.holds(tolerance_pct) for c in self.checks)
+
+    def deviating(self, tolerance_pct: float = 10.0) -> list[int]:
+        """Indices (in ``checks``) of the repetitions beyond the tolerance."""
+        return [i for i, c in enumerate(self.checks) if not c.holds(tolerance_pct)]
+
+
+def check_repetitions(
+    clients: float,
+    throughputs_ops_per_s: list[float],
+    response_times_ms: list[float],
+    think_time_ms: float = 0.0,
+) -> PointLaw:
+    """The law per repetition of one point; repetitions without a measured X > 0 and R >= 0
+    are left out.
+
+    Examples
+    --------
+    >>> law = check_repetitions(2, [11858.2, 6373.33], [0.168612, 0.313909])
+    >>> [round(d, 1) for d in law.deviations_pct], law.holds()
+    ([-0.0, 0.0], True)
+    """
+    checks, think = [], []
+    for x, r in zip(throughputs_ops_per_s, response_times_ms, strict=True):
+        if not (math.isfinite(x) and x > 0 and math.isfinite(r) and r >= 0):
+            continue
+        checks.append(check(clients, x, r, think_time_ms))
+        think.append(implied_think_time_ms(clients, x, r))
+    return PointLaw(tuple(checks), tuple(think))

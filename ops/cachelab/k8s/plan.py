@@ -14,7 +14,10 @@ from cachelab import loadgen_args
 from cachelab.spec import Spec
 
 POOLS = ("a1", "a2", "a4")
-LOADGENS = ("memtier", "cachelab")
+LOADGENS = ("cachelab", "memtier")
+# Loadgens an overlay can be rendered for: locust prints its own stats, not memtier JSON, so
+# `cachelab run --target k8s` (which reads memtier JSON) takes only LOADGENS.
+RENDER_LOADGENS = (*LOADGENS, "locust")
 BANDWIDTH_PROFILES = ("asl2017", "asl2019", "azure-v2", "off")
 SERVER_PORTS = {"memcached": 11211, "redis": 6379}
 MIDDLEWARE_PORT = 11212
@@ -34,12 +37,12 @@ class Target:
     """Where the Jobs run: the release and the knobs that are not part of the spec."""
 
     release: str = "testbed"
-    loadgen: str = "memtier"
+    loadgen: str = "cachelab"
     bandwidth: str = "asl2017"
 
     def __post_init__(self) -> None:
-        if self.loadgen not in LOADGENS:
-            raise PlanError(f"loadgen: {self.loadgen!r} is not one of {', '.join(LOADGENS)}")
+        if self.loadgen not in RENDER_LOADGENS:
+            raise PlanError(f"loadgen: {self.loadgen!r} is not one of {', '.join(RENDER_LOADGENS)}")
         if self.bandwidth not in BANDWIDTH_PROFILES:
             raise PlanError(
                 f"bandwidth: {self.bandwidth!r} is not one of {', '.join(BANDWIDTH_PROFILES)}"
@@ -107,14 +110,14 @@ def job_config(spec: Spec, target: Target) -> dict[str, str]:
     try:
         measure = loadgen_args.measure_args(spec, target.loadgen)
     except loadgen_args.LoadgenArgsError as error:
-        raise PlanError(f"{error}; set CACHELAB_K8S_LOADGEN=cachelab") from None
+        raise PlanError(f"{error}; use --loadgen cachelab") from None
     if target.loadgen == "cachelab" and topo.instances_per_machine > LOADGEN_METRICS_PORTS:
         raise PlanError(
             f"topology.instances_per_machine: {topo.instances_per_machine} is more than the "
             f"{LOADGEN_METRICS_PORTS} metrics ports the loadgen-cachelab component declares "
             "(one per instance)"
         )
-    return {
+    config = {
         "TARGET": "middleware" if topo.middlewares > 0 else "servers",
         "MIDDLEWARE_HOST": f"{target.fullname}-middleware",
         "MIDDLEWARE_PORT": str(MIDDLEWARE_PORT),
@@ -128,6 +131,32 @@ def job_config(spec: Spec, target: Target) -> dict[str, str]:
         "LOADGEN_ARGS": loadgen_args.joined(measure),
         "PRELOAD_FILL_ARGS": loadgen_args.joined(loadgen_args.fill_args(spec)),
         "PRELOAD_VERIFY_ARGS": loadgen_args.joined(loadgen_args.verify_args(spec)),
+    }
+    if target.loadgen == "locust":
+        config.update(_locust_config(spec))
+    return config
+
+
+def _locust_config(spec: Spec) -> dict[str, str]:
+    """The literals that components/loadgen-locust reads in place of the memtier flags."""
+    work = spec.workload
+    if work.multi_get > 1:
+        raise PlanError(
+            f"workload.multi_get: {work.multi_get} is not possible with locust (single-key "
+            "gets only); use --loadgen cachelab"
+        )
+    if spec.topology.client_machines < 2:
+        raise PlanError(
+            f"topology.client_machines: {spec.topology.client_machines}; locust needs 2 or more "
+            "(machine 0 is its master)"
+        )
+    topo = spec.topology
+    return {
+        "THREADS": str(topo.threads),
+        "CLIENTS": str(topo.clients_per_thread),
+        "RATIO": work.ratio,
+        "VALUE_BYTES": str(work.value_bytes),
+        "DURATION_S": str(spec.run.duration_s),
     }
 
 

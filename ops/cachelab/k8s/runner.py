@@ -11,19 +11,18 @@ no p99, the p99 shows as a dash).
 `K8sRunner` is the Kubernetes executor of cachelab.experiment's loop, which owns the order,
 selection, resume, status.json and the summary.csv rows.
 
-Where the cluster is: KUBECONFIG (kubectl's own rules). Options, from the CLI if it has them or
-from the environment: namespace (CACHELAB_K8S_NAMESPACE, default `default`), release
-(CACHELAB_K8S_RELEASE, `testbed`), loadgen (CACHELAB_K8S_LOADGEN, `memtier` or `cachelab`),
-bandwidth profile (CACHELAB_K8S_BANDWIDTH, `asl2017`, `azure-v2`, `off`), extra values files for
-the release (CACHELAB_K8S_VALUES, separated by `:`), and CACHELAB_K8S_TIMEOUT_S (600) for the
-release and the preload.
+Where the cluster is: KUBECONFIG (kubectl's own rules). Options, from the CLI (`--loadgen`,
+`--values`, `--bandwidth`) or else from the environment: namespace (CACHELAB_K8S_NAMESPACE,
+default `default`), release (CACHELAB_K8S_RELEASE, `testbed`), loadgen (CACHELAB_K8S_LOADGEN,
+`cachelab` or `memtier`), bandwidth profile (CACHELAB_K8S_BANDWIDTH, `asl2017`, `azure-v2`,
+`off`), extra values files for the release (CACHELAB_K8S_VALUES, separated by `:`), and
+CACHELAB_K8S_TIMEOUT_S (600) for the release and the preload.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,7 +37,9 @@ from cachelab.k8s.collect import CollectError, log_without_blocks, result_blocks
 from cachelab.k8s.kube import K8sError, Kube, find_helm
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
 from cachelab.k8s.progress import TAIL_LINES, ProgressFollower
+from cachelab.k8s.usage import UsageSampler
 from cachelab.options import RunOptions
+from cachelab.paths import repo_root
 from cachelab.results import (
     ResultsDir,
     RunRecord,
@@ -51,7 +52,7 @@ from cachelab.results import (
     write_json,
 )
 from cachelab.results.noise import load_warning
-from cachelab.spec import Point, Spec
+from cachelab.spec import Point, Spec, save_spec
 from cachelab.terminal import LiveSample, RunLines
 
 BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
@@ -61,18 +62,17 @@ SCALE_LABEL = "cachelab.dev/scale"  # node label of the local cluster: the pools
 HDR_FULL_SUFFIX = "_FULL_RUN_1.txt"  # the loadgen's (memtier's) interval log of run 1
 
 
-def repo_root() -> Path:
-    """The checkout holding charts/ and manifests/ ($CACHELAB_ROOT, else above this package)."""
-    if "CACHELAB_ROOT" in os.environ:
-        return Path(os.environ["CACHELAB_ROOT"])
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "manifests" / "base" / "kustomization.yaml").is_file():
-            return parent
-    raise K8sError("cannot find the repository (charts/, manifests/); set CACHELAB_ROOT")
-
-
 def _option(value: str | None, env: str, default: str) -> str:
     return value if value else os.environ.get(env, default)
+
+
+def _values_files(options: RunOptions) -> tuple[list[Path], str]:
+    """The release's extra values files (--values, else $CACHELAB_K8S_VALUES) and where they
+    came from, for error messages."""
+    if options.values:
+        return list(options.values), "--values"
+    listed = os.environ.get("CACHELAB_K8S_VALUES", "")
+    return [Path(p) for p in listed.split(os.pathsep) if p], "CACHELAB_K8S_VALUES"
 
 
 def with_job_resources(kustomization: str, resources: dict[str, Any]) -> str:
@@ -109,6 +109,9 @@ class K8sRunner:
         self.root = repo_root()
         self.target_name = "k8s"
         self.live: Callable[[LiveSample], None] | None = None  # gets each second of a run's load
+        # `cachelab collect`: the Jobs have run already; read them, apply and wait for nothing
+        self.collect_only = False
+        self.released_epoch_ms: float | None = None  # the collected benchmark Job's start
 
     # --- one run ------------------------------------------------------------------------------
 
@@ -142,6 +145,8 @@ class K8sRunner:
         self, point: Point, repetition: int, run_dir: Path, record: dict[str, Any]
     ) -> tuple[RunStatus, str]:
         spec = point.spec
+        if self.collect_only:
+            return self._collect_existing(spec, run_dir, record)
         k8s_dir = run_dir / "k8s"
         k8s_dir.mkdir(exist_ok=True)
         self._upgrade_release(spec, k8s_dir)
@@ -180,13 +185,52 @@ class K8sRunner:
             "patch", "job/benchmark", "--type=merge", "-p", '{"spec":{"suspend":false}}'
         )
         record["benchmark_released_epoch_ms"] = started * 1000.0
-        self._wait_job(
-            "benchmark",
-            spec.run.duration_s + BARRIER_TIMEOUT_S + 120,
-            each_poll=self._progress_poll(spec),
-        )
+        usage = UsageSampler(self.kube, run_dir, self._run_pods, label_key)
+        progress = self._progress_poll(spec)
+
+        def each_poll() -> None:
+            usage.poll()
+            if progress is not None:
+                progress()
+
+        try:
+            self._wait_job(
+                "benchmark", spec.run.duration_s + BARRIER_TIMEOUT_S + 120, each_poll=each_poll
+            )
+        finally:
+            usage.close()
+        record["usage"] = {
+            "source": "kubelet summary API (stats/summary) through the API server",
+            "cpu": "cpu.csv",
+            "network": "net.csv",
+            "problems": usage.errors,
+        }
         seconds = time.time() - started
         record["middlewares"] = self._middleware_stats(middlewares, before, seconds, run_dir)
+        return self._collect_loadgens(spec, run_dir, record)
+
+    def _collect_existing(
+        self, spec: Spec, run_dir: Path, record: dict[str, Any]
+    ) -> tuple[RunStatus, str]:
+        """One run from Jobs that completed before (cachelab collect). The middleware's
+        counters were not scraped before the benchmark, so there are none."""
+        if spec.preload.enabled:
+            record["preload"] = self._preload_checks(spec)
+        record["benchmark_released_epoch_ms"] = self.released_epoch_ms
+        record["collected_by"] = "cachelab collect"
+        unavailable = (
+            "not scraped: cachelab collect runs after the Jobs (cachelab run --target k8s "
+            "scrapes the middleware before and after the benchmark)"
+        )
+        record["middlewares"] = [
+            {
+                "index": j,
+                "address": name,
+                "stats_dir": f"middleware-{j}",
+                "unavailable": unavailable,
+            }
+            for j, name in enumerate(self._middleware_pods())
+        ]
         return self._collect_loadgens(spec, run_dir, record)
 
     def _upgrade_release(self, spec: Spec, k8s_dir: Path) -> None:
@@ -295,6 +339,11 @@ class K8sRunner:
                     log = str(error)
                 tails.append(f"\n--- {name} ---\n" + "\n".join(log.splitlines()[-20:]))
         return "".join(tails)
+
+    def _run_pods(self) -> list[dict[str, Any]]:
+        """The release's pods and the benchmark Job's: what the usage sampler reads."""
+        release = self.kube.get("pods", "-l", f"app.kubernetes.io/instance={self.target.release}")
+        return [*release["items"], *self._job_pods("benchmark")]
 
     def _job_pods(self, job: str) -> list[dict[str, Any]]:
         pods = self.kube.get("pods", "-l", f"batch.kubernetes.io/job-name={job}")["items"]
@@ -480,16 +529,19 @@ def run(
     root = repo_root()
     target = plan.Target(
         release=_option(options.release, "CACHELAB_K8S_RELEASE", "testbed"),
-        loadgen=_option(options.loadgen, "CACHELAB_K8S_LOADGEN", "memtier"),
+        loadgen=_option(options.loadgen, "CACHELAB_K8S_LOADGEN", "cachelab"),
         bandwidth=_option(options.bandwidth, "CACHELAB_K8S_BANDWIDTH", "asl2017"),
     )
+    if target.loadgen not in plan.LOADGENS:
+        raise plan.PlanError(
+            f"loadgen: {target.loadgen!r}: the runner reads memtier JSON, so one of "
+            f"{', '.join(plan.LOADGENS)} (locust runs from `cachelab render --loadgen locust`)"
+        )
     namespace = _option(options.namespace, "CACHELAB_K8S_NAMESPACE", "default")
-    extra = list(options.values) or [
-        Path(p) for p in os.environ.get("CACHELAB_K8S_VALUES", "").split(os.pathsep) if p
-    ]
+    extra, source = _values_files(options)
     for path in extra:
         if not path.is_file():
-            raise plan.PlanError(f"CACHELAB_K8S_VALUES: {path} is not a file")
+            raise plan.PlanError(f"{source}: {path} is not a file")
     try:
         timeout_s = float(os.environ.get("CACHELAB_K8S_TIMEOUT_S", "600"))
     except ValueError:
@@ -506,7 +558,7 @@ def run(
     if resume is not None:
         results, previous = open_for_resume(spec, resume, "k8s")
     else:
-        results = _prepare_results(spec, options, root, kube, facts, target, extra)
+        results = prepare_results(spec, options, root, kube, facts, target, extra)
     console.print(f"results: {results.path}", highlight=False)
     warning = load_warning(os.getloadavg()[0], os.cpu_count(), "on this machine at the start")
     if warning:  # the loadgens run in the cluster; this machine only drives them
@@ -514,14 +566,22 @@ def run(
     runner = K8sRunner(spec, results, kube, target, extra, timeout_s, console)
     reporter = RunLines(console, spec.run.duration_s)
     runner.live = reporter.live
-    loop = ExperimentLoop(spec, results, runner, reporter, selection, previous)
+    loop = ExperimentLoop(
+        spec,
+        results,
+        runner,
+        reporter,
+        selection,
+        previous,
+        resume_hint=options.resume_command(results.path),
+    )
     try:
         return results, loop.run()
     finally:
         finish_metadata(results.metadata_file)
 
 
-def _prepare_results(
+def prepare_results(
     spec: Spec,
     options: RunOptions,
     root: Path,
@@ -534,7 +594,7 @@ def _prepare_results(
     results = ResultsDir.create(base, spec.name)
     spec_path = options.spec_path
     if spec_path.is_file():
-        shutil.copyfile(spec_path, results.spec_file)
+        save_spec(spec, spec_path, results.spec_file)
     else:
         results.spec_file.write_text(yaml.safe_dump(spec.model_dump(mode="json"), sort_keys=False))
     settings = {"target": "k8s", "bandwidth": target.bandwidth, "loadgen": target.loadgen}

@@ -10,18 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from cachelab import jvm
 from cachelab.loadgen_args import KEY_MINIMUM, fill_args, key_range, measure_args, verify_args
+from cachelab.paths import repo_root
 from cachelab.spec import Spec
-
-# Small, quick-starting JVMs: the machine runs servers, middleware and clients at once. The
-# loadgen stops at the C1 compiler, as in its image: C2's compilations cost more CPU than they save
-# in runs of tens of seconds (loadgen/README.md, benchmark).
-LOADGEN_JVM = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xms64m", "-Xmx512m"]
-MIDDLEWARE_JVM = ["-XX:+UseParallelGC", "-Xms256m", "-Xmx1g"]
 
 
 def _java(java: str, jar: Path) -> list[str]:
-    return [java, *LOADGEN_JVM, "-jar", str(jar), "--hide-histogram", "--quiet"]
+    # The image's JVM flags (cachelab.jvm: the pom's jib <jvmFlags>) with local heap sizes.
+    flags = jvm.flags(repo_root(), "loadgen")
+    return [java, *flags, "-jar", str(jar), "--hide-histogram", "--quiet"]
 
 
 def loadgen_argv(
@@ -100,7 +98,7 @@ def middleware_argv(
     workload, run = spec.workload, spec.run
     return [
         java,
-        *MIDDLEWARE_JVM,
+        *jvm.flags(repo_root(), "middleware"),
         "-jar",
         str(jar),
         "-l",

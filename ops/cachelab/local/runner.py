@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +25,14 @@ from typing import Any
 from rich.console import Console
 
 from cachelab.experiment import ExperimentLoop, Selection, open_for_resume, shielded
+from cachelab.faults import FaultInjector
+from cachelab.faults.local import (
+    LocalFaultTargets,
+    LocalTarget,
+    check_local_faults,
+    progress_origin,
+    targets_touched,
+)
 from cachelab.local.commands import loadgen_argv, middleware_argv, preload_argv, verify_argv
 from cachelab.local.cpu import ProcessCpuSampler
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
@@ -37,9 +44,10 @@ from cachelab.local.shaping import (
     one_way_delay_us,
     role_rates,
 )
-from cachelab.local.tools import Toolchain, repo_root
+from cachelab.local.tools import Toolchain
 from cachelab.monitor import LocalMonitor, MonitorSettings
 from cachelab.options import RunOptions
+from cachelab.paths import repo_root
 from cachelab.processes import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.results import (
     MeasuredInterval,
@@ -57,7 +65,7 @@ from cachelab.results import (
 from cachelab.results.layout import CPU_FILE
 from cachelab.results.noise import load_warning
 from cachelab.results.run import client_stats
-from cachelab.spec import Point, Spec
+from cachelab.spec import Point, Spec, save_spec
 from cachelab.summary import SummaryError
 from cachelab.terminal import LiveSample, RunLines, combine, last_progress
 
@@ -141,7 +149,7 @@ class LocalRunner:
         for proc in procs:
             code = proc.wait(max(1.0, deadline - time.monotonic()))
             if code != 0:
-                raise RunError(f"{what}: {proc.name} exited with code {code}\n{proc.log_tail()}")
+                raise RunError(f"{what}: {proc.failure(f'exited with code {code}')}")
 
     def _preload(self, spec: Spec, servers: list[Server], folder: Path) -> dict[str, Any]:
         if not spec.preload.enabled:
@@ -286,12 +294,26 @@ class LocalRunner:
         sampler = ProcessCpuSampler(
             run_dir / CPU_FILE, lambda: _cpu_processes(procs, group.servers)
         ).start()
+        faulty = _fault_targets(spec, group, middlewares, procs) if spec.faults else None
         try:
-            failures = self._drive_loadgens(spec, procs, run_dir, record, targets)
+            failures = self._drive_loadgens(spec, procs, run_dir, record, targets, faulty)
         finally:
             sampler.stop()
             shaper.clear()
-        for (proc, _), entry in zip(middlewares, record["middlewares"], strict=True):
+            if faulty is not None:
+                _after_faults(spec, group, faulty)
+        for j, ((proc, _), entry) in enumerate(
+            zip(middlewares, record["middlewares"], strict=True)
+        ):
+            name = f"middleware-{j}"
+            if faulty is not None:
+                for old in procs:  # a restarted middleware's killed process
+                    if old.name == proc.name and old is not faulty.current(name):
+                        old.stop(grace_s=1.0)
+                proc = faulty.current(name)
+                if name in faulty.killed:
+                    entry["exit_code"] = "killed by a fault"
+                    continue
             entry["exit_code"] = proc.stop(grace_s=30.0)
             if entry["exit_code"] != 0:
                 failures.append(f"{proc.name} exited with code {entry['exit_code']} on SIGTERM")
@@ -305,14 +327,17 @@ class LocalRunner:
         run_dir: Path,
         record: dict[str, Any],
         targets: list[tuple[str, int]],
+        faulty: LocalFaultTargets | None = None,
     ) -> list[str]:
-        """Starts the measuring loadgens together and waits for them; returns their failures."""
+        """Starts the measuring loadgens together and waits for them (injecting the spec's
+        faults meanwhile); returns their failures."""
         t = self.tools
         loadgens = []
         entries = []
+        quiet = self.live is None and faulty is None  # faults: per-second lines for the report
         for i in range(spec.topology.instances):
             host, port = targets[i % len(targets)]
-            argv = loadgen_argv_for(t, spec, host, port, run_dir, i, quiet=self.live is None)
+            argv = loadgen_argv_for(t, spec, host, port, run_dir, i, quiet=quiet)
             if self.monitor is not None:
                 argv += self.monitor.scrape_loadgen(f"loadgen-{i}")
             proc = procs.start(f"loadgen-{i}", argv, run_dir / f"loadgen-{i}.log")
@@ -329,13 +354,23 @@ class LocalRunner:
             )
         record["loadgens"] = entries
         deadline = time.monotonic() + spec.run.duration_s + 60.0
-        self._watch(loadgens, run_dir, deadline)
-        failures = []
-        for proc, entry in zip(loadgens, entries, strict=True):
-            code = proc.wait(max(1.0, deadline - time.monotonic()))
-            entry["exit_code"] = code
-            if code != 0:
-                failures.append(f"{proc.name} exited with code {code}\n{proc.log_tail()}")
+        injector = None
+        if faulty is not None:
+            origin = progress_origin(run_dir / "loadgen-0.log")
+            injector = FaultInjector(spec.faults, faulty, origin).start()
+        try:
+            self._watch(loadgens, run_dir, deadline)
+            failures = []
+            for proc, entry in zip(loadgens, entries, strict=True):
+                code = proc.wait(max(1.0, deadline - time.monotonic()))
+                entry["exit_code"] = code
+                if code != 0:
+                    failures.append(proc.failure(f"exited with code {code}"))
+        finally:
+            if injector is not None:
+                with shielded():
+                    injector.stop()
+                    injector.write(run_dir)
         return failures
 
     def _watch(self, loadgens: list[ManagedProcess], run_dir: Path, deadline: float) -> None:
@@ -390,6 +425,61 @@ def loadgen_argv_for(
     )
 
 
+def _fault_targets(
+    spec: Spec,
+    group: ServerGroup,
+    middlewares: list[tuple[ManagedProcess, int]],
+    procs: ProcessSet,
+) -> LocalFaultTargets:
+    """The processes the spec's faults may hit: servers (restarted into the servers' set) and
+    middlewares (into the run's)."""
+    targets: dict[str, LocalTarget] = {}
+    for i, server in enumerate(group.servers):
+        targets[f"server-{i}"] = LocalTarget(server.proc, server.port, _port_ready(server.port))
+    for j, (proc, port) in enumerate(middlewares):
+        targets[f"middleware-{j}"] = LocalTarget(
+            proc, port, lambda p: p.wait_for_line(LISTENING, timeout_s=60.0)
+        )
+    return _ServerAwareTargets(group.procs, targets, procs)
+
+
+def _port_ready(port: int) -> Callable[[ManagedProcess], None]:
+    def ready(proc: ManagedProcess) -> None:
+        proc.wait_for_port(HOST, port)
+
+    return ready
+
+
+class _ServerAwareTargets(LocalFaultTargets):
+    """Restarted servers join the servers' process set, restarted middlewares the run's."""
+
+    def __init__(
+        self, server_procs: ProcessSet, targets: dict[str, LocalTarget], run_procs: ProcessSet
+    ) -> None:
+        super().__init__(server_procs, targets)
+        self.run_procs = run_procs
+
+    def start_again(self, target: str) -> int:
+        if target.startswith("middleware"):
+            keep, self.procs = self.procs, self.run_procs
+            try:
+                return super().start_again(target)
+            finally:
+                self.procs = keep
+        return super().start_again(target)
+
+
+def _after_faults(spec: Spec, group: ServerGroup, faulty: LocalFaultTargets) -> None:
+    """The servers as the faults left them: a restarted one's new process; servers that were
+    killed or restarted lost their keys, so the next run starts fresh ones."""
+    group.servers = [
+        dataclasses.replace(s, proc=faulty.current(f"server-{i}"))
+        for i, s in enumerate(group.servers)
+    ]
+    if targets_touched(spec.faults, "server"):
+        group.dirty = True
+
+
 def _cpu_processes(procs: ProcessSet, servers: list[Server]) -> list[tuple[str, str, int]]:
     """(role, name, pid) of every process of a run, for the CPU sampler."""
     found = [(s.backend, f"{s.backend}-{i}", s.proc.pid) for i, s in enumerate(servers)]
@@ -409,7 +499,7 @@ def prepare_results(
     settings: dict[str, Any] | None = None,
 ) -> ResultsDir:
     results = ResultsDir.create(base, spec.name)
-    shutil.copyfile(spec_path, results.spec_file)
+    save_spec(spec, spec_path, results.spec_file)
     metadata = collect_metadata(tools.root, tools.java, tools.jars(), settings)
     metadata["target"] = "local"
     metadata["experiment"] = spec.name
@@ -430,6 +520,7 @@ def run(
     root = repo_root()
     tools = Toolchain.discover(root, need_middleware=spec.topology.middlewares > 0)
     bandwidth = options.bandwidth or "off"
+    check_local_faults(spec, bandwidth)  # before a results folder is made
     settings = {
         "target": "local",
         "bandwidth": bandwidth,
@@ -462,7 +553,15 @@ def run(
             {"settings": {**settings, "monitor": dataclasses.asdict(runner.monitor.settings)}},
         )
     try:
-        loop = ExperimentLoop(spec, results, runner, reporter, selection, previous)
+        loop = ExperimentLoop(
+            spec,
+            results,
+            runner,
+            reporter,
+            selection,
+            previous,
+            resume_hint=options.resume_command(results.path),
+        )
         status = loop.run()
     finally:
         if runner.monitor is not None:

@@ -34,7 +34,7 @@ from cachelab.spec import Hosts
 
 DEVICE = "lo"
 # Egress Mbit/s per role (asl2017, asl2019: iperf in the seeds) or per node pool (azure-v2);
-# ARCHITECTURE.md section 6, EXPERIMENTS.md (ASL 2019, December) and charts/testbed/values.yaml
+# the seed reports (ASL 2017 §2.4, ASL 2019) and charts/testbed/values.yaml
 # `bandwidth.profile`.
 ROLE_MBIT = {
     "asl2017": {"client": 200, "middleware": 700, "server": 100},

@@ -1,4 +1,4 @@
-"""Where the local runner finds the repository, a JDK >= 21 and the two jars."""
+"""Where the local runner finds a JDK >= 21 and the two jars (the repository: cachelab.paths)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import cachelab
+from cachelab.paths import repo_root
 from cachelab.processes import ProcessError
 
 MIN_JAVA = 21
-
-
-def repo_root() -> Path:
-    """$CACHELAB_ROOT, else the checkout this package lives in (ops/cachelab/ -> root)."""
-    env = os.environ.get("CACHELAB_ROOT")
-    if env:
-        return Path(env).resolve()
-    return Path(cachelab.__file__).resolve().parents[2]
 
 
 def _java_version(java: str) -> int | None:

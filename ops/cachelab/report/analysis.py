@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from cachelab.analysis import models as model_lib
+from cachelab.analysis.intervals import mean_interval
 from cachelab.analysis.operational import (
     OperationalAnalysis,
     PointMeasurement,
@@ -21,17 +22,36 @@ from cachelab.analysis.operational import (
     combine,
 )
 from cachelab.analysis.perpoint import measurement, server_threads_of
+from cachelab.columns import cpu_column, delay_column, rt_column, util_column
 from cachelab.report import plots
 from cachelab.results.experiment import Experiment
-from cachelab.results.hdr import merge_histograms, percentiles_ms
 from cachelab.results.noise import (
     coefficient_of_variation_pct,
     point_flags,
     relative_difference_pct,
 )
 
-MODELS_COLUMNS = ["point", "model", "metric", "measured", "predicted", "error_pct"]
-BOTTLENECK_COLUMNS = ["point", "stage", "utilisation", "bottleneck"]
+MODELS_COLUMNS = [
+    "point",
+    "model",
+    "metric",
+    "measured",
+    "predicted",
+    "error_pct",
+    "calibrated_at",
+    "share_of_rt_frac",
+]
+WAIT_METRICS = ("queue_time_ms", "cpu_wait_ms", "wait_ms")
+BOTTLENECK_COLUMNS = [
+    "point",
+    "stage",
+    "kind",
+    "demand_ms",
+    "servers",
+    "utilisation_frac",
+    "cpu_cores",
+    "bottleneck",
+]
 STATION_ORDER = ("net thread", "worker pool", "host CPU")
 
 
@@ -46,22 +66,58 @@ class AnalysisSection:
     processes: list[str] = field(default_factory=list)
     ops: list[str] = field(default_factory=list)
     curves: dict[str, tuple[list[float], list[float], list[float]]] = field(default_factory=dict)
+    process_cores: dict[tuple[int, str], float] = field(default_factory=dict)
+    # per point, its mean measurement and the model calibrated on it (None: no model)
+    means: dict[int, tuple[PointMeasurement, OperationalAnalysis]] = field(default_factory=dict)
+    bounds: dict[str, model_lib.LineBounds] = field(default_factory=dict)
+    calibrated_at: dict[str, int] = field(default_factory=dict)
+    oos_models: dict[str, model_lib.ClosedModel] = field(default_factory=dict)
 
     def models_frame(self) -> pd.DataFrame:
+        """models.csv: a wait's row carries its measured share of the point's response time;
+        `calibrated_at` is the point whose demands the model took."""
+        rt = {
+            r.point: r.measured
+            for r in self.model_rows
+            if r.metric == "response_time_ms" and math.isfinite(r.measured)
+        }
         return pd.DataFrame(
             [
-                [r.point, r.model, r.metric, r.measured, r.predicted, r.error_pct]
+                [
+                    r.point,
+                    r.model,
+                    r.metric,
+                    r.measured,
+                    r.predicted,
+                    r.error_pct,
+                    r.point if r.calibrated_at is None else r.calibrated_at,
+                    r.measured / rt[r.point]
+                    if r.metric in WAIT_METRICS and rt.get(r.point)
+                    else math.nan,
+                ]
                 for r in self.model_rows
             ],
             columns=MODELS_COLUMNS,
         )
 
     def bottlenecks_frame(self) -> pd.DataFrame:
+        """One row per point and stage. A delay has no utilisation (empty); a process's row
+        (kind cpu) has its CPU in cores and, as its utilisation, that CPU over all the host's
+        cores."""
         rows = []
         for point, analysis in sorted(self.analyses.items()):
             for stage in analysis.stages:
                 rows.append(
-                    [point, stage.name, stage.utilisation, stage.name == analysis.bottleneck]
+                    [
+                        point,
+                        stage.name,
+                        stage.kind,
+                        stage.demand_ms,
+                        stage.servers,
+                        math.nan if stage.kind == "delay" else stage.utilisation,
+                        self.process_cores.get((point, stage.name), math.nan),
+                        stage.name == analysis.bottleneck,
+                    ]
                 )
         return pd.DataFrame(rows, columns=BOTTLENECK_COLUMNS)
 
@@ -83,10 +139,12 @@ def add_noise_flags(points: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame
 
 
 def _op_columns(experiment: Experiment, point: int) -> dict[str, float]:
-    """Mean response time per op type over a point's runs: the clients' GET/SET and the
-    middleware's get/multiget/set (weighted by request counts)."""
-    sums: dict[str, list[float]] = {}
+    """Mean response time per op type of a point: per repetition the request-weighted mean over
+    its instances (the clients' GET/SET, the middleware's get/multiget/set), then the mean over
+    the repetitions, as for every other number of the point."""
+    per_run: dict[str, list[float]] = {}
     for run in experiment.runs_of(point):
+        sums: dict[str, list[float]] = {}
         for client in run.clients:
             for name, window in (("client GET", client.gets), ("client SET", client.sets)):
                 if window.count:
@@ -98,7 +156,10 @@ def _op_columns(experiment: Experiment, point: int) -> dict[str, float]:
                 entry = sums.setdefault(f"MW {op}", [0.0, 0.0])
                 entry[0] += stats.response_time_ms * stats.count
                 entry[1] += stats.count
-    return {f"rt {k}": v[0] / v[1] for k, v in sums.items() if v[1] > 0}
+        for name, (total_ms, count) in sums.items():
+            if count > 0:
+                per_run.setdefault(name, []).append(total_ms / count)
+    return {name: mean_interval(values).mean for name, values in per_run.items()}
 
 
 def analyse_point(
@@ -128,8 +189,8 @@ def analyse_points(
     series: Sequence[str],
 ) -> tuple[pd.DataFrame, AnalysisSection]:
     """Operational analysis and models per point; returns the points with their columns added
-    (`U <stage>`, `cpu <process>`, `bottleneck`, `mva_*`, `mm1_*`, `mmm_*`, `rt <op>`, think
-    times) and the section."""
+    (`util_<stage>_frac`, `delay_<stage>_ms`, `cpu_<process>_cores`, `bottleneck`, `mva_*`,
+    `mm1_*`, `mmm_*`, `rt_<op>_ms`, think times) and the section."""
     section = AnalysisSection()
     host = experiment.metadata.get("host") or {}
     host_cores = int(host.get("cpu_count") or 0) if isinstance(host, dict) else 0
@@ -141,23 +202,26 @@ def analyse_points(
         m = measurement(row, runs, host_cores, threads, suffix="_mean")
         analysis, rows, _ = analyse_point(point, summary, experiment, host_cores)
         section.analyses[point] = analysis
+        section.means[point] = (m, analyse(m))
         section.model_rows += rows
         columns: dict[str, Any] = {"bottleneck": analysis.bottleneck or ""}
         for stage in analysis.stages:
             if stage.kind == "cpu":
                 name = stage.name.removeprefix("cpu ")
-                columns[f"cpu {name}"] = m.process_cpu.get(name, ("", math.nan))[1]
+                columns[cpu_column(name)] = m.process_cpu.get(name, ("", math.nan))[1]
+                section.process_cores[(point, stage.name)] = columns[cpu_column(name)]
                 if name not in section.processes:
                     section.processes.append(name)
+            elif stage.kind == "delay":
+                columns[delay_column(stage.name)] = stage.demand_ms
             else:
-                columns[f"U {stage.name}"] = stage.utilisation
+                columns[util_column(stage.name)] = stage.utilisation
                 if stage.kind in ("queue", "work") and stage.name not in section.stages:
                     section.stages.append(stage.name)
         for r in rows:
             key = {
                 ("MVA", "throughput_ops_per_s"): "mva_throughput_ops_per_s",
                 ("MVA", "response_time_ms"): "mva_response_time_ms",
-                ("bounds", "throughput_ops_per_s"): "bound_throughput_ops_per_s",
                 ("M/M/1", "mw_response_time_ms"): "mm1_mw_response_time_ms",
                 ("M/M/m", "mw_response_time_ms"): "mmm_mw_response_time_ms",
                 ("M/M/1", "queue_time_ms"): "mm1_queue_time_ms",
@@ -169,27 +233,15 @@ def analyse_points(
                 columns[key] = r.predicted
                 columns[f"{key}_error_pct"] = r.error_pct
         if m.has_middleware:
-            columns["mw_qs_ms"] = m.mw_queue_time_ms + m.mw_service_time_ms
-            x_mw = m.mw_throughput_ops_per_s
-            columns["z_mw_ms"] = (
-                1000.0 * m.clients / x_mw - m.mw_response_time_ms if x_mw > 0 else math.nan
-            )
-        x_cl = m.throughput_ops_per_s
-        columns["z_client_ms"] = (
-            1000.0 * m.clients / x_cl - m.response_time_ms if x_cl > 0 else math.nan
-        )
-        pooled = merge_histograms(r.histogram() for r in runs)
-        if pooled is not None and pooled.get_total_count() > 0:
-            for p, value in percentiles_ms(pooled, (50.0, 90.0, 99.0)).items():
-                columns[f"p{p:.0f}_ms_pooled"] = value
+            columns["mw_queue_service_ms"] = m.mw_queue_time_ms + m.mw_service_time_ms
         ops = _op_columns(experiment, point)
-        for key in ops:
-            name = key.removeprefix("rt ")
+        for name, value in ops.items():
             if name not in section.ops:
                 section.ops.append(name)
-        columns.update(ops)
+            columns[rt_column(name)] = value
         extra.append(columns)
     enriched = pd.concat([points.reset_index(drop=True), pd.DataFrame(extra)], axis=1)
+    enriched = _line_models(enriched, section, series)
     section.stages.sort(key=lambda s: (STATION_ORDER.index(s) if s in STATION_ORDER else 9, s))
     labels = {
         int(r["point"]): f"point {int(r['point'])} ({r['label'] + ', ' if r['label'] else ''}"
@@ -197,36 +249,83 @@ def analyse_points(
         for _, r in enriched.iterrows()
     }
     section.sentences = model_lib.explain(section.model_rows, section.analyses, labels)
-    section.curves = _curves(enriched, experiment, x, series, host_cores)
+    section.curves = _curves(enriched, section, x, series)
     return enriched, section
 
 
+def _line_models(
+    points: pd.DataFrame, section: AnalysisSection, series: Sequence[str]
+) -> pd.DataFrame:
+    """Per line: the asymptotic bounds over its points, and the MVA calibrated at its lowest
+    load predicting every point (out of sample); adds `bound_*` and `oos_*` columns and the
+    rows of models.csv."""
+    columns: dict[int, dict[str, float]] = {}
+    for label, group in plots.iter_series(points, series):
+        line = [int(p) for p in group.sort_values("total_clients")["point"]]
+        found = [(p, *section.means[p]) for p in line if p in section.means]
+        models = [(m, model_lib.closed_model(m, a)) for _, m, a in found]
+        bounds = model_lib.line_bounds(models)
+        if bounds is not None:
+            section.bounds[label] = bounds
+            for p, m, _ in found:
+                columns.setdefault(p, {}).update(
+                    bound_throughput_ops_per_s=bounds.throughput_ops_per_s(m.clients),
+                    bound_response_time_ms=bounds.response_time_ms(m.clients),
+                )
+                section.model_rows += [
+                    model_lib.ModelRow(
+                        p,
+                        "bounds",
+                        "throughput_ops_per_s",
+                        m.throughput_ops_per_s,
+                        bounds.throughput_ops_per_s(m.clients),
+                    ),
+                    model_lib.ModelRow(
+                        p,
+                        "bounds",
+                        "response_time_ms",
+                        m.response_time_ms,
+                        bounds.response_time_ms(m.clients),
+                    ),
+                ]
+        calibrated = next(
+            ((p, c) for (p, _, _), (_, c) in zip(found, models, strict=True) if c is not None),
+            None,
+        )
+        if calibrated is None:
+            continue
+        at, closed = calibrated
+        section.calibrated_at[label] = at
+        section.oos_models[label] = closed
+        rows = model_lib.out_of_sample_rows(closed, at, [(m, a) for _, m, a in found])
+        section.model_rows += rows
+        for r in rows:
+            if r.metric in ("throughput_ops_per_s", "response_time_ms"):
+                columns.setdefault(r.point, {})[f"oos_{r.metric}"] = r.predicted
+                columns[r.point][f"oos_{r.metric}_error_pct"] = r.error_pct
+    extra = pd.DataFrame([columns.get(int(p), {}) for p in points["point"]])
+    return pd.concat([points.reset_index(drop=True), extra], axis=1)
+
+
 def _curves(
-    points: pd.DataFrame, experiment: Experiment, x: str, series: Sequence[str], host_cores: int
+    points: pd.DataFrame, section: AnalysisSection, x: str, series: Sequence[str]
 ) -> dict[str, tuple[list[float], list[float], list[float]]]:
-    """Per series, the MVA curve and bounds over 1..N_max from its heaviest point's demands."""
+    """Per line, the out-of-sample MVA curve (calibrated at its lowest load) and the line's
+    bounds over 1..N_max."""
     if x != "total_clients":
         return {}
     curves = {}
     for label, group in plots.iter_series(points, series):
-        group = (
-            group.dropna(subset=["mva_throughput_ops_per_s"])
-            if ("mva_throughput_ops_per_s" in group.columns)
-            else group.iloc[0:0]
-        )
-        if group.empty:
-            continue
-        heaviest = group.sort_values(x).iloc[-1]
-        runs = experiment.runs_of(int(heaviest["point"]))
-        threads = server_threads_of(runs[0].record.spec) if runs else 4
-        m = measurement(heaviest, runs, host_cores, threads, suffix="_mean")
-        closed = model_lib.closed_model(m, analyse(m))
-        if closed is None:
+        closed, bounds = section.oos_models.get(label), section.bounds.get(label)
+        if closed is None or bounds is None:
             continue
         n_max = int(group[x].max())
         ns = [float(n) for n in range(1, n_max + 1)]
-        bounds = [closed.throughput_bound_ops_per_s(n) for n in range(1, n_max + 1)]
-        curves[label] = (ns, closed.throughput_curve(n_max), bounds)
+        curves[label] = (
+            ns,
+            closed.throughput_curve(n_max),
+            [bounds.throughput_ops_per_s(n) for n in ns],
+        )
     return curves
 
 
@@ -306,3 +405,57 @@ def trace_of(experiment: Experiment, point: int) -> dict[str, Any] | None:
         "start_s": run.interval.start_s,
         "end_s": run.interval.end_s,
     }
+
+
+def out_of_sample_table(section: AnalysisSection, points: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per point, the out-of-sample predictions beside the in-sample ones: throughput and
+    response time (measured, predicted, error), then each wait (measured, predicted, absolute
+    and relative error, its measured share of the response time)."""
+
+    def row(point: int, model: str, metric: str) -> model_lib.ModelRow | None:
+        return next(
+            (
+                r
+                for r in section.model_rows
+                if (r.point, r.model, r.metric) == (point, model, metric)
+            ),
+            None,
+        )
+
+    table = []
+    for _, p in points.sort_values(["label", "total_clients"]).iterrows():
+        point = int(p["point"])
+        found = {
+            metric: row(point, model_lib.OUT_OF_SAMPLE, metric)
+            for metric in (
+                "throughput_ops_per_s",
+                "response_time_ms",
+                "queue_time_ms",
+                "cpu_wait_ms",
+            )
+        }
+        if found["throughput_ops_per_s"] is None:
+            continue
+        rt = p["response_time_ms_mean"]
+        entry: dict[str, Any] = {
+            "point": point,
+            "label": p["label"],
+            "clients": p["total_clients"],
+            "calibrated_at": found["throughput_ops_per_s"].calibrated_at,
+        }
+        for metric, r in found.items():
+            inside = row(point, "MVA", metric)
+            entry[metric] = (
+                None
+                if r is None
+                else {
+                    "measured": r.measured,
+                    "predicted": r.predicted,
+                    "error_pct": r.error_pct,
+                    "error_ms": r.predicted - r.measured,
+                    "share_pct": 100.0 * r.measured / rt if rt else math.nan,
+                    "in_sample_pct": inside.error_pct if inside is not None else math.nan,
+                }
+            )
+        table.append(entry)
+    return table

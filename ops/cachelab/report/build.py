@@ -2,7 +2,9 @@
 
 The report reads only the folder: ``spec.yaml``, ``metadata.json``, ``status.json``,
 ``summary.csv`` and the raw files under ``raw/``. It shows throughput and response time against
-the spec's ``report.x`` (one line per series, error bars = SD over repetitions), the middleware
+the spec's ``report.x`` (one line per series; every number is the mean over repetitions with its
+95 % Student-t interval and the error bars are those intervals, percentiles come from the merged
+histograms: ``cachelab.analysis.pointstats``), the middleware
 time breakdown, the client response-time histogram and percentiles, the interactive-law check per
 point, M/M/1 and M/M/m predictions of the middleware queue, an MVA model of the throughput curve,
 and, when the sweep is a 2-level design over two or more factors, the 2^k r factorial analysis.
@@ -23,11 +25,27 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from cachelab.analysis import factorial, interactive_law
-from cachelab.analysis.aggregate import aggregate_points, window_std
-from cachelab.analysis.models import MVA_TARGET_PCT
-from cachelab.columns import CONFIG_COLUMNS, METRIC_COLUMNS
+from cachelab.analysis.aggregate import window_std
+from cachelab.analysis.intervals import mean_interval
+from cachelab.analysis.models import (
+    MVA_TARGET_PCT,
+    OOS_RESPONSE_TIME_TARGET_PCT,
+    OOS_THROUGHPUT_TARGET_PCT,
+    OUT_OF_SAMPLE,
+)
+from cachelab.analysis.pointstats import point_statistics, runs_by_point, select_rows
+from cachelab.columns import (
+    CONFIG_COLUMNS,
+    METRIC_COLUMNS,
+    TEXT_COLUMNS,
+    cpu_column,
+    delay_column,
+    rt_column,
+    util_column,
+)
 from cachelab.report import analysis as report_analysis
 from cachelab.report import plots, plots_analysis
+from cachelab.report.extras import extra_sections
 from cachelab.results import ResultsError
 from cachelab.results.experiment import Experiment, read_experiment
 from cachelab.results.hdr import density_ms, merge_histograms, percentiles_ms
@@ -45,14 +63,10 @@ REQUIRED_COLUMNS = (
     "throughput_ops_per_s",
     "response_time_ms",
 )
-METRICS = tuple(c for c in METRIC_COLUMNS if c not in ("hits", "misses", "status"))
+METRICS = tuple(c for c in METRIC_COLUMNS if c not in TEXT_COLUMNS)
 POINT_COLUMNS = tuple(CONFIG_COLUMNS)
 MW_COLUMNS = ("mw_queue_time_ms", "mw_service_time_ms", "mw_response_time_ms")
-INTERACTIVE_COLUMNS = (
-    "predicted_response_time_ms",
-    "predicted_throughput_ops_per_s",
-    "deviation_pct",
-)
+LAW_TOLERANCE_PCT = 10.0
 FACTORIAL_ERROR_LIMIT_PCT = 5.0
 
 
@@ -117,26 +131,62 @@ def _save(figure: Figure, path: Path) -> None:
     figure.savefig(path, dpi=110)
 
 
-def _interactive_law_frame(points: pd.DataFrame) -> pd.DataFrame:
-    rows: list[dict[str, float]] = []
+def _interactive_law_frame(points: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """The interactive law per repetition of each point (``interactive_law.check_repetitions``):
+    the means over the repetitions of the predicted R and X and of the deviations, the worst
+    repetition's deviation, and the think time each repetition implies at the clients and
+    behind the middleware (mean and 95 % interval). `law_flag` says when a repetition deviates
+    beyond the tolerance or a measured think time is negative (the inputs disagree)."""
+    rows: list[dict[str, Any]] = []
     for _, row in points.iterrows():
-        if not (row["throughput_ops_per_s_mean"] > 0 and row["response_time_ms_mean"] >= 0):
-            rows.append(dict.fromkeys(INTERACTIVE_COLUMNS, math.nan))
-            continue
-        check = interactive_law.check(
-            clients=float(row["total_clients"]),
-            throughput_ops_per_s=float(row["throughput_ops_per_s_mean"]),
-            measured_response_time_ms=float(row["response_time_ms_mean"]),
-            think_time_ms=float(row["think_time_ms"]),
+        reps = summary[summary["point"] == row["point"]]
+        clients, think = float(row["total_clients"]), float(row["think_time_ms"])
+        law = interactive_law.check_repetitions(
+            clients,
+            _floats(reps, "throughput_ops_per_s"),
+            _floats(reps, "response_time_ms"),
+            think,
         )
+        z_client = mean_interval(law.think_times_ms)
+        mw = interactive_law.check_repetitions(
+            clients, _floats(reps, "mw_throughput_ops_per_s"), _floats(reps, "mw_response_time_ms")
+        )
+        z_mw = mean_interval(mw.think_times_ms)
+        flags = [
+            f"interactive law {d:+.0f} % in r{int(reps.iloc[i]['repetition'])}"
+            for i, d in ((i, law.checks[i].deviation_pct) for i in law.deviating(LAW_TOLERANCE_PCT))
+        ]
+        if z_client.mean < 0 and not flags:
+            flags.append(f"measured Z {z_client.mean:.3f} ms < 0: R > N/X, inputs disagree")
         rows.append(
             {
-                "predicted_response_time_ms": check.predicted_response_time_ms,
-                "predicted_throughput_ops_per_s": check.predicted_throughput_ops_per_s,
-                "deviation_pct": check.deviation_pct,
+                "law_response_time_ms": mean_interval(
+                    c.predicted_response_time_ms for c in law.checks
+                ).mean,
+                "law_throughput_ops_per_s": mean_interval(
+                    c.predicted_throughput_ops_per_s for c in law.checks
+                ).mean,
+                "law_deviation_pct": mean_interval(law.deviations_pct).mean,
+                "law_deviation_worst_pct": law.worst_deviation_pct,
+                "law_holds": law.holds(LAW_TOLERANCE_PCT) if law.checks else math.nan,
+                "law_flag": "; ".join(flags),
+                "z_client_ms": z_client.mean,
+                "z_client_ms_ci95": z_client.half_width,
+                "z_mw_ms": z_mw.mean,
+                "z_mw_ms_ci95": z_mw.half_width,
             }
         )
     return pd.concat([points.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
+
+
+def _has_values(points: pd.DataFrame, column: str) -> bool:
+    return column in points.columns and bool(points[column].notna().any())
+
+
+def _floats(rows: pd.DataFrame, column: str) -> list[float]:
+    if column not in rows.columns:
+        return [math.nan] * len(rows)
+    return [float(v) for v in pd.to_numeric(rows[column], errors="coerce")]
 
 
 def _has_middleware(points: pd.DataFrame) -> bool:
@@ -262,6 +312,7 @@ def run_info(metadata: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]
             if "runs_done" in status and "runs_total" in status
             else None
         ),
+        "subset": _subset(status),
         "tools": {k: _first_line(v) for k, v in tools.items() if v},
         "synthetic": bool(metadata.get("synthetic")),
         "generator": metadata.get("generator"),
@@ -283,6 +334,15 @@ def run_info(metadata: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]
         },
         "warnings": host_warnings(metadata),
     }
+
+
+def _subset(status: dict[str, Any]) -> str | None:
+    """`2 of 8 points (--only workers=8 --only clients_per_thread=1,4)` for a subset run."""
+    selected, total = status.get("points_selected") or 0, status.get("points_total") or 0
+    if not 0 < selected < total:
+        return None
+    only = " ".join(f"--only {t}" for t in status.get("only") or [])
+    return f"{selected} of {total} points" + (f" ({only})" if only else "")
 
 
 def format_number(value: Any, digits: int | None = None) -> str:
@@ -325,19 +385,20 @@ def _figure(out: Path, figures: Figures, key: str, size: tuple[float, float]) ->
     return figure
 
 
-def _select_rows(summary_all: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
-    """The rows the report uses (status ok with a measured throughput and response time) and
-    the counts of those left out, by reason."""
-    status = summary_all["status"].fillna("ok").astype(str)
-    measured = pd.to_numeric(summary_all["throughput_ops_per_s"], errors="coerce").gt(0) & (
-        pd.to_numeric(summary_all["response_time_ms"], errors="coerce").notna()
-    )
-    counts = {
-        "failed": int((status == "failed").sum()),
-        "partial": int((status == "partial").sum()),
-        "no measurement": int(((status == "ok") & ~measured).sum()),
-    }
-    return summary_all[(status == "ok") & measured].copy(), counts
+def write_point_csvs(
+    out: Path, points: pd.DataFrame, section: report_analysis.AnalysisSection, keys: list[str]
+) -> None:
+    """points.csv, models.csv and bottlenecks.csv: every row names its point's swept values
+    and clients, and no column is empty (every column is in `cachelab.columns`' catalogue)."""
+    keys = list(dict.fromkeys(k for k in keys if k in points.columns))
+    ids = points[["point", *keys]]
+    points.dropna(axis=1, how="all").to_csv(out / "points.csv", index=False)
+    for name, frame in (
+        ("models.csv", section.models_frame()),
+        ("bottlenecks.csv", section.bottlenecks_frame()),
+    ):
+        merged = ids.merge(frame, on="point", how="right", validate="one_to_many")
+        merged.dropna(axis=1, how="all").to_csv(out / name, index=False)
 
 
 def build_report(results_dir: Path) -> Path:
@@ -361,7 +422,7 @@ def build_report(results_dir: Path) -> Path:
         raise ReportError(str(error)) from None
     spec: Spec = experiment.spec
     summary_all = read_summary(results_dir)
-    summary, left_out = _select_rows(summary_all)
+    summary, left_out = select_rows(summary_all)
     if summary.empty:
         raise ReportError(
             f"{results_dir / 'summary.csv'}: no row with status ok and a measured throughput"
@@ -375,9 +436,9 @@ def build_report(results_dir: Path) -> Path:
 
     keys = ["point", *dict.fromkeys([*axes, x, *[c for c in POINT_COLUMNS if c in summary]])]
     keys = list(dict.fromkeys(keys))
-    points = aggregate_points(summary, METRICS, keys)
     used = set(zip(summary["point"].astype(int), summary["repetition"].astype(int), strict=True))
     experiment.runs = [r for r in experiment.runs if (r.point, r.repetition) in used]
+    points = point_statistics(summary, METRICS, keys, runs_by_point(experiment.runs, summary))
     windows = window_std(experiment.runs)
     if not windows.empty:
         points = points.merge(
@@ -387,8 +448,12 @@ def build_report(results_dir: Path) -> Path:
         plots.series_label(series, [row[s] for s in series]) if series else ""
         for _, row in points.iterrows()
     ]
-    points = _interactive_law_frame(points)
+    points = _interactive_law_frame(points, summary)
     points = report_analysis.add_noise_flags(points, summary)
+    points["flags"] = [
+        "; ".join(f for f in (noise, law) if f)
+        for noise, law in zip(points["flags"], points.pop("law_flag"), strict=True)
+    ]
     points, section = report_analysis.analyse_points(points, summary, experiment, x, series)
     if x in spec.sweep and not pd.api.types.is_numeric_dtype(points[x]):
         # text axes (e.g. workload.ratio) keep the spec's order, not alphabetical order
@@ -425,6 +490,17 @@ def build_report(results_dir: Path) -> Path:
         plots_analysis.plot_queue_length(left, points, x, series)
         plots_analysis.plot_think_time(right, points, x, series)
         _save(figure, out / "queue_length.png")
+
+    if _has_values(points, "hot_key_share_mean") or _has_values(
+        points, "server_requests_max_over_mean_mean"
+    ):
+        figure = _figure(out, figures, "key_skew", wide)
+        left, right = figure.subplots(1, 2)
+        if _has_values(points, "hot_key_share_mean"):
+            plots.plot_hot_key_share(left, points, x, series)
+        if _has_values(points, "server_requests_max_over_mean_mean"):
+            plots.plot_server_balance(right, points, x, series)
+        _save(figure, out / "key_skew.png")
 
     densities, percentiles = latency_distributions(experiment, points, x, series)
     if densities:
@@ -495,10 +571,9 @@ def build_report(results_dir: Path) -> Path:
         _save(figure, out / "utilisation.png")
 
     factorial_sections = _factorial_section(summary, axes, figures, out)
+    more_sections = extra_sections(results_dir, out, axes)
 
-    points.to_csv(out / "points.csv", index=False)
-    section.models_frame().to_csv(out / "models.csv", index=False)
-    section.bottlenecks_frame().to_csv(out / "bottlenecks.csv", index=False)
+    write_point_csvs(out, points, section, [*axes, "total_clients"])
 
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
@@ -507,6 +582,12 @@ def build_report(results_dir: Path) -> Path:
     )
     environment.filters["num"] = format_number
     environment.filters["short"] = plots.short_name
+    environment.globals.update(
+        util_column=util_column,
+        cpu_column=cpu_column,
+        rt_column=rt_column,
+        delay_column=delay_column,
+    )
     info = run_info(experiment.metadata, experiment.status)
     flagged = int((points["flags"].astype(str).str.len() > 0).sum())
     html = environment.get_template(TEMPLATE_NAME).render(
@@ -517,7 +598,7 @@ def build_report(results_dir: Path) -> Path:
         axes=axes,
         points=points.to_dict(orient="records"),
         has_mw=has_mw,
-        has_window_std="throughput_window_std" in points.columns,
+        has_window_std="throughput_window_std_ops_per_s" in points.columns,
         figures=figures.files,
         model_rows=section.model_rows,
         sentences=section.sentences,
@@ -527,12 +608,17 @@ def build_report(results_dir: Path) -> Path:
         ops=section.ops,
         max_rows=report_analysis.max_throughput_table(points, series),
         factorial_sections=factorial_sections,
+        extra_sections=more_sections,
         rows_total=len(summary_all),
         left_out=left_out,
         skipped=experiment.skipped,
         flagged=flagged,
-        tolerance_pct=10.0,
+        tolerance_pct=LAW_TOLERANCE_PCT,
         mva_target_pct=MVA_TARGET_PCT,
+        oos_rows=report_analysis.out_of_sample_table(section, points),
+        oos_name=OUT_OF_SAMPLE,
+        oos_tp_target_pct=OOS_THROUGHPUT_TARGET_PCT,
+        oos_rt_target_pct=OOS_RESPONSE_TIME_TARGET_PCT,
         cv_limit_pct=CV_LIMIT_PCT,
         client_mw_limit_pct=CLIENT_MW_LIMIT_PCT,
     )

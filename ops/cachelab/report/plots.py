@@ -1,7 +1,8 @@
 """Matplotlib figures of cachelab results. Every function draws on the ``ax`` it is given.
 
-Inputs are the per-point frames of :func:`cachelab.analysis.aggregate.aggregate_points`
-(``<metric>_mean`` and ``<metric>_std`` columns), so a caller can plot any results folder, or
+Inputs are the per-point frames of :func:`cachelab.analysis.pointstats.point_statistics`
+(``<metric>_mean`` and ``<metric>_ci95`` columns: error bars are the 95 % intervals), so a
+caller can plot any results folder, or
 several side by side, without this module knowing about files. Nothing here calls ``plt.show``.
 """
 
@@ -90,14 +91,14 @@ def _metric_lines(
     series: Sequence[str],
     marker: str = "o",
 ) -> None:
-    mean, std = f"{metric}_mean", f"{metric}_std"
+    mean, interval = f"{metric}_mean", f"{metric}_ci95"
     if mean not in frame.columns:
         raise ValueError(f"metric: {mean!r} not in frame (have {list(frame.columns)})")
     if x not in frame.columns:
         raise ValueError(f"x: {x!r} not in frame (have {list(frame.columns)})")
     for label, group in iter_series(frame, series):
         group = group.sort_values(x)
-        yerr = group[std] if std in group.columns else None
+        yerr = group[interval] if interval in group.columns else None
         ax.errorbar(
             group[x],
             group[mean],
@@ -149,6 +150,25 @@ def plot_response_time(
     _metric_lines(ax, frame, x, metric, series)
     ax.set_ylabel("response time [ms]")
     ax.set_title("Response time (client)")
+
+
+def plot_hot_key_share(
+    ax: Axes, frame: pd.DataFrame, x: str = "total_clients", series: Sequence[str] = ()
+) -> None:
+    """The most requested key's share of every key requested, against ``x``."""
+    _metric_lines(ax, frame, x, "hot_key_share", series)
+    ax.set_ylabel("hottest key's share of requests")
+    ax.set_title("Key skew (loadgen)")
+
+
+def plot_server_balance(
+    ax: Axes, frame: pd.DataFrame, x: str = "total_clients", series: Sequence[str] = ()
+) -> None:
+    """The busiest server's requests over the mean server's (1 = equal), against ``x``."""
+    _metric_lines(ax, frame, x, "server_requests_max_over_mean", series)
+    ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_ylabel("busiest server / mean server (requests)")
+    ax.set_title("Servers' load (middleware)")
 
 
 def breakdown_parts(frame: pd.DataFrame) -> pd.DataFrame:
@@ -288,9 +308,9 @@ def plot_interactive_law(
 ) -> None:
     """Measured response time (markers) against R = N/X - Z predicted from throughput (dashed).
 
-    ``frame`` needs ``response_time_ms_mean`` and ``predicted_response_time_ms`` columns.
+    ``frame`` needs ``response_time_ms_mean`` and ``law_response_time_ms`` columns.
     """
-    for column in ("response_time_ms_mean", "predicted_response_time_ms", x):
+    for column in ("response_time_ms_mean", "law_response_time_ms", x):
         if column not in frame.columns:
             raise ValueError(f"frame: missing column {column!r}")
     for label, group in iter_series(frame, series):
@@ -298,7 +318,7 @@ def plot_interactive_law(
         line = measured_line(ax, group, x, "response_time_ms_mean", f"measured {label}")
         ax.plot(
             group[x],
-            group["predicted_response_time_ms"],
+            group["law_response_time_ms"],
             marker="x",
             linestyle="--",
             color=line.get_color(),

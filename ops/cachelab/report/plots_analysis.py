@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from cachelab.columns import cpu_column, rt_column, util_column
 from cachelab.report.plots import _axis_label, companion_line, iter_series, measured_line
 
 FLAG_COLOUR = "#b00020"
@@ -61,7 +62,7 @@ def plot_mva_per_point(
     curves: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]],
 ) -> None:
     """Measured throughput (solid), MVA calibrated at each point (crosses), and per series the
-    MVA curve and the asymptotic bounds from its heaviest point's demands (dashed, dotted).
+    MVA curve calibrated at its lowest load and its asymptotic bounds (dashed, dotted).
 
     ``frame`` needs ``throughput_ops_per_s_mean`` and ``mva_throughput_ops_per_s``; ``curves``
     maps a series label to (N, MVA X(N), bound min(N/(D+Z), 1/D_max))."""
@@ -86,7 +87,7 @@ def plot_mva_per_point(
                 linestyle="--",
                 linewidth=1.0,
                 color=colour,
-                label=f"MVA curve (heaviest point's demands) {label}".strip(),
+                label=f"MVA calibrated at lowest load {label}".strip(),
             )
             ax.plot(
                 ns,
@@ -121,10 +122,10 @@ def plot_model_response_time(ax: Axes, frame: pd.DataFrame, x: str, series: Sequ
                     color=colour,
                     label=f"{name} {label}".strip(),
                 )
-        if "mw_qs_ms" in group.columns:
+        if "mw_queue_service_ms" in group.columns:
             ax.plot(
                 group[x],
-                group["mw_qs_ms"],
+                group["mw_queue_service_ms"],
                 marker="s",
                 markersize=3,
                 linestyle="-",
@@ -139,7 +140,7 @@ def plot_utilisation(ax: Axes, frame: pd.DataFrame, x: str, stages: Sequence[str
     """Utilisation of each queueing stage against x (one series: the heaviest line's points)."""
     frame = frame.sort_values(x)
     for stage in stages:
-        column = f"U {stage}"
+        column = util_column(stage)
         if column in frame.columns and frame[column].notna().any():
             ax.plot(frame[x], 100.0 * frame[column], marker="o", markersize=4, label=stage)
     ax.axhline(100.0, color="#888", linewidth=0.8)
@@ -152,7 +153,7 @@ def plot_cpu(
     """CPU seconds per second of each process against x, with the host's cores as a line."""
     frame = frame.sort_values(x)
     for name in processes:
-        column = f"cpu {name}"
+        column = cpu_column(name)
         if column in frame.columns and frame[column].notna().any():
             ax.plot(frame[x], frame[column], marker="o", markersize=4, label=name)
     if host_cores:
@@ -185,7 +186,7 @@ def plot_queue_length(ax: Axes, frame: pd.DataFrame, x: str, series: Sequence[st
         ax.errorbar(
             group[x],
             group["mw_queue_length_mean"],
-            yerr=group.get("mw_queue_length_std"),
+            yerr=group.get("mw_queue_length_ci95"),
             marker="o",
             markersize=4,
             capsize=3,
@@ -234,7 +235,7 @@ def plot_rt_per_op(
     for i, (label, group) in enumerate(iter_series(frame, series)):
         group = group.sort_values(x)
         for j, op in enumerate(ops):
-            column = f"rt {op}"
+            column = rt_column(op)
             if column in group.columns and group[column].notna().any():
                 ax.plot(
                     group[x],
@@ -281,14 +282,15 @@ def plot_think_time(ax: Axes, frame: pd.DataFrame, x: str, series: Sequence[str]
 def plot_overlay(
     ax: Axes, frames: Mapping[str, pd.DataFrame], x: str, metric: str, ylabel: str, title: str
 ) -> None:
-    """One series per results folder (label), mean ± SD over repetitions."""
+    """One series per results folder (label), mean ± 95 % interval over repetitions (a
+    percentile, one number per point from the merged histograms, has no bar)."""
     for label, frame in frames.items():
         frame = frame.sort_values(x)
-        std = frame.get(f"{metric}_std")
+        column = f"{metric}_mean" if f"{metric}_mean" in frame.columns else metric
         ax.errorbar(
             frame[x],
-            frame[f"{metric}_mean"],
-            yerr=std,
+            frame[column],
+            yerr=frame.get(f"{metric}_ci95"),
             marker="o",
             markersize=4,
             capsize=3,

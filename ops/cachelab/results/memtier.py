@@ -118,6 +118,10 @@ class LoadgenRun:
     duration_ms: float | None = None
     # cumulative histograms: op ("GET"/"SET") -> [(upper bound ms, cumulative percent)]
     histograms: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    # the cachelab loadgen's "Key Counts" (None from memtier): keys of all requests, and the most
+    # requested keys with their counts (each at most its overcount above the truth)
+    keys_requested: int | None = None
+    top_keys: dict[str, int] = field(default_factory=dict)
 
     @property
     def totals(self) -> OpStats:
@@ -239,4 +243,11 @@ def read_loadgen_json(path: Path) -> LoadgenRun:
     runtime = section.get("Runtime") or {}
     start_ms = number(runtime.get("Start time")) or None
     duration_ms = number(runtime.get("Total duration")) or None
-    return LoadgenRun(path, stats, start_ms, duration_ms, histograms)
+    keys = section.get("Key Counts")
+    keys_requested: int | None = None
+    top_keys: dict[str, int] = {}
+    if isinstance(keys, dict):
+        keys_requested = int(number(keys.get("Keys Requested")))
+        for entry in keys.get("Top Keys") or []:
+            top_keys[str(entry["Key"])] = int(number(entry["Count"]))
+    return LoadgenRun(path, stats, start_ms, duration_ms, histograms, keys_requested, top_keys)

@@ -116,15 +116,37 @@ def collect_metadata(
     }
 
 
-def finish_metadata(path: Path) -> None:
-    """Add the host's load average at the end of the experiment (`host_after`) to metadata.json.
-    Called by a runner once, when its last run is done or it was interrupted."""
-    data = read_metadata(path)
+def _load_avg() -> list[float] | None:
     try:
-        load: list[float] | None = list(os.getloadavg())
+        return list(os.getloadavg())
     except OSError:
-        load = None
-    data["host_after"] = {"time": iso_now(), "load_avg": load}
+        return None
+
+
+def finish_metadata(path: Path) -> None:
+    """Add the host's load average at the end of the experiment (`host_after`) to metadata.json
+    and record the command (`commands`). Called by a runner once per invocation, when its last
+    run is done or it was interrupted (a resumed run adds its own command)."""
+    data = read_metadata(path)
+    data["host_after"] = {"time": iso_now(), "load_avg": _load_avg()}
+    write_json(path, data)
+    record_command(path)
+
+
+def record_command(path: Path, argv: list[str] | None = None) -> None:
+    """Append a command that wrote to the results folder to metadata.json's `commands` (its
+    command line, when it ended and the load average then); `command_line` stays the first."""
+    data = read_metadata(path)
+    previous = data.get("commands")
+    commands: list[Any] = previous if isinstance(previous, list) else []
+    commands.append(
+        {
+            "command_line": list(sys.argv if argv is None else argv),
+            "time": iso_now(),
+            "load_avg": _load_avg(),
+        }
+    )
+    data["commands"] = commands
     write_json(path, data)
 
 

@@ -161,13 +161,31 @@ def read_middleware_summary(path: Path, op: str = "all") -> MiddlewareStats | No
     )
 
 
-def read_middleware_config(path: Path) -> dict[str, Any]:
-    """The `config` block of a summary.json ({} when absent)."""
+def _summary_block(path: Path, name: str) -> Any:
+    """One top-level block of a summary.json, None when the file or the block is absent."""
     if not path.is_file():
-        return {}
+        return None
     try:
         data = json.loads(path.read_text())
     except json.JSONDecodeError:
+        return None
+    return data.get(name) if isinstance(data, dict) else None
+
+
+def read_server_requests(path: Path) -> dict[str, int]:
+    """Requests the middleware sent to each server over its whole run (summary.json `servers`:
+    address -> requests); {} when absent."""
+    servers = _summary_block(path, "servers")
+    if not isinstance(servers, list):
         return {}
-    config = data.get("config") if isinstance(data, dict) else None
+    return {
+        str(s["address"]): int(number(s.get("requests")))
+        for s in servers
+        if isinstance(s, dict) and "address" in s
+    }
+
+
+def read_middleware_config(path: Path) -> dict[str, Any]:
+    """The `config` block of a summary.json ({} when absent)."""
+    config = _summary_block(path, "config")
     return config if isinstance(config, dict) else {}

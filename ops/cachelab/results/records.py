@@ -117,10 +117,19 @@ class Status:
     finished: str | None = None
     message: str = ""
     runs: list[RunRecord] = field(default_factory=list)
+    # a subset run: the --only terms, and how many of the sweep's points they chose
+    only: list[str] = field(default_factory=list)
+    points_selected: int = 0
+    points_total: int = 0
 
     @property
     def runs_done(self) -> int:
         return len(self.runs)
+
+    @property
+    def subset(self) -> bool:
+        """True when --only chose fewer points than the sweep has."""
+        return 0 < self.points_selected < self.points_total
 
     def record(self, run: RunRecord) -> None:
         self.runs = [r for r in self.runs if (r.point, r.repetition) != (run.point, run.repetition)]
@@ -134,6 +143,7 @@ class Status:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["runs_done"] = self.runs_done
+        data["subset"] = self.subset
         return data
 
     def save(self, path: Path) -> None:
@@ -143,5 +153,6 @@ class Status:
     def load(cls, path: Path) -> Status:
         data = json.loads(path.read_text())
         data.pop("runs_done", None)
+        data.pop("subset", None)
         data["runs"] = [RunRecord(**r) for r in data.get("runs", [])]
         return cls(**data)

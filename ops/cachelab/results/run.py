@@ -23,6 +23,7 @@ from cachelab.results.middleware import (
     measured_windows,
     read_middleware_config,
     read_middleware_summary,
+    read_server_requests,
     read_windows,
 )
 from cachelab.results.records import PointRecord
@@ -101,6 +102,7 @@ class MiddlewareData:
     by_op: dict[str, MiddlewareStats]
     windows: list[MiddlewareWindow]
     workers: int | None
+    server_requests: dict[str, int] = field(default_factory=dict)  # whole run, per server
 
 
 @dataclass
@@ -193,7 +195,16 @@ def _middlewares(
                 if stats is not None and stats.count > 0:
                     by_op[op] = stats
         workers = read_middleware_config(folder / "summary.json").get("workers")
-        found.append(MiddlewareData(name, total, by_op, windows, int(workers) if workers else None))
+        found.append(
+            MiddlewareData(
+                name,
+                total,
+                by_op,
+                windows,
+                int(workers) if workers else None,
+                read_server_requests(folder / "summary.json"),
+            )
+        )
     return found
 
 

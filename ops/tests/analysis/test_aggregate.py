@@ -22,7 +22,7 @@ def test_pooled_std_is_root_of_mean_variance() -> None:
         agg.pooled_std([-1.0])
 
 
-def test_aggregate_points_mean_and_population_sd() -> None:
+def test_aggregate_points_mean_and_student_t_interval() -> None:
     summary = pd.DataFrame(
         {
             "point": [0, 0, 0, 1, 1, 1],
@@ -38,8 +38,13 @@ def test_aggregate_points_mean_and_population_sd() -> None:
     assert list(out["point"]) == [0, 1]
     assert list(out["repetitions"]) == [3, 3]
     assert out.loc[0, "throughput_ops_per_s_mean"] == pytest.approx(110.0)
-    assert out.loc[0, "throughput_ops_per_s_std"] == pytest.approx(math.sqrt(200 / 3))
-    assert out.loc[1, "throughput_ops_per_s_std"] == 0.0
+    # sample SD 10 over 3 repetitions: t(0.975, 2) = 4.303 times 10 / sqrt(3)
+    assert out.loc[0, "throughput_ops_per_s_ci95"] == pytest.approx(
+        4.3027 * 10 / math.sqrt(3), rel=1e-4
+    )
+    assert out.loc[1, "throughput_ops_per_s_ci95"] == 0.0
+    # two repetitions measured it: t(0.975, 1) = 12.706 times 0.1414 / sqrt(2)
+    assert out.loc[1, "mw_queue_time_ms_ci95"] == pytest.approx(12.706 * 0.1, rel=1e-3)
     assert math.isnan(out.loc[0, "mw_queue_time_ms_mean"])
     assert out.loc[1, "mw_queue_time_ms_mean"] == pytest.approx(0.6)
     assert math.isnan(out.loc[1, "absent_mean"])

@@ -20,8 +20,10 @@ import pytest
 
 from .tools import CHART, ROOT, TOOLS_BIN, run, tool
 
-# Namespace whose loadgen containers get the recorded memtier JSON as their log (ClusterLogs).
+# Namespaces whose loadgen containers get the recorded memtier JSON as their log (ClusterLogs):
+# the runner's test, and the test of `cachelab collect` on an overlay's Jobs.
 RECORDED_LOGS_NAMESPACE = "cachelab-run"
+COLLECT_NAMESPACE = "cachelab-collect"
 RECORDED_JSON = Path(__file__).parent / "data" / "memtier-sample.json"
 
 
@@ -86,7 +88,7 @@ def cluster_logs_config(workdir: Path) -> Path:
             "kind": "ClusterLogs",
             "metadata": {"name": f"recorded-{container}"},
             "spec": {
-                "selector": {"matchNamespaces": [RECORDED_LOGS_NAMESPACE]},
+                "selector": {"matchNamespaces": [RECORDED_LOGS_NAMESPACE, COLLECT_NAMESPACE]},
                 "logs": [{"containers": [container], "logsFile": str(path), "follow": False}],
             },
         }

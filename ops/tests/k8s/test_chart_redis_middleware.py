@@ -39,10 +39,12 @@ def _middleware_args(docs: list[dict[str, Any]]) -> list[str]:
     return [str(a) for a in container["args"]]
 
 
-def _servers(args: list[str]) -> list[str]:
-    start = args.index("-m") + 1
-    end = next(i for i in range(start, len(args)) if args[i].startswith("-"))
-    return args[start:end]
+def _servers(docs: list[dict[str, Any]]) -> list[str]:
+    """The servers the middleware reads from its mounted servers file (the ConfigMap)."""
+    args = _middleware_args(docs)
+    assert args[args.index("--servers-file") + 1] == "/etc/cachelab/servers"
+    config_map = _one(docs, "ConfigMap", "testbed-middleware-servers")
+    return [line for line in config_map["data"]["servers"].splitlines() if line]
 
 
 def test_redis_backend_makes_the_middleware_speak_resp_to_the_redis_pods() -> None:
@@ -50,16 +52,18 @@ def test_redis_backend_makes_the_middleware_speak_resp_to_the_redis_pods() -> No
     args = _middleware_args(docs)
     assert args[args.index("--protocol") + 1] == "redis"
     assert args[args.index("-s") + 1] == "true"
-    assert _servers(args) == [
+    assert _servers(docs) == [
         f"testbed-redis-{i}.testbed-redis.default.svc.cluster.local:6379" for i in range(3)
     ]
     assert not [d for d in docs if d["kind"] == "StatefulSet" and "memcached" in str(d)]
 
 
 def test_memcached_backend_keeps_the_text_protocol() -> None:
-    args = _middleware_args(_render())
+    docs = _render()
+    args = _middleware_args(docs)
     assert args[args.index("--protocol") + 1] == "memcached"
-    assert all(s.endswith(":11211") for s in _servers(args))
+    servers = _servers(docs)
+    assert servers and all(s.endswith(":11211") for s in servers)
 
 
 def test_servers_policy_admits_the_middleware_on_the_redis_port() -> None:
@@ -86,6 +90,8 @@ def test_the_k8s_plan_of_the_redis_spec_renders_a_resp_middleware(tmp_path: Path
     spec = load_spec(EXPERIMENTS / "beyond-mvr-mw-redis.yaml").points()[0].spec
     values = tmp_path / "values.yaml"
     values.write_text(yaml.safe_dump(plan.release_values(spec, plan.Target())))
-    args = _middleware_args(_render("-f", str(values)))
+    docs = _render("-f", str(values))
+    args = _middleware_args(docs)
     assert args[args.index("--protocol") + 1] == "redis"
-    assert all(s.endswith(":6379") for s in _servers(args))
+    servers = _servers(docs)
+    assert servers and all(s.endswith(":6379") for s in servers)

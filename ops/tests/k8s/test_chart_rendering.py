@@ -1,5 +1,5 @@
 """Tier 4 (no cluster needed): what `helm template` renders for the things a first real user hit
-(issue 9): the pool label key, rollouts with one middleware per node, probes, disruption
+on AKS: the pool label key, rollouts with one middleware per node, probes, disruption
 budgets, tolerations and pull secrets, the redis group, and the metrics path of the runner."""
 
 from __future__ import annotations

@@ -159,6 +159,25 @@ def test_preload_fills_and_verifies_then_the_benchmark_prints_json_per_instance(
     assert list(progress_lines(preload.stderr)) == []
 
 
+@pytest.mark.parametrize("script", ["preload.sh", "run-benchmark.sh"])
+def test_a_job_without_the_release_fails_naming_what_to_install(
+    tmp_path: Path, script: str
+) -> None:
+    hint = "helm upgrade --install testbed charts/testbed -f overlay/testbed-values.yaml --wait"
+    env = job_env(
+        1,
+        script.removesuffix(".sh"),
+        MIDDLEWARE_HOST="testbed-middleware.invalid",
+        RELEASE_WAIT_S="1",
+        RELEASE_HINT=hint,
+    )
+    proc = run_script(script, env, tmp_path)
+    assert proc.returncode == 3, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert "no testbed release in this namespace: testbed-middleware.invalid" in line
+    assert line.endswith(f"Install it first: {hint}")
+
+
 @pytest.mark.parametrize("memcached_port", [8], indirect=True)
 def test_preload_fails_when_the_verify_reads_miss(memcached_port: int, tmp_path: Path) -> None:
     # 1000 values of 64 KiB do not fit in 8 MiB: memcached evicts most of them while the fill

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cachelab.spec import parse_spec
+
 from .conftest import Cluster
 from .kube import wait_for
 from .tools import MANIFESTS, run
@@ -114,5 +116,9 @@ def test_overlay_jobs_complete_on_the_client_pool(cluster: Cluster, overlay: str
         for p in pods:
             assert p["metadata"]["annotations"]["kubernetes.io/egress-bandwidth"] == "200M"
             assert p["spec"]["subdomain"] == "benchmark-peers"
+        # the point, for `cachelab collect`: a one-point spec of the same client machines
+        point = cluster.get("configmap/cachelab-point", "-n", namespace)
+        spec = parse_spec(yaml.safe_load(point["data"]["spec.yaml"]))
+        assert len(spec.points()) == 1 and spec.topology.client_machines == machines
     finally:
         cluster.delete_namespace(namespace)

@@ -6,7 +6,9 @@ import os
 import subprocess
 from pathlib import Path
 
-ROOT = Path(os.environ.get("CACHELAB_ROOT", Path(__file__).resolve().parents[3]))
+from cachelab.paths import repo_root
+
+ROOT = repo_root()
 TOOLS_BIN = Path(os.environ.get("TOOLS_DIR", ROOT / ".cache" / "tools")) / "bin"
 CHART = ROOT / "charts" / "testbed"
 MANIFESTS = ROOT / "manifests"

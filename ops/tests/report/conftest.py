@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-WHOLE_REPORT_MODULES = {"test_report.py", "test_models.py", "test_compare.py"}
+WHOLE_REPORT_MODULES = {
+    "test_report.py",
+    "test_models.py",
+    "test_compare.py",
+    "test_recorded_reports.py",
+}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

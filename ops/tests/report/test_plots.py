@@ -91,13 +91,13 @@ def test_percentiles_plot() -> None:
 
 def test_interactive_law_plot_pairs_measured_and_predicted(points: pd.DataFrame) -> None:
     frame = points.copy()
-    frame["predicted_response_time_ms"] = (
+    frame["law_response_time_ms"] = (
         1000 * frame["total_clients"] / frame["throughput_ops_per_s_mean"]
     )
     ax = _ax()
     plots.plot_interactive_law(ax, frame, "total_clients", ["topology.workers"])
     assert len(ax.get_lines()) == 4
-    with pytest.raises(ValueError, match="predicted_response_time_ms"):
+    with pytest.raises(ValueError, match="law_response_time_ms"):
         plots.plot_interactive_law(_ax(), points)
 
 
@@ -122,3 +122,22 @@ def test_ordered_values_keep_category_order() -> None:
     text = pd.Series(pd.Categorical(["1:9", "1:99", "1:1"], categories=["1:99", "1:9", "1:1"]))
     assert plots.ordered_values(text) == ["1:99", "1:9", "1:1"]
     assert plots.ordered_values(pd.Series([8, 2, 8, 32])) == [2, 8, 32]
+
+
+def test_key_skew_plots_draw_the_share_and_the_server_balance() -> None:
+    frame = pd.DataFrame(
+        {
+            "workload.key_zipf_exp": [0.5, 1.0, 1.5, 0.5, 1.0, 1.5],
+            "workload.routing": ["hash"] * 3 + ["round-robin"] * 3,
+            "hot_key_share_mean": [0.005, 0.10, 0.39] * 2,
+            "server_requests_max_over_mean_mean": [1.03, 1.04, 1.16, 1.0, 1.0, 1.0],
+        }
+    )
+    left, right = Figure().subplots(1, 2)
+    x, series = "workload.key_zipf_exp", ["workload.routing"]
+    plots.plot_hot_key_share(left, frame, x, series)
+    plots.plot_server_balance(right, frame, x, series)
+    assert len(left.lines) == 2
+    hashed = [line for line in right.lines if list(line.get_ydata()) == [1.03, 1.04, 1.16]]
+    assert len(hashed) == 1
+    assert any(list(line.get_ydata()) == [1.0, 1.0] for line in right.lines)  # the 1.0 guide

@@ -1,20 +1,16 @@
 package dev.cachelab.middleware;
 
-import dev.cachelab.middleware.backend.BackendConnection;
-import dev.cachelab.middleware.backend.BackendHealth;
+import dev.cachelab.middleware.backend.Prober;
 import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.Protocol;
-import dev.cachelab.middleware.config.Routing;
-import dev.cachelab.middleware.dispatch.ErrorReplies;
-import dev.cachelab.middleware.dispatch.HashRouter;
-import dev.cachelab.middleware.dispatch.ProtocolErrorReplies;
+import dev.cachelab.middleware.dispatch.ReplicaDivergence;
 import dev.cachelab.middleware.dispatch.RequestQueue;
-import dev.cachelab.middleware.dispatch.RoundRobinRouter;
-import dev.cachelab.middleware.dispatch.Router;
+import dev.cachelab.middleware.dispatch.ServerSet;
 import dev.cachelab.middleware.dispatch.Worker;
 import dev.cachelab.middleware.net.BufferBudget;
 import dev.cachelab.middleware.net.NetThread;
+import dev.cachelab.middleware.protocol.KeyPlacement;
 import dev.cachelab.middleware.protocol.RequestDecoder;
 import dev.cachelab.middleware.protocol.RequestParser;
 import dev.cachelab.middleware.protocol.RespParser;
@@ -41,10 +37,15 @@ public final class Middleware {
   private final NetThread net;
   private final List<Thread> workerThreads = new ArrayList<>();
   private final Watchdog watchdog;
+  private final ServerSet servers;
+  private final ServersFileReloader reloader;
+  private Thread reloaderThread;
+  private final Prober prober;
   private final IntervalReporter reporter;
   private final MetricsEndpoint metrics;
   private Thread netThread;
   private Thread watchdogThread;
+  private Thread proberThread;
   private boolean stopped;
 
   public Middleware(MiddlewareConfig config) throws IOException {
@@ -52,10 +53,7 @@ public final class Middleware {
     boolean redis = config.protocol() == Protocol.REDIS;
     this.queue = new RequestQueue(config.queueCapacity(), config.workerBatch());
     this.stats = new StatsRegistry(config.servers(), config.workers());
-    Router router =
-        config.routing() == Routing.HASH
-            ? new HashRouter(config.servers(), config.replication())
-            : new RoundRobinRouter(config.servers().size(), config.sharded());
+    this.servers = new ServerSet(config);
     BufferBudget budget = new BufferBudget(config.effectiveBufferBudgetBytes());
     InetSocketAddress listen = new InetSocketAddress(config.listenAddress(), config.port());
     try {
@@ -63,10 +61,10 @@ public final class Middleware {
           new NetThread(
               listen,
               queue,
-              router,
+              servers::current,
               stats.newRecorder(),
               redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply,
-              decoders(config),
+              decoders(config, KeyPlacement.following(() -> servers.current().router())),
               budget,
               TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()));
     } catch (BindException e) {
@@ -81,47 +79,67 @@ public final class Middleware {
         "Connections closed because their buffers did not fit in the budget.",
         budget::refusals);
     stats.value(
+        "budget_evicted_connections",
+        "Connections closed because a newer request needed the budget their partial request held"
+            + " (the one holding it longest first).",
+        net::budgetEvictions);
+    stats.value(
         "idle_closed_connections", "Connections closed by the idle timeout.", net::idleClosed);
     stats.value(
         "accept_failures",
         "Failed accepts (e.g. out of file descriptors); each pauses accepting for 100 ms.",
         net::acceptFailures);
-    List<InetSocketAddress> addresses = config.serverAddresses();
     long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.backendTimeoutMs());
     long watchdogPeriodNanos = Watchdog.periodNanos(config.backendTimeoutMs());
-    List<BackendHealth> health = new ArrayList<>();
-    for (String server : config.servers()) {
-      health.add(
-          new BackendHealth(
-              server,
-              config.ejectAfterFailures(),
-              TimeUnit.MILLISECONDS.toNanos(config.ejectRetryMs()),
-              config.effectiveBackendMaxWaiters()));
-    }
-    stats.backendHealth(health);
-    List<BackendConnection> allBackends = new ArrayList<>();
+    stats.servers(servers.current().servers(), servers.current().health());
+    this.watchdog = new Watchdog(watchdogPeriodNanos);
     List<Worker> workers = new ArrayList<>();
-    ErrorReplies errors =
-        redis
-            ? ProtocolErrorReplies.redis(config.servers())
-            : ProtocolErrorReplies.memcached(config.servers());
+    ReplicaDivergence divergence = new ReplicaDivergence(config.divergenceDelete());
+    stats.value(
+        "replica_divergences",
+        "Replicated writes applied on some servers and failed on others (replicas differ).",
+        divergence::divergences);
+    stats.value(
+        "divergence_deletes",
+        "Keys deleted on a server where their replicated write failed (--divergence-delete).",
+        divergence::deletes);
+    stats.value(
+        "divergence_failed_deletes",
+        "Such deletes that failed too (the server was down or did not answer).",
+        divergence::failedDeletes);
     for (int w = 0; w < config.workers(); w++) {
-      List<BackendConnection> backends = new ArrayList<>();
-      for (int s = 0; s < addresses.size(); s++) {
-        backends.add(new BackendConnection(s, addresses.get(s), health.get(s), config.protocol()));
-      }
-      allBackends.addAll(backends);
       workers.add(
           new Worker(
               queue,
-              backends,
-              errors,
+              servers::current,
+              watchdog,
+              divergence,
               stats.newRecorder(),
               timeoutNanos,
               watchdogPeriodNanos,
               config.workerBatch()));
     }
-    this.watchdog = new Watchdog(allBackends, watchdogPeriodNanos);
+    if (config.serversFile() != null) {
+      this.reloader = new ServersFileReloader(config.serversFile(), servers, stats);
+      stats.value(
+          "servers_file_reloads",
+          "Reloads of --servers-file (on SIGHUP or a change) that found it valid.",
+          reloader::reloads);
+      stats.value(
+          "servers_file_failed_reloads",
+          "Reloads refused: the file unreadable or invalid (the servers in use kept serving).",
+          reloader::failedReloads);
+    } else {
+      this.reloader = null;
+    }
+    stats.value(
+        "server_list_changes", "Changes of the server list applied since start.", servers::changes);
+    this.prober =
+        new Prober(
+            () -> servers.current().health(),
+            () -> servers.current().addresses(),
+            config.protocol(),
+            config.backendTimeoutMs());
     for (int w = 0; w < workers.size(); w++) {
       Thread thread = new Thread(workers.get(w), "worker-" + w);
       thread.setDaemon(true);
@@ -132,11 +150,11 @@ public final class Middleware {
   }
 
   /** One request decoder per client connection, for the configured protocol. */
-  private static Supplier<RequestDecoder> decoders(MiddlewareConfig config) {
+  private static Supplier<RequestDecoder> decoders(
+      MiddlewareConfig config, KeyPlacement placement) {
     int maxValueBytes = config.maxValueBytes();
     if (config.protocol() == Protocol.REDIS) {
-      boolean multiKeyWrites = config.routing() != Routing.HASH;
-      return () -> new RespParser(maxValueBytes, multiKeyWrites);
+      return () -> new RespParser(maxValueBytes, placement);
     }
     return () -> new RequestParser(maxValueBytes);
   }
@@ -149,6 +167,15 @@ public final class Middleware {
     watchdogThread = new Thread(watchdog, "backend-watchdog");
     watchdogThread.setDaemon(true);
     watchdogThread.start();
+    proberThread = new Thread(prober, "backend-prober");
+    proberThread.setDaemon(true);
+    proberThread.start();
+    if (reloader != null) {
+      reloader.listenForSighup();
+      reloaderThread = new Thread(reloader, "servers-file-reloader");
+      reloaderThread.setDaemon(true);
+      reloaderThread.start();
+    }
     InetSocketAddress listen = net.localAddress();
     reporter.start(listen.getAddress().getHostAddress() + ":" + listen.getPort());
     try {
@@ -177,6 +204,11 @@ public final class Middleware {
     return stats;
   }
 
+  /** The server list in use and its changes. */
+  public ServerSet servers() {
+    return servers;
+  }
+
   /**
    * Stops accepting, lets queued requests finish (up to the backend timeout plus a second), stops
    * the threads and writes the final statistics. Idempotent.
@@ -187,6 +219,9 @@ public final class Middleware {
     }
     stopped = true;
     net.stopAccepting();
+    if (reloader != null) {
+      reloader.stop();
+    }
     long drainDeadline =
         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.backendTimeoutMs() + 1000L);
     while (queue.size() > 0 && System.nanoTime() < drainDeadline) {
@@ -201,6 +236,7 @@ public final class Middleware {
     net.stop();
     join(netThread, 1000);
     watchdog.stop();
+    prober.stop();
     reporter.stop();
     metrics.stop();
   }

@@ -10,13 +10,17 @@ package dev.cachelab.loadgen.config;
  *       inside the key range.
  *   <li>{@code P}: parallel; every client owns a disjoint contiguous sub-range of the keys and
  *       walks it sequentially.
+ *   <li>{@code Z}: Zipf; key {@code n} drawn with probability proportional to {@code n^-exp}
+ *       ({@code --key-zipf-exp}, default 1), from key 1 up when {@code --key-minimum} is 0, so the
+ *       smallest key numbers are the hot keys.
  * </ul>
  */
 public enum KeyPattern {
   SEQUENTIAL('S'),
   RANDOM('R'),
   GAUSSIAN('G'),
-  PARALLEL('P');
+  PARALLEL('P'),
+  ZIPF('Z');
 
   private final char letter;
 
@@ -35,13 +39,10 @@ public enum KeyPattern {
       case 'R' -> RANDOM;
       case 'G' -> GAUSSIAN;
       case 'P' -> PARALLEL;
-      case 'Z' ->
-          throw new ConfigException(
-              "--key-pattern: Z (zipf) is a memtier pattern that loadgen does not support"
-                  + " (expected: S, R, G or P)");
+      case 'Z' -> ZIPF;
       default ->
           throw new ConfigException(
-              "--key-pattern: unknown pattern '" + letter + "' (expected: S, R, G or P)");
+              "--key-pattern: unknown pattern '" + letter + "' (expected: S, R, G, P or Z)");
     };
   }
 }

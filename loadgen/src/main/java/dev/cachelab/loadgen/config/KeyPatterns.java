@@ -16,6 +16,10 @@ public record KeyPatterns(KeyPattern set, KeyPattern get) {
     return set == KeyPattern.PARALLEL && get == KeyPattern.PARALLEL;
   }
 
+  public boolean anyZipf() {
+    return set == KeyPattern.ZIPF || get == KeyPattern.ZIPF;
+  }
+
   public boolean anyParallel() {
     return set == KeyPattern.PARALLEL || get == KeyPattern.PARALLEL;
   }

@@ -62,7 +62,6 @@ public final class LoadgenCommand {
           "--verify-only",
           "--generate-keys",
           "--no-expiry",
-          "--key-zipf-exp",
           "--select-db",
           "--wait-ratio",
           "--num-slaves",
@@ -91,6 +90,9 @@ public final class LoadgenCommand {
 
   /** Seed of every client's random generator unless --randomize is given (memtier's habit). */
   static final long DEFAULT_SEED = 5489L;
+
+  /** memtier's bound on {@code --key-zipf-exp}: the exponent must be below it (and above 0). */
+  static final double MAX_ZIPF_EXPONENT = 5.0;
 
   @Option(
       names = {"-s", "--server"},
@@ -195,7 +197,8 @@ public final class LoadgenCommand {
       paramLabel = "SET:GET",
       description =
           "Key patterns: S sequential per client, R uniform random, G gaussian, P parallel"
-              + " (disjoint sub-range per client) (default: ${DEFAULT-VALUE}).",
+              + " (disjoint sub-range per client), Z zipf (key n with weight n^-exp, from key 1)"
+              + " (default: ${DEFAULT-VALUE}).",
       defaultValue = "R:R")
   String keyPattern;
 
@@ -204,6 +207,14 @@ public final class LoadgenCommand {
 
   @Option(names = "--key-stddev", description = "Stddev of the G pattern (default: range / 6).")
   Double keyStddev;
+
+  @Option(
+      names = "--key-zipf-exp",
+      paramLabel = "EXP",
+      description =
+          "Exponent of the Z pattern, in (0, 5); higher puts more requests on the first keys"
+              + " (default 1).")
+  Double keyZipfExp;
 
   @Option(
       names = "--multi-key-get",
@@ -346,6 +357,7 @@ public final class LoadgenCommand {
               + totalClients
               + " clients");
     }
+    double zipfExponent = zipfExponent(patterns);
     double median = keyMedian != null ? keyMedian : (keyMinimum + keyMaximum) / 2.0;
     double stddev = keyStddev != null ? keyStddev : (keyMaximum - keyMinimum) / 6.0;
     if (!(stddev >= 0)) {
@@ -414,6 +426,7 @@ public final class LoadgenCommand {
         keyMaximum,
         median,
         stddev,
+        zipfExponent,
         sizes,
         randomData,
         expiry,
@@ -437,6 +450,32 @@ public final class LoadgenCommand {
         quiet,
         pinThreads,
         connectionTimeout * 1000);
+  }
+
+  /**
+   * memtier's {@code --key-zipf-exp}: in (0, 5), default 1. Given without a Z pattern it would
+   * change nothing, so that is an error too.
+   */
+  private double zipfExponent(KeyPatterns patterns) {
+    if (keyZipfExp != null) {
+      if (!(keyZipfExp > 0 && keyZipfExp < MAX_ZIPF_EXPONENT)) {
+        throw new ConfigException(
+            "--key-zipf-exp: must be in (0, 5) as in memtier, got " + keyZipfExp);
+      }
+      if (!patterns.anyZipf()) {
+        throw new ConfigException(
+            "--key-zipf-exp: only the Z key pattern uses it, but --key-pattern is "
+                + patterns
+                + " (e.g. --key-pattern=Z:Z)");
+      }
+    }
+    if (patterns.anyZipf() && keyMaximum < 1) {
+      throw new ConfigException(
+          "--key-pattern: Z draws keys from 1 up (as memtier does), so --key-maximum must be"
+              + " >= 1, got "
+              + keyMaximum);
+    }
+    return keyZipfExp == null ? 1.0 : keyZipfExp;
   }
 
   private IntRange dataSizes() {

@@ -16,6 +16,7 @@ import java.util.List;
  *     connections, 0 = closed loop
  * @param percentiles the percentiles printed and written to the JSON, e.g. 50, 99, 99.9
  * @param pinThreads extension: pin engine thread i to the i-th allowed CPU
+ * @param keyZipfExponent memtier {@code --key-zipf-exp}, the exponent of the Z key pattern
  */
 public record LoadgenConfig(
     String server,
@@ -30,6 +31,7 @@ public record LoadgenConfig(
     long keyMaximum,
     double keyMedian,
     double keyStddev,
+    double keyZipfExponent,
     IntRange dataSize,
     boolean randomData,
     IntRange expiryRange,

@@ -6,6 +6,8 @@ import dev.cachelab.loadgen.protocol.MemcacheText;
 import dev.cachelab.loadgen.protocol.Resp2;
 import dev.cachelab.loadgen.protocol.WireProtocol;
 import dev.cachelab.loadgen.stats.IntervalListener;
+import dev.cachelab.loadgen.stats.KeyCounts;
+import dev.cachelab.loadgen.stats.KeyFrequencies;
 import dev.cachelab.loadgen.stats.LatencySummary;
 import dev.cachelab.loadgen.stats.OpType;
 import dev.cachelab.loadgen.stats.RunResult;
@@ -54,7 +56,9 @@ public final class BenchmarkRun {
     List<ThreadStats> stats = new ArrayList<>();
     List<Thread> threads = new ArrayList<>();
     for (int t = 0; t < config.threads(); t++) {
-      ThreadStats s = new ThreadStats();
+      ThreadStats s =
+          new ThreadStats(
+              KeyCounts.forRange(config.keyMinimum(), config.keyMaximum(), config.threads()));
       stats.add(s);
       Thread thread =
           new Thread(
@@ -103,6 +107,9 @@ public final class BenchmarkRun {
     }
     result.setSpan(startEpochMillis, lastReply - startNanos);
     setCounters(result, stats);
+    List<KeyCounts> keyCounts = new ArrayList<>();
+    stats.forEach(s -> keyCounts.add(s.keyCounts()));
+    result.setKeyFrequencies(KeyFrequencies.ofThreads(keyCounts, KeyFrequencies.TOP_KEYS));
     result.setFailure(control.failure());
     for (IntervalListener l : listeners) {
       try {

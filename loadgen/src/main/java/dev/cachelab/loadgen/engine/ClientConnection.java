@@ -133,6 +133,7 @@ final class ClientConnection {
         parallel ? rangeMax : config.keyMaximum(),
         config.keyMedian(),
         config.keyStddev(),
+        config.keyZipfExponent(),
         new SplittableRandom(seed));
   }
 
@@ -235,12 +236,14 @@ final class ClientConnection {
     int op = mix.next();
     if (op == OperationMix.SET) {
       int size = values.nextSize();
-      protocol.encodeSet(
-          out, prefix, setKeys.next(), values.bytes(), values.nextOffset(), size, expiry());
+      long setKey = setKeys.next();
+      stats.recordKey(setKey);
+      protocol.encodeSet(out, prefix, setKey, values.bytes(), values.nextOffset(), size, expiry());
       stats.recordSent(OpType.SET, out.position() - start);
     } else {
       for (int i = 0; i < op; i++) {
         getKeyNumbers[i] = getKeys.next();
+        stats.recordKey(getKeyNumbers[i]);
       }
       protocol.encodeGet(out, prefix, getKeyNumbers, op);
       stats.recordSent(OpType.GET, out.position() - start);

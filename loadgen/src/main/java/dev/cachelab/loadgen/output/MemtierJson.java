@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.cachelab.loadgen.config.LoadgenConfig;
+import dev.cachelab.loadgen.stats.KeyFrequencies;
 import dev.cachelab.loadgen.stats.LatencySummary;
 import dev.cachelab.loadgen.stats.OpType;
 import dev.cachelab.loadgen.stats.RunResult;
@@ -17,6 +18,7 @@ import java.math.RoundingMode;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import org.HdrHistogram.Histogram;
@@ -27,8 +29,9 @@ import org.HdrHistogram.HistogramIterationValue;
  * configuration}, {@code run information}, then {@code ALL STATS} (one run) or {@code BEST RUN
  * RESULTS} / {@code WORST RUN RESULTS} / {@code AGGREGATED AVERAGE RESULTS (N runs)}, each with
  * {@code Runtime}, {@code Sets}, {@code Gets}, {@code Waits}, {@code Totals} and (unless {@code
- * --hide-histogram}) the {@code SET}/{@code GET}/{@code WAIT} latency distributions. Latencies are
- * milliseconds. Called on the main thread after the runs.
+ * --hide-histogram}) the {@code SET}/{@code GET}/{@code WAIT} latency distributions, and the
+ * extension {@code Key Counts}. Latencies are milliseconds. Called on the main thread after the
+ * runs.
  */
 public final class MemtierJson {
   private static final ObjectMapper MAPPER =
@@ -118,6 +121,7 @@ public final class MemtierJson {
     c.put("key_pattern", config.keyPatterns().toString());
     c.put("key_stddev", config.keyStddev());
     c.put("key_median", config.keyMedian());
+    c.put("key_zipf_exp", config.keyZipfExponent());
     c.put("multi_get", config.multiKeyGet());
     c.put("distinct_client_seed", config.distinctClientSeed() ? "true" : "false");
     c.put("randomize", config.randomize() ? "true" : "false");
@@ -164,7 +168,35 @@ public final class MemtierJson {
       s.set("GET", distribution(run.op(OpType.GET).latencyMicros()));
       s.putArray("WAIT");
     }
+    s.set("Key Counts", keyCounts(run.keyFrequencies()));
     return s;
+  }
+
+  /**
+   * An extension memtier lacks: the most requested keys (every key of a SET or a GET counts once)
+   * and the requests per key-number octave, so a report can show how the load spreads over keys and
+   * servers. Bounded: {@value KeyFrequencies#TOP_KEYS} keys and at most 64 octaves.
+   */
+  private ObjectNode keyCounts(KeyFrequencies f) {
+    ObjectNode o = MAPPER.createObjectNode();
+    o.put("Keys Requested", f.total());
+    ArrayNode top = o.putArray("Top Keys");
+    for (KeyFrequencies.KeyCount k : f.top()) {
+      ObjectNode entry = top.addObject();
+      entry.put("Key", config.keyPrefix() + k.key());
+      entry.put("Count", k.count());
+      entry.put("Overcount", k.overcount());
+    }
+    o.put("Other Keys At Most", f.floor());
+    ArrayNode octaves = o.putArray("Key Octaves");
+    for (int b = 0; b < f.usedOctaves(); b++) {
+      ObjectNode entry = octaves.addObject();
+      long first = config.keyMinimum() + (1L << b) - 1;
+      entry.put("First Key", first);
+      entry.put("Last Key", Math.min(config.keyMaximum(), first + (1L << b) - 1));
+      entry.put("Count", f.octaves()[b]);
+    }
+    return o;
   }
 
   private ObjectNode section(RunResult run, SectionResult section, boolean hitsApply) {
@@ -264,6 +296,9 @@ public final class MemtierJson {
     }
     long[] t = counters[2];
     sum.totals().setCounters(t[0], t[1], t[2], t[3], t[4]);
+    List<KeyFrequencies> keys = new ArrayList<>();
+    runs.forEach(r -> keys.add(r.keyFrequencies()));
+    sum.setKeyFrequencies(KeyFrequencies.merge(keys, KeyFrequencies.TOP_KEYS));
     sum.setSpan(runs.get(0).startEpochMillis(), duration);
     sum.setFailure(failure);
     return sum;

@@ -5,7 +5,8 @@ import java.util.Map;
 
 /**
  * The outcome of one run ({@code --run-count} makes several): sections Sets, Gets and Totals, the
- * run's wall-clock span and, if it did not complete, why. Built by the sampler on the main thread.
+ * run's wall-clock span, its key frequencies and, if it did not complete, why. Built by the sampler
+ * on the main thread.
  */
 public final class RunResult {
   private final int runNumber;
@@ -14,6 +15,7 @@ public final class RunResult {
   private long startEpochMillis;
   private long durationNanos;
   private String failure;
+  private KeyFrequencies keyFrequencies = KeyFrequencies.EMPTY;
 
   public RunResult(int runNumber) {
     this.runNumber = runNumber;
@@ -66,6 +68,15 @@ public final class RunResult {
 
   public void setFailure(String failure) {
     this.failure = failure;
+  }
+
+  /** How often the run requested each key (empty until the run has ended). */
+  public KeyFrequencies keyFrequencies() {
+    return keyFrequencies;
+  }
+
+  public void setKeyFrequencies(KeyFrequencies keyFrequencies) {
+    this.keyFrequencies = keyFrequencies;
   }
 
   /** Requests per second of a section over the run (0 for an empty run). */

@@ -19,8 +19,13 @@ public final class ThreadStats {
   private final AtomicLong hits = new AtomicLong();
   private final AtomicLong misses = new AtomicLong();
   private final AtomicLong lastReplyNanos = new AtomicLong();
+  private final KeyCounts keyCounts;
 
-  public ThreadStats() {
+  /**
+   * @param keyCounts where this thread counts the keys it requests
+   */
+  public ThreadStats(KeyCounts keyCounts) {
+    this.keyCounts = keyCounts;
     for (int i = 0; i < recorders.length; i++) {
       recorders[i] = new SingleWriterRecorder(3);
     }
@@ -50,6 +55,16 @@ public final class ThreadStats {
   public void recordGetKeys(int keys, int hitCount) {
     add(hits, hitCount);
     add(misses, keys - hitCount);
+  }
+
+  /** Engine thread: a request names {@code key}. */
+  public void recordKey(long key) {
+    keyCounts.record(key);
+  }
+
+  /** The key counts; read only after the engine thread has ended. */
+  public KeyCounts keyCounts() {
+    return keyCounts;
   }
 
   /** Engine thread: the server answered with an error reply. */

@@ -14,12 +14,14 @@ public final class KeySequence {
   private final long max;
   private final double median;
   private final double stddev;
+  private final ZipfKeys zipf;
   private final SplittableRandom random;
   private long next;
 
   /**
    * @param min first key of the range this sequence draws from (the client's sub-range for P)
    * @param max last key, inclusive
+   * @param zipfExponent exponent of the Z pattern (unused by the others)
    */
   public KeySequence(
       KeyPattern pattern,
@@ -27,6 +29,7 @@ public final class KeySequence {
       long max,
       double median,
       double stddev,
+      double zipfExponent,
       SplittableRandom random) {
     if (max < min) {
       throw new IllegalArgumentException(
@@ -37,6 +40,7 @@ public final class KeySequence {
     this.max = max;
     this.median = median;
     this.stddev = stddev;
+    this.zipf = pattern == KeyPattern.ZIPF ? ZipfKeys.forKeyRange(min, max, zipfExponent) : null;
     this.random = random;
     this.next = min;
   }
@@ -56,6 +60,7 @@ public final class KeySequence {
       }
       case RANDOM -> min + random.nextLong(max - min + 1);
       case GAUSSIAN -> gaussian();
+      case ZIPF -> zipf.next(random);
     };
   }
 

@@ -56,6 +56,56 @@ class LoadgenCommandTest {
     assertThat(c.quiet()).isFalse();
     assertThat(c.pinThreads()).isFalse();
     assertThat(c.connectTimeoutMillis()).isEqualTo(5000);
+    assertThat(c.keyZipfExponent()).isEqualTo(1.0);
+  }
+
+  @Test
+  void zipfPatternTakesMemtiersExponent() {
+    LoadgenConfig c = parse("--key-pattern=Z:Z", "--key-zipf-exp=0.99");
+    assertThat(c.keyPatterns()).isEqualTo(new KeyPatterns(KeyPattern.ZIPF, KeyPattern.ZIPF));
+    assertThat(c.keyZipfExponent()).isEqualTo(0.99);
+    // memtier: Z on one side only, and the exponent's default of 1
+    LoadgenConfig oneSide = parse("--key-pattern=R:Z");
+    assertThat(oneSide.keyPatterns().get()).isEqualTo(KeyPattern.ZIPF);
+    assertThat(oneSide.keyZipfExponent()).isEqualTo(1.0);
+    assertThat(parse("--key-pattern=Z:R", "--key-zipf-exp=4.99").keyZipfExponent()).isEqualTo(4.99);
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "--key-zipf-exp=0|--key-zipf-exp: must be in (0, 5) as in memtier, got 0.0",
+        "--key-zipf-exp=-1|--key-zipf-exp: must be in (0, 5) as in memtier, got -1.0",
+        "--key-zipf-exp=5|--key-zipf-exp: must be in (0, 5) as in memtier, got 5.0",
+        "--key-zipf-exp=7.5|--key-zipf-exp: must be in (0, 5) as in memtier, got 7.5",
+        "--key-zipf-exp=NaN|--key-zipf-exp: must be in (0, 5) as in memtier, got NaN",
+        "--key-zipf-exp=Infinity|--key-zipf-exp: must be in (0, 5) as in memtier, got Infinity",
+      })
+  void rejectsZipfExponentsOutsideMemtiersRange(String arg, String message) {
+    assertThatThrownBy(() -> parse("--key-pattern=Z:Z", arg))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(message);
+  }
+
+  @Test
+  void rejectsZipfMisuse() {
+    assertThatThrownBy(() -> parse("--key-zipf-exp=1.2"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "--key-zipf-exp: only the Z key pattern uses it, but --key-pattern is R:R (e.g."
+                + " --key-pattern=Z:Z)");
+    assertThatThrownBy(() -> parse("--key-pattern=Z:Z", "--key-minimum=0", "--key-maximum=0"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "--key-pattern: Z draws keys from 1 up (as memtier does), so --key-maximum must be"
+                + " >= 1, got 0");
+    assertThatThrownBy(() -> parse("--key-pattern=Z:Z", "--key-zipf-exp=two"))
+        .isInstanceOf(CommandLine.ParameterException.class)
+        .hasMessageContaining("--key-zipf-exp");
+    assertThatThrownBy(() -> parse("--key-pattern=Z:Z", "--key-zipf-exp"))
+        .isInstanceOf(CommandLine.ParameterException.class)
+        .hasMessageContaining("--key-zipf-exp");
   }
 
   @Test
@@ -191,8 +241,7 @@ class LoadgenCommandTest {
         "--ratio=0:0|--ratio: at least one of SET and GET must be > 0, got 0:0",
         "--ratio=1-10|--ratio: expected SET:GET such as 1:10, got '1-10'",
         "--ratio=a:1|--ratio: expected two integers SET:GET, got 'a:1'",
-        "--key-pattern=X:R|--key-pattern: unknown pattern 'X' (expected: S, R, G or P)",
-        "--key-pattern=Z:Z|--key-pattern: Z (zipf) is a memtier pattern that loadgen does not support",
+        "--key-pattern=X:R|--key-pattern: unknown pattern 'X' (expected: S, R, G, P or Z)",
         "--key-pattern=RR|--key-pattern: expected SET:GET such as R:R, got 'RR'",
         "--protocol=memcache_binary|--protocol: 'memcache_binary' is a memtier protocol that loadgen"
             + " does not support",
@@ -254,7 +303,6 @@ class LoadgenCommandTest {
         "--out-file=x",
         "--print-all-runs",
         "--reconnect-interval=5",
-        "--key-zipf-exp=1",
         "--authenticate=pw",
         "--unix-socket=/tmp/s",
         "--show-config",

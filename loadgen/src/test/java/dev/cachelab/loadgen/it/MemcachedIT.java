@@ -3,13 +3,17 @@ package dev.cachelab.loadgen.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.cachelab.loadgen.it.LoadgenRunner.Outcome;
+import dev.cachelab.loadgen.workload.ZipfLaw;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import org.HdrHistogram.EncodableHistogram;
 import org.HdrHistogram.HistogramLogReader;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The load generator against a real memcached on a free loopback port. */
 class MemcachedIT extends AgainstRealServer {
@@ -105,6 +109,53 @@ class MemcachedIT extends AgainstRealServer {
         .isCloseTo(misses, within(2 + misses * 0.002));
     assertThat(run.count("Totals")).isEqualTo(sets + gets);
     assertThat(run.all().at("/Totals/Time-Serie").size()).isGreaterThanOrEqualTo(2);
+  }
+
+  @ParameterizedTest
+  @ValueSource(doubles = {0.7, 1.3})
+  void zipfKeysSentToTheServerFollowTheLaw(double exponent) throws Exception {
+    long keyMaximum = 999;
+    Map<String, Long> before = server.memcachedStats();
+    Outcome run =
+        LoadgenRunner.run(
+            dir,
+            args(
+                "-t",
+                "2",
+                "-c",
+                "2",
+                "--ratio=0:1",
+                "-n",
+                "10000",
+                "--multi-key-get=2",
+                "--key-pattern=R:Z",
+                "--key-zipf-exp=" + exponent,
+                "--key-maximum=" + keyMaximum,
+                "--distinct-client-seed"));
+    Map<String, Long> after = server.memcachedStats();
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    JsonNode keys = run.all().get("Key Counts");
+    // every key the server was asked for is counted once
+    assertThat(keys.get("Keys Requested").asLong())
+        .isEqualTo(after.get("cmd_get") - before.get("cmd_get"));
+    assertThat(keys.at("/Top Keys/0/Key").asText()).isEqualTo("memtier-1");
+    assertThat(keys.at("/Top Keys/1/Key").asText()).isEqualTo("memtier-2");
+    assertThat(keys.at("/Top Keys/0/Overcount").asLong()).isZero();
+    // key-minimum 0: memtier's Z starts at key 1, so octave 0 (key 0) is empty
+    JsonNode octaves = keys.get("Key Octaves");
+    assertThat(octaves.at("/0/Count").asLong()).isZero();
+    double[] p = ZipfLaw.probabilities(1, keyMaximum, exponent);
+    long[] observed = new long[octaves.size() - 1];
+    double[] expected = new double[observed.length];
+    for (int b = 1; b < octaves.size(); b++) {
+      JsonNode octave = octaves.get(b);
+      observed[b - 1] = octave.get("Count").asLong();
+      for (long k = octave.get("First Key").asLong(); k <= octave.get("Last Key").asLong(); k++) {
+        expected[b - 1] += p[(int) (k - 1)];
+      }
+    }
+    double[] fit = ZipfLaw.chiSquare(observed, expected);
+    assertThat(fit[0]).as("chi-square, df %s", fit[1]).isLessThan(ZipfLaw.critical999(fit[1]));
   }
 
   @Test

@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.cachelab.loadgen.config.LoadgenCommand;
 import dev.cachelab.loadgen.config.LoadgenConfig;
+import dev.cachelab.loadgen.stats.KeyCounts;
+import dev.cachelab.loadgen.stats.KeyFrequencies;
 import dev.cachelab.loadgen.stats.LatencySummary;
 import dev.cachelab.loadgen.stats.OpType;
 import dev.cachelab.loadgen.stats.RunResult;
@@ -103,7 +105,8 @@ class MemtierJsonTest {
 
     JsonNode all = root.get("ALL STATS");
     assertThat(fieldNames(all))
-        .containsExactly("Runtime", "Sets", "Gets", "Waits", "Totals", "SET", "GET", "WAIT");
+        .containsExactly(
+            "Runtime", "Sets", "Gets", "Waits", "Totals", "SET", "GET", "WAIT", "Key Counts");
     JsonNode runtime = all.get("Runtime");
     assertThat(runtime.get("Start time").asLong()).isEqualTo(1_700_000_000_000L);
     assertThat(runtime.get("Finish time").asLong()).isEqualTo(1_700_000_002_000L);
@@ -166,12 +169,61 @@ class MemtierJsonTest {
   }
 
   @Test
+  void keyCountsNameTheKeysAndTheirOctaves() {
+    LoadgenConfig c =
+        config(
+            "--key-prefix=k-",
+            "--key-minimum=1",
+            "--key-maximum=5",
+            "--key-pattern=Z:Z",
+            "--key-zipf-exp=1.5");
+    KeyCounts threadA = new KeyCounts(1);
+    KeyCounts threadB = new KeyCounts(1);
+    for (long key : new long[] {1, 1, 1, 2, 5}) {
+      threadA.record(key);
+    }
+    threadB.record(1);
+    threadB.record(3);
+    RunResult r = run(c, 1);
+    r.setKeyFrequencies(KeyFrequencies.ofThreads(List.of(threadA, threadB), 2));
+    JsonNode keys = new MemtierJson(c, List.of()).document(List.of(r)).at("/ALL STATS/Key Counts");
+
+    assertThat(keys.get("Keys Requested").asLong()).isEqualTo(7);
+    assertThat(
+            new MemtierJson(c, List.of())
+                .document(List.of(r))
+                .at("/configuration/key_pattern")
+                .asText())
+        .isEqualTo("Z:Z");
+    assertThat(
+            new MemtierJson(c, List.of())
+                .document(List.of(r))
+                .at("/configuration/key_zipf_exp")
+                .asDouble())
+        .isEqualTo(1.5);
+    assertThat(keys.at("/Top Keys/0/Key").asText()).isEqualTo("k-1");
+    assertThat(keys.at("/Top Keys/0/Count").asLong()).isEqualTo(4);
+    assertThat(keys.at("/Top Keys/0/Overcount").asLong()).isZero();
+    assertThat(keys.get("Top Keys")).hasSize(2);
+    assertThat(keys.get("Other Keys At Most").asLong()).isEqualTo(1);
+    // octaves from key 1: {1}, {2, 3}, {4..5} (cut at the key maximum)
+    JsonNode octaves = keys.get("Key Octaves");
+    assertThat(octaves).hasSize(3);
+    assertThat(octaves.at("/1/First Key").asLong()).isEqualTo(2);
+    assertThat(octaves.at("/1/Last Key").asLong()).isEqualTo(3);
+    assertThat(octaves.at("/1/Count").asLong()).isEqualTo(2);
+    assertThat(octaves.at("/2/Last Key").asLong()).isEqualTo(5);
+    assertThat(octaves.at("/2/Count").asLong()).isEqualTo(1);
+  }
+
+  @Test
   void percentileKeysFollowPrintPercentiles() {
     LoadgenConfig c = config("--print-percentiles=90,99.99,99.999", "--hide-histogram");
     JsonNode all = new MemtierJson(c, List.of()).document(List.of(run(c, 1))).get("ALL STATS");
     assertThat(fieldNames(all.at("/Totals/Percentile Latencies")))
         .containsExactly("p90.00", "p99.99", "p99.999", "Histogram log format");
-    assertThat(fieldNames(all)).containsExactly("Runtime", "Sets", "Gets", "Waits", "Totals");
+    assertThat(fieldNames(all))
+        .containsExactly("Runtime", "Sets", "Gets", "Waits", "Totals", "Key Counts");
   }
 
   @Test

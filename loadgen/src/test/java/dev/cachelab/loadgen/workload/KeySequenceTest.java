@@ -22,7 +22,7 @@ class KeySequenceTest {
 
   static KeySequence seq(KeyPattern p, long min, long max) {
     return new KeySequence(
-        p, min, max, (min + max) / 2.0, (max - min) / 6.0, new SplittableRandom(1));
+        p, min, max, (min + max) / 2.0, (max - min) / 6.0, 1.0, new SplittableRandom(1));
   }
 
   @Test
@@ -77,7 +77,8 @@ class KeySequenceTest {
 
   @Test
   void gaussianCentresOnTheMedianWithinRange() {
-    KeySequence s = new KeySequence(KeyPattern.GAUSSIAN, 0, 1000, 300, 50, new SplittableRandom(7));
+    KeySequence s =
+        new KeySequence(KeyPattern.GAUSSIAN, 0, 1000, 300, 50, 1.0, new SplittableRandom(7));
     List<Long> keys = take(s, 20_000);
     double mean = keys.stream().mapToLong(Long::longValue).average().orElseThrow();
     long within = keys.stream().filter(k -> Math.abs(k - 300) <= 50).count();

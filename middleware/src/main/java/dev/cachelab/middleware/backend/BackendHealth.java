@@ -11,9 +11,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * server_retry_timeout}; mcrouter's TKO after {@code failures_until_tko} failures): {@code
  * failureLimit} consecutive failures (timeouts, refused or broken connections; not error replies)
  * take the server out of rotation for {@code retryIntervalNanos}. Requests for it then fail at once
- * (or go to another replica) instead of waiting out the timeout. After the interval one worker
- * probes it ({@code version}, as mcrouter probes a TKO server before it returns); it is back in
- * rotation only if the probe succeeds, else ejected for another interval.
+ * (or go to another replica) instead of waiting out the timeout, and requests already waiting on it
+ * are ended (see {@link Watchdog}). After the interval the {@link Prober} probes it on a connection
+ * of its own ({@code version}, as mcrouter probes a TKO server before it returns; no client request
+ * waits on a probe); it is back in rotation only if the probe succeeds, else ejected for another
+ * interval. A read cut short at its hedge delay counts as a failure only if the server answered
+ * nothing since that read was sent (stopped, not slow).
  *
  * <p>Waiters: once the server has failed (and until its next complete reply), at most {@code
  * maxWaiters} workers may start waiting on it at a time, so a server that hangs costs at most that
@@ -33,8 +36,12 @@ public final class BackendHealth {
   private final AtomicLong ejections = new AtomicLong();
   private final AtomicLong returns = new AtomicLong();
   private final AtomicLong busyRefusals = new AtomicLong();
+  private final AtomicLong hedges = new AtomicLong();
+  private final AtomicLong failedProbes = new AtomicLong();
   private volatile boolean ejected;
   private volatile long retryAtNanos;
+  private volatile long lastReplyNanos = System.nanoTime();
+  private static final long REPLY_STAMP_NANOS = 1_000_000L;
 
   /**
    * @param failureLimit consecutive failures that eject the server; 0 = never eject
@@ -46,6 +53,11 @@ public final class BackendHealth {
     this.failureLimit = failureLimit;
     this.retryIntervalNanos = retryIntervalNanos;
     this.maxWaiters = Math.max(1, maxWaiters);
+  }
+
+  /** The server's {@code host:port}. */
+  public String name() {
+    return name;
   }
 
   /** Whether requests may be sent to the server (in rotation). */
@@ -72,6 +84,7 @@ public final class BackendHealth {
   }
 
   public void probeFailed(long nowNanos) {
+    failedProbes.incrementAndGet();
     retryAtNanos = nowNanos + retryIntervalNanos;
     probing.set(false);
   }
@@ -99,11 +112,38 @@ public final class BackendHealth {
     waiters.decrementAndGet();
   }
 
-  /** A complete reply came back. */
-  public void succeeded() {
+  /** A complete reply came back at {@code nowNanos}. */
+  public void succeeded(long nowNanos) {
     if (consecutiveFailures.get() != 0) {
       consecutiveFailures.set(0);
     }
+    // At most one shared write a millisecond on the request path of a busy server.
+    if (nowNanos - lastReplyNanos > REPLY_STAMP_NANOS) {
+      lastReplyNanos = nowNanos;
+    }
+  }
+
+  /**
+   * Whether the server completed a reply (to any worker) after {@code sinceNanos}: a request cut
+   * short then met a slow server, not a stopped one. Within the stamp's granularity (1 ms).
+   */
+  public boolean answeredSince(long sinceNanos) {
+    return lastReplyNanos - sinceNanos > 0;
+  }
+
+  /** A read was cut short at its hedge delay and retried on another server. */
+  public void hedged() {
+    hedges.incrementAndGet();
+  }
+
+  /** Reads cut short at their hedge delay (each retried on another server). */
+  public long hedges() {
+    return hedges.get();
+  }
+
+  /** Probes that found the ejected server still not answering. */
+  public long failedProbes() {
+    return failedProbes.get();
   }
 
   /** A timeout, a refused or broken connection: may eject the server. */

@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.backend;
 
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -10,13 +11,22 @@ import java.util.concurrent.TimeUnit;
  * answered within the configured timeout.
  */
 public final class Watchdog implements Runnable {
-  private final List<BackendConnection> connections;
+  private final List<BackendConnection> connections = new CopyOnWriteArrayList<>();
   private final long periodNanos;
   private volatile boolean running = true;
 
-  public Watchdog(List<BackendConnection> connections, long periodNanos) {
-    this.connections = List.copyOf(connections);
+  public Watchdog(long periodNanos) {
     this.periodNanos = periodNanos;
+  }
+
+  /** A worker opened a connection (to a server it had none to). Any thread. */
+  public void register(BackendConnection connection) {
+    connections.add(connection);
+  }
+
+  /** A worker closed a connection for good. Any thread. */
+  public void unregister(BackendConnection connection) {
+    connections.remove(connection);
   }
 
   /** How often to check deadlines for a timeout: a twentieth of it, 0.5..20 ms. */

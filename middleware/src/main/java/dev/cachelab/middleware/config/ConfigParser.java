@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Set;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Help.Visibility;
 import picocli.CommandLine.Option;
 
 /**
@@ -17,111 +18,227 @@ public final class ConfigParser {
   @Command(
       name = "middleware",
       description =
-          "cachelab middleware: a memcached text-protocol or redis RESP2 proxy (net thread,"
-              + " queue, workers).",
+          "cachelab middleware: a memcached text-protocol or redis RESP proxy (net thread, queue,"
+              + " workers).",
       mixinStandardHelpOptions = true,
+      showDefaultValues = true,
       sortOptions = false)
   static final class Flags {
-    @Option(names = "-l", required = true, description = "Listen address.")
+    @Option(
+        names = "-l",
+        required = true,
+        showDefaultValue = Visibility.NEVER,
+        paramLabel = "<ip>",
+        description = "Listen address: an address or host name of this machine. Required.")
     String listenAddress;
 
-    @Option(names = "-p", required = true, description = "Listen port (0 = any free port).")
+    @Option(
+        names = "-p",
+        required = true,
+        showDefaultValue = Visibility.NEVER,
+        paramLabel = "<port>",
+        description =
+            "Listen port, 0..65535; 0 = any free port (the line on stdout says which). Required.")
     int port;
 
     @Option(
-        names = "--protocol",
-        defaultValue = "memcached",
-        description =
-            "Protocol to clients and servers: memcached (text protocol) or redis (RESP2).")
-    String protocol;
-
-    @Option(names = "-t", required = true, description = "Worker threads (1..1024).")
+        names = "-t",
+        required = true,
+        showDefaultValue = Visibility.NEVER,
+        paramLabel = "<workers>",
+        description = "Worker threads, 1..1024. Required.")
     int workers;
 
     @Option(
         names = "-s",
         required = true,
+        showDefaultValue = Visibility.NEVER,
         arity = "1",
-        description = "Shard multi-key gets over the servers: true or false.")
+        paramLabel = "<true|false>",
+        description = "Shard multi-key gets over the servers (round-robin routing). Required.")
     String sharded;
 
     @Option(
         names = "-m",
-        required = true,
+        showDefaultValue = Visibility.NEVER,
         arity = "1..*",
-        description = "Backend servers, host:port (1..64).")
+        paramLabel = "<host:port>",
+        description =
+            "Backend servers (memcached, or redis with --protocol redis): 1..64, each given once,"
+                + " ports 1..65535. Required unless --servers-file is given. Default: none.")
     List<String> servers;
 
-    @Option(names = "--routing", defaultValue = "round-robin", description = "round-robin or hash.")
+    @Option(
+        names = "--servers-file",
+        showDefaultValue = Visibility.NEVER,
+        paramLabel = "<file>",
+        description =
+            "File with the backend servers instead of -m: host:port, one a line (# comments)."
+                + " Re-read on SIGHUP and when it changes (checked every second): added servers"
+                + " join, removed ones finish their requests; an invalid file is refused and the"
+                + " servers in use keep serving. Default: none.")
+    Path serversFile;
+
+    @Option(
+        names = "--protocol",
+        defaultValue = "memcached",
+        paramLabel = "<name>",
+        description =
+            "What the middleware speaks to its clients and to its servers: memcached (text"
+                + " protocol) or redis (RESP2, and RESP3 to clients that ask with HELLO 3).")
+    String protocol;
+
+    @Option(
+        names = "--routing",
+        defaultValue = "round-robin",
+        paramLabel = "<mode>",
+        description =
+            "round-robin (reads to the next server, writes to all: ASL 2017/2019) or hash"
+                + " (consistent hashing of the keys).")
     String routing;
 
-    @Option(names = "--replication", defaultValue = "1", description = "Replicas per key (hash).")
+    @Option(
+        names = "--replication",
+        defaultValue = "1",
+        paramLabel = "<R>",
+        description =
+            "Replicas per key with --routing hash, 1..servers (round-robin writes to every"
+                + " server and ignores it).")
     int replication;
 
-    @Option(names = "--queue-capacity", defaultValue = "0", description = "0 = unbounded.")
+    @Option(
+        names = "--queue-capacity",
+        defaultValue = "0",
+        paramLabel = "<n>",
+        description =
+            "Bound of the request queue, 0..16777216; 0 = unbounded. A full queue stops reading"
+                + " from clients until a worker makes room.")
     int queueCapacity;
 
     @Option(
         names = "--worker-batch",
         defaultValue = "1",
+        paramLabel = "<n>",
         description =
-            "Requests a worker takes at once and pipelines; 1 = one at a time, as in the ASL.")
+            "Requests a worker takes from the queue at once and pipelines, 1..1024; 1 = one at"
+                + " a time, as in the ASL.")
     int workerBatch;
 
-    @Option(names = "--backend-timeout-ms", defaultValue = "1000")
+    @Option(
+        names = "--backend-timeout-ms",
+        defaultValue = "1000",
+        paramLabel = "<ms>",
+        description =
+            "How long a worker waits for a server's reply before answering that the server timed"
+                + " out, 1..600000.")
     int backendTimeoutMs;
 
-    @Option(names = "--max-value-bytes", defaultValue = "1048576")
+    @Option(
+        names = "--max-value-bytes",
+        defaultValue = "1048576",
+        paramLabel = "<n>",
+        description = "Largest value (data block or bulk string) accepted, 1..134217728.")
     int maxValueBytes;
 
-    @Option(names = "--window-ms", defaultValue = "1000")
+    @Option(
+        names = "--window-ms",
+        defaultValue = "1000",
+        paramLabel = "<ms>",
+        description = "Length of a statistics window, 10..3600000.")
     int windowMs;
 
-    @Option(names = "--stats-dir", description = "Directory for windows.csv, histograms, summary.")
+    @Option(
+        names = "--stats-dir",
+        paramLabel = "<dir>",
+        description =
+            "Directory for windows.csv, servers.csv, histograms/ and summary.json. Default: none"
+                + " (no files).")
     Path statsDir;
 
-    @Option(names = "--warmup-s", defaultValue = "0")
+    @Option(
+        names = "--warmup-s",
+        defaultValue = "0",
+        paramLabel = "<s>",
+        description = "Seconds of windows left out at the start of the summary, 0..86400.")
     int warmupSeconds;
 
-    @Option(names = "--cooldown-s", defaultValue = "0")
+    @Option(
+        names = "--cooldown-s",
+        defaultValue = "0",
+        paramLabel = "<s>",
+        description = "Seconds of windows left out at the end of the summary, 0..86400.")
     int cooldownSeconds;
 
-    @Option(names = "--metrics-port", defaultValue = "0", description = "0 = off.")
+    @Option(
+        names = "--metrics-port",
+        defaultValue = "0",
+        paramLabel = "<port>",
+        description = "Port of the Prometheus /metrics endpoint, 0..65535; 0 = off.")
     int metricsPort;
 
-    @Option(names = "--metrics-address", defaultValue = "0.0.0.0")
+    @Option(
+        names = "--metrics-address",
+        defaultValue = "0.0.0.0",
+        paramLabel = "<ip>",
+        description = "Bind address of the /metrics endpoint.")
     String metricsAddress;
 
     @Option(
         names = "--eject-after-failures",
         defaultValue = "3",
-        description = "Consecutive failures that eject a server (0 = never; mcrouter TKO: 3).")
+        paramLabel = "<n>",
+        description =
+            "Consecutive failures (timeouts, refused or broken connections) that take a server"
+                + " out of rotation, 0..1000000; 0 = never (mcrouter's TKO: 3).")
     int ejectAfterFailures;
 
     @Option(
         names = "--eject-retry-ms",
-        defaultValue = "2000",
-        description = "Time an ejected server stays out before a version probe.")
+        defaultValue = "500",
+        paramLabel = "<ms>",
+        description =
+            "How long an ejected server stays out before it is probed (version, or PING for"
+                + " redis) on a new connection; again after each failed probe. 1..3600000.")
     int ejectRetryMs;
 
     @Option(
         names = "--backend-max-waiters",
         defaultValue = "0",
-        description = "Workers that may wait on a failing server at once (0 = half the workers).")
+        paramLabel = "<n>",
+        description =
+            "Workers that may wait at once on a server that has failed and not answered since,"
+                + " 0..1024; 0 = half the workers (at least 1).")
     int backendMaxWaiters;
 
     @Option(
         names = "--buffer-budget-bytes",
         defaultValue = "0",
+        paramLabel = "<n>",
         description =
-            "Bytes buffered for all clients' requests and replies (0 = a sixth of the heap).")
+            "Bytes buffered for all clients' requests and replies, 0 or >= 1048576; a"
+                + " connection that would pass it is closed with an out-of-memory error; 0 = a"
+                + " sixth of the maximum heap.")
     long bufferBudgetBytes;
 
     @Option(
         names = "--idle-timeout-s",
         defaultValue = "0",
-        description = "Close a client connection idle this long (0 = never).")
+        paramLabel = "<s>",
+        description =
+            "Close a client connection with nothing in flight and no input for this long,"
+                + " 0..2592000; 0 = never.")
     int idleTimeoutSeconds;
+
+    @Option(
+        names = "--divergence-delete",
+        defaultValue = "false",
+        arity = "0..1",
+        paramLabel = "<true|false>",
+        description =
+            "After a replicated write that was applied on some servers and failed on others"
+                + " (counted as replica_divergences), delete its keys on the failed ones, so that"
+                + " reads find the new value or nothing, never the old one.")
+    boolean divergenceDelete;
   }
 
   /**
@@ -158,13 +275,21 @@ public final class ConfigParser {
           default ->
               throw new ConfigException("-s: " + flags.sharded + " (expected: true or false)");
         };
+    if ((flags.servers == null) == (flags.serversFile == null)) {
+      throw new ConfigException(
+          flags.servers == null
+              ? "-m: missing (expected: host:port servers, or --servers-file FILE)"
+              : "-m, --servers-file: both given (expected: one of them)");
+    }
+    List<String> servers =
+        flags.serversFile != null ? ServersFile.read(flags.serversFile) : flags.servers;
     return new MiddlewareConfig(
         flags.listenAddress,
         flags.port,
         Protocol.parse(flags.protocol),
         flags.workers,
         sharded,
-        flags.servers,
+        servers,
         Routing.parse(flags.routing),
         flags.replication,
         flags.queueCapacity,
@@ -181,7 +306,9 @@ public final class ConfigParser {
         flags.ejectRetryMs,
         flags.backendMaxWaiters,
         flags.bufferBudgetBytes,
-        flags.idleTimeoutSeconds);
+        flags.idleTimeoutSeconds,
+        flags.divergenceDelete,
+        flags.serversFile);
   }
 
   /**

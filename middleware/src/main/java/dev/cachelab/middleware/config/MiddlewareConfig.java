@@ -38,6 +38,10 @@ import java.util.List;
  * @param bufferBudgetBytes {@code --buffer-budget-bytes}: request and reply bytes buffered over all
  *     client connections; 0 = a sixth of the maximum heap (see {@link #effectiveBufferBudgetBytes})
  * @param idleTimeoutSeconds {@code --idle-timeout-s}: close a client idle this long; 0 = never
+ * @param divergenceDelete {@code --divergence-delete}: after a replicated write applied on some
+ *     servers and failed on others, delete its keys on the failed ones
+ * @param serversFile {@code --servers-file}: where {@code servers} were read from (and are re-read
+ *     on SIGHUP or a change), or null for {@code -m}
  */
 public record MiddlewareConfig(
     String listenAddress,
@@ -62,7 +66,9 @@ public record MiddlewareConfig(
     int ejectRetryMs,
     int backendMaxWaiters,
     long bufferBudgetBytes,
-    int idleTimeoutSeconds) {
+    int idleTimeoutSeconds,
+    boolean divergenceDelete,
+    Path serversFile) {
 
   public static final int MAX_WORKERS = 1024;
   public static final int MAX_SERVERS = 64;

@@ -16,6 +16,8 @@ public final class HashRouter implements Router {
   private final int replication;
   private final int[] replicas;
   private final boolean[] used;
+  private final int[] replicasOfA;
+  private final int[] replicasOfB;
 
   public HashRouter(List<String> servers, int replication) {
     this.ring = new KetamaRing(servers);
@@ -23,6 +25,21 @@ public final class HashRouter implements Router {
     this.replication = replication;
     this.replicas = new int[serverCount];
     this.used = new boolean[serverCount];
+    this.replicasOfA = new int[serverCount];
+    this.replicasOfB = new int[serverCount];
+  }
+
+  /** Whether two keys have the same replicas, in the same order (so the same primary). */
+  @Override
+  public boolean sameServers(byte[] bytes, int aStart, int aEnd, int bStart, int bEnd) {
+    int n = ring.replicas(bytes, aStart, aEnd, replication, replicasOfA);
+    ring.replicas(bytes, bStart, bEnd, replication, replicasOfB);
+    return java.util.Arrays.equals(replicasOfA, 0, n, replicasOfB, 0, n);
+  }
+
+  @Override
+  public boolean replicatesWrites() {
+    return replication > 1;
   }
 
   @Override

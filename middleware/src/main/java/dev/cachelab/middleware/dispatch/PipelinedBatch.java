@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.Request;
 import java.io.IOException;
@@ -42,7 +43,7 @@ final class PipelinedBatch {
     this.singleRead = singleRead;
     this.completion = completion;
     this.retries = new Request[maxBatch];
-    int n = backends.size();
+    int n = MiddlewareConfig.MAX_SERVERS;
     this.sent = new boolean[maxBatch];
     this.unanswered = new int[n];
     this.broken = new boolean[n];

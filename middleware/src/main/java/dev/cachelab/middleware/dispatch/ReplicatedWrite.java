@@ -7,17 +7,25 @@ import java.io.IOException;
 /**
  * A request with a one-line reply sent to every target (a replicated write, {@code flush_all},
  * {@code verbosity}, or a one-server command): all sent before any reply is read; the client gets
- * the first failure in target order, else the primary's reply. One per worker; its thread only.
+ * the first failure in target order, else the primary's reply. A write applied on some targets and
+ * failed on others is counted (and repaired if asked) by {@link DivergenceRepair}. One per worker;
+ * its thread only.
  */
 final class ReplicatedWrite {
   private final WorkerBackends backends;
   private final ReplyBuilder reply;
   private final TargetReplies targets;
+  private final DivergenceRepair repair;
 
-  ReplicatedWrite(WorkerBackends backends, ReplyBuilder reply, TargetReplies targets) {
+  ReplicatedWrite(
+      WorkerBackends backends,
+      ReplyBuilder reply,
+      TargetReplies targets,
+      ReplicaDivergence divergence) {
     this.backends = backends;
     this.reply = reply;
     this.targets = targets;
+    this.repair = new DivergenceRepair(backends, targets, divergence);
   }
 
   void run(Request request, long deadline) {
@@ -29,7 +37,7 @@ final class ReplicatedWrite {
         continue;
       }
       try {
-        WorkerBackends.send(backend, request);
+        WorkerBackends.sendRetryingStale(backend, request);
         targets.succeeded(i);
         if (count > 1) {
           backend.setAside(); // until its reply is read, after the sends to the other targets
@@ -44,7 +52,7 @@ final class ReplicatedWrite {
         BackendConnection backend = backends.get(server);
         backends.resume(backend);
         try {
-          WorkerBackends.readReply(backend, request);
+          WorkerBackends.readReplyRetryingStale(backend, request);
           backend.disarm();
           reply.countReply(server, backend);
         } catch (IOException e) {
@@ -53,5 +61,6 @@ final class ReplicatedWrite {
       }
     }
     targets.appendCombined(request.command(), count, request, backends, reply);
+    repair.afterWrite(request, count);
   }
 }

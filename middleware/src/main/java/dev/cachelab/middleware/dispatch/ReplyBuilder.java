@@ -19,7 +19,7 @@ final class ReplyBuilder {
   private static final int KEEP_BYTES = 256 * 1024;
 
   private final ThreadRecorder recorder;
-  private final ErrorReplies errors;
+  private ErrorReplies errors;
   private byte[] out = new byte[INITIAL_BYTES];
   private ByteBuffer view = ByteBuffer.wrap(out);
   private int length;
@@ -29,6 +29,11 @@ final class ReplyBuilder {
   ReplyBuilder(ThreadRecorder recorder, ErrorReplies errors) {
     this.recorder = recorder;
     this.errors = errors;
+  }
+
+  /** The error replies of the server list of the request served now. */
+  void use(ErrorReplies errorReplies) {
+    errors = errorReplies;
   }
 
   /** Starts the reply of a new request. */
@@ -107,6 +112,14 @@ final class ReplyBuilder {
       error = timedOut ? ErrorKind.TIMEOUT : ErrorKind.BACKEND_DOWN;
     }
     return timedOut ? errors.backendTimedOut(server) : errors.backendDown(server);
+  }
+
+  /**
+   * Counts a read cut short on {@code server} (and retried elsewhere) as a failed server request,
+   * not as an error of the client's request.
+   */
+  void countCutShort(int server) {
+    recorder.recordServerRequest(server, true);
   }
 
   /** Appends the reply for a request none of whose replicas could answer (failures counted). */

@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.Request;
 import dev.cachelab.middleware.protocol.RespCommand;
 import dev.cachelab.middleware.protocol.RespReplies;
@@ -21,7 +22,7 @@ final class RespSplit {
   RespSplit(WorkerBackends backends, ReplyBuilder reply) {
     this.backends = backends;
     this.reply = reply;
-    this.cursor = new int[backends.size()];
+    this.cursor = new int[MiddlewareConfig.MAX_SERVERS];
   }
 
   /** Appends the request's command with the keys of {@code server} to its send buffer. */

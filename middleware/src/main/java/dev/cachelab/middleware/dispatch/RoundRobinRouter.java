@@ -60,6 +60,17 @@ public final class RoundRobinRouter implements Router {
     }
   }
 
+  /** Every server holds every key: writes go to all of them. */
+  @Override
+  public boolean sameServers(byte[] bytes, int aStart, int aEnd, int bStart, int bEnd) {
+    return true;
+  }
+
+  @Override
+  public boolean replicatesWrites() {
+    return serverCount > 1;
+  }
+
   private void addAll(Request request) {
     for (int server = 0; server < serverCount; server++) {
       request.addServer(server);

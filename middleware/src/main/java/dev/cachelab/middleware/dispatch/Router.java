@@ -1,5 +1,6 @@
 package dev.cachelab.middleware.dispatch;
 
+import dev.cachelab.middleware.protocol.KeyPlacement;
 import dev.cachelab.middleware.protocol.Request;
 
 /**
@@ -8,8 +9,9 @@ import dev.cachelab.middleware.protocol.Request;
  *
  * <p>Rules common to both modes: {@code flush_all} and {@code verbosity} go to every server; {@code
  * version} goes to server 0; the first target of a write is its primary, which alone checks a
- * {@code cas} (see {@code middleware/README.md}).
+ * {@code cas} (see {@code middleware/README.md}). As a {@link KeyPlacement} it tells the redis
+ * front end whether several keys can go whole to the same servers.
  */
-public interface Router {
+public interface Router extends KeyPlacement {
   void route(Request request);
 }

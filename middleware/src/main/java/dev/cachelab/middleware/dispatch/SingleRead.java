@@ -6,14 +6,17 @@ import java.io.IOException;
 
 /**
  * A retrieval sent whole to one server; its reply (memcached or RESP) is passed through. If that
- * server is down, ejected or its connection breaks (not a timeout: the deadline is spent), the read
- * is retried once on the request's fallback replica; if that fails too the client gets {@code
- * SERVER_ERROR} at once. One per worker; its thread only.
+ * server is down, ejected, its connection breaks, or it has not answered within the connection's
+ * hedge delay (see {@link BackendConnection#hedge}; a stopped server then costs that delay, not the
+ * whole timeout), the read is retried once on the request's fallback replica; if that fails too the
+ * client gets {@code SERVER_ERROR} at once. A read with no other replica waits out the timeout. One
+ * per worker; its thread only.
  */
 final class SingleRead {
   private final WorkerBackends backends;
   private final ReplyBuilder reply;
   private boolean lastTimedOut;
+  private boolean lastCutShort;
 
   SingleRead(WorkerBackends backends, ReplyBuilder reply) {
     this.backends = backends;
@@ -21,17 +24,22 @@ final class SingleRead {
   }
 
   void run(Request request, int server, long deadline) {
-    if (read(request, server, deadline)) {
+    int fallback = fallbackFor(request, server);
+    boolean hedge = fallback >= 0 && fallback != server;
+    if (read(request, server, deadline, hedge)) {
       return;
     }
     boolean timedOut = lastTimedOut;
-    int fallback = fallbackFor(request, server);
-    if (timedOut || fallback < 0 || fallback == server) {
+    if ((timedOut && !lastCutShort) || !hedge) {
       reply.replyFailure(server, timedOut);
       return;
     }
-    reply.reportFailure(server, false);
-    retry(request, fallback, deadline);
+    if (lastCutShort) {
+      reply.countCutShort(server);
+    } else {
+      reply.reportFailure(server, false);
+    }
+    retry(request, fallbackFor(request, server), deadline);
   }
 
   /**
@@ -56,24 +64,32 @@ final class SingleRead {
 
   /** The retry of a read whose own server failed: the fallback, else no replica is left. */
   void retry(Request request, int fallback, long deadline) {
-    if (!read(request, fallback, deadline)) {
+    if (!read(request, fallback, deadline, false)) {
       reply.reportFailure(fallback, lastTimedOut);
       reply.replyNoReplica();
     }
   }
 
-  /** Reads from {@code server}; false (nothing appended) if the server failed. */
-  private boolean read(Request request, int server, long deadline) {
+  /**
+   * Reads from {@code server}; false (nothing appended) if the server failed. With {@code hedge},
+   * the read is cut short after the connection's hedge delay (another server can answer it).
+   */
+  private boolean read(Request request, int server, long deadline, boolean hedge) {
     BackendConnection backend = backends.get(server);
+    lastCutShort = false;
     if (!WorkerBackends.open(backend, deadline)) {
       lastTimedOut = false;
       return false;
     }
+    if (hedge) {
+      backend.hedge();
+    }
     try {
-      WorkerBackends.send(backend, request);
-      WorkerBackends.readReply(backend, request);
+      WorkerBackends.sendRetryingStale(backend, request);
+      WorkerBackends.readReplyRetryingStale(backend, request);
       backend.disarm();
     } catch (IOException e) {
+      lastCutShort = backend.cutShort();
       lastTimedOut = WorkerBackends.fail(backend);
       return false;
     }

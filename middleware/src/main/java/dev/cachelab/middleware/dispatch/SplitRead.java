@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.Request;
 import java.io.IOException;
@@ -34,7 +35,7 @@ final class SplitRead {
     this.backends = backends;
     this.reply = reply;
     this.targets = targets;
-    this.cursor = new int[backends.size()];
+    this.cursor = new int[MiddlewareConfig.MAX_SERVERS];
     this.resp = new RespSplit(backends, reply);
     this.singleRead = singleRead;
   }

@@ -1,13 +1,16 @@
 package dev.cachelab.middleware.dispatch;
 
-import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.backend.Watchdog;
+import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.OpType;
 import dev.cachelab.middleware.protocol.Request;
+import dev.cachelab.middleware.protocol.Resp3Converter;
 import dev.cachelab.middleware.stats.ErrorKind;
 import dev.cachelab.middleware.stats.ThreadRecorder;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * A worker thread: takes requests from the queue, has each served by its fan-out strategy over this
@@ -31,6 +34,7 @@ public final class Worker implements Runnable {
   private final WorkerBackends backends;
   private final ThreadRecorder recorder;
   private final ReplyBuilder reply;
+  private final Resp3Converter resp3 = new Resp3Converter();
   private final SingleRead singleRead;
   private final SplitRead splitRead;
   private final ReplicatedWrite replicatedWrite;
@@ -46,21 +50,23 @@ public final class Worker implements Runnable {
    */
   public Worker(
       RequestQueue queue,
-      List<BackendConnection> backends,
-      ErrorReplies errors,
+      Supplier<ServerGeneration> generations,
+      Watchdog watchdog,
+      ReplicaDivergence divergence,
       ThreadRecorder recorder,
       long timeoutNanos,
       long armAheadNanos,
       int maxBatch) {
     this.queue = queue;
     this.backends =
-        new WorkerBackends(backends, Math.max(1, timeoutNanos - armAheadNanos), 2 * armAheadNanos);
+        new WorkerBackends(
+            generations, watchdog, Math.max(1, timeoutNanos - armAheadNanos), 2 * armAheadNanos);
     this.recorder = recorder;
-    this.reply = new ReplyBuilder(recorder, errors);
-    TargetReplies targets = new TargetReplies(backends.size());
+    this.reply = new ReplyBuilder(recorder, generations.get().errors());
+    TargetReplies targets = new TargetReplies(MiddlewareConfig.MAX_SERVERS);
     this.singleRead = new SingleRead(this.backends, reply);
     this.splitRead = new SplitRead(this.backends, reply, targets, singleRead);
-    this.replicatedWrite = new ReplicatedWrite(this.backends, reply, targets);
+    this.replicatedWrite = new ReplicatedWrite(this.backends, reply, targets, divergence);
     this.casPropagation = new CasPropagation(this.backends, reply, targets);
     this.batch = new Request[Math.max(1, maxBatch)];
     this.pipelined = new Request[batch.length];
@@ -93,13 +99,15 @@ public final class Worker implements Runnable {
    */
   private void processTaken(int taken) {
     int pipelinedCount = 0;
+    ServerGeneration first = batch[0].generation; // pipelined: those routed with the first's list
     for (int i = 0; i < taken; i++) {
-      if (taken > 1 && PipelinedBatch.accepts(batch[i])) {
+      if (taken > 1 && PipelinedBatch.accepts(batch[i]) && batch[i].generation == first) {
         pipelined[pipelinedCount++] = batch[i];
         batch[i] = null;
       }
     }
     if (pipelinedCount > 0) {
+      use(pipelined[0].generation);
       try {
         pipelinedBatch.run(pipelined, pipelinedCount);
       } catch (RuntimeException e) {
@@ -128,7 +136,14 @@ public final class Worker implements Runnable {
     }
   }
 
+  /** Serves the next requests with the server list they were routed with. */
+  private void use(ServerGeneration generation) {
+    backends.use(generation);
+    reply.use(generation.errors());
+  }
+
   private void process(Request request) {
+    use(request.generation);
     reply.reset();
     request.sentNanos = 0;
     try {
@@ -182,7 +197,11 @@ public final class Worker implements Runnable {
     long dequeued = request.dequeuedNanos;
     int hits = reply.hits();
     ErrorKind error = reply.error();
-    long written = request.connection.complete(request, reply.view());
+    ByteBuffer view = reply.view();
+    if (request.resp3Shape() != null) {
+      view = resp3.convert(request, view); // a RESP3 client's reply (HELLO 3)
+    }
+    long written = request.connection.complete(request, view);
     recorder.recordRequest(
         op, written - received, queueNanos, stagingNanos, serviceNanos, keys, hits);
     if (error != null) {

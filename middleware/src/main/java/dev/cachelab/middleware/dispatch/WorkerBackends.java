@@ -1,20 +1,33 @@
 package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.Request;
 import java.io.IOException;
-import java.util.List;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * A worker's blocking connections, one per server, and the steps every fan-out strategy takes with
  * them: open (arm the deadline, connect if down), send a request as forwarded, mark a failure. One
  * per worker; its thread only.
+ *
+ * <p>Server list changes: {@link #use} shows the connections of the request's {@link
+ * ServerGeneration} by position; a server kept keeps its connection. When the worker turns to the
+ * current generation, its connections to servers no longer in it are closed (a request routed
+ * before the change reopens one to finish there).
  */
 final class WorkerBackends {
   private static final byte[] CRLF = {'\r', '\n'};
 
-  private final BackendConnection[] connections;
+  private final Map<String, BackendConnection> byServer = new HashMap<>();
+  private final Supplier<ServerGeneration> currentGeneration;
+  private final Watchdog watchdog;
+  private BackendConnection[] connections = new BackendConnection[0];
+  private ServerGeneration generation;
   private final long timeoutNanos;
   private final long graceNanos;
 
@@ -24,10 +37,47 @@ final class WorkerBackends {
    *     back to it after its deadline was spent on another server (see {@link
    *     BackendConnection#setAside})
    */
-  WorkerBackends(List<BackendConnection> connections, long timeoutNanos, long graceNanos) {
-    this.connections = connections.toArray(new BackendConnection[0]);
+  WorkerBackends(
+      Supplier<ServerGeneration> currentGeneration,
+      Watchdog watchdog,
+      long timeoutNanos,
+      long graceNanos) {
+    this.currentGeneration = currentGeneration;
+    this.watchdog = watchdog;
     this.timeoutNanos = timeoutNanos;
     this.graceNanos = graceNanos;
+    use(currentGeneration.get());
+  }
+
+  /** Shows {@code next}'s servers by position (see the class comment). */
+  void use(ServerGeneration next) {
+    if (next == generation) {
+      return;
+    }
+    generation = next;
+    connections = new BackendConnection[next.size()];
+    for (int i = 0; i < connections.length; i++) {
+      String server = next.servers().get(i);
+      BackendConnection connection = byServer.get(server);
+      if (connection == null) {
+        connection = new BackendConnection(i, next.addresses().get(i), next.health().get(i));
+        byServer.put(server, connection);
+        watchdog.register(connection);
+      }
+      connection.serverIndex(i);
+      connections[i] = connection;
+    }
+    if (next == currentGeneration.get() && byServer.size() > connections.length) {
+      Iterator<Map.Entry<String, BackendConnection>> it = byServer.entrySet().iterator();
+      while (it.hasNext()) {
+        Map.Entry<String, BackendConnection> entry = it.next();
+        if (!next.servers().contains(entry.getKey())) {
+          entry.getValue().close();
+          watchdog.unregister(entry.getValue());
+          it.remove();
+        }
+      }
+    }
   }
 
   /**
@@ -55,22 +105,24 @@ final class WorkerBackends {
   void connectAll() {
     for (BackendConnection backend : connections) {
       long now = System.nanoTime();
-      backend.arm(now + timeoutNanos);
+      backend.arm(now + timeoutNanos, now);
       backend.ensureConnected(now);
       backend.disarmQuietly();
     }
   }
 
   void closeAll() {
-    for (BackendConnection backend : connections) {
+    for (BackendConnection backend : byServer.values()) {
       backend.close();
+      watchdog.unregister(backend);
     }
   }
 
   /** Arms the deadline and makes sure the connection is up; false if the server is down. */
   static boolean open(BackendConnection backend, long deadline) {
-    backend.arm(deadline);
-    if (!backend.ensureConnected(System.nanoTime())) {
+    long now = System.nanoTime();
+    backend.arm(deadline, now);
+    if (!backend.ensureConnected(now)) {
       backend.disarmQuietly();
       return false;
     }
@@ -87,6 +139,38 @@ final class WorkerBackends {
     backend.beginCompose();
     appendForward(backend, request);
     backend.sendComposed();
+  }
+
+  /**
+   * Sends the request, reconnecting once if the connection turns out stale (see {@link
+   * BackendConnection#reconnectIfStale}).
+   */
+  static void sendRetryingStale(BackendConnection backend, Request request) throws IOException {
+    try {
+      send(backend, request);
+    } catch (IOException e) {
+      if (!backend.reconnectIfStale()) {
+        throw e;
+      }
+      send(backend, request);
+    }
+  }
+
+  /**
+   * Reads the reply to the request sent; if the connection turns out stale (closed before the
+   * server sent a byte), reconnects, sends the request again and reads that reply.
+   */
+  static void readReplyRetryingStale(BackendConnection backend, Request request)
+      throws IOException {
+    try {
+      readReply(backend, request);
+    } catch (IOException e) {
+      if (!backend.reconnectIfStale()) {
+        throw e;
+      }
+      send(backend, request);
+      readReply(backend, request);
+    }
   }
 
   /** Appends the request as forwarded ({@code noreply} stripped) to the server's send buffer. */

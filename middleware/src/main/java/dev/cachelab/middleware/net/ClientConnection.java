@@ -81,6 +81,10 @@ public final class ClientConnection implements ReplySink {
   Request current;
   boolean inputClosed;
   boolean paused;
+  // Holds a read buffer grown past the base size (a large or incomplete request), since when: the
+  // net thread's eviction order (see NetThread#evictOldestHolder).
+  boolean holdsGrownBuffer;
+  long grownSinceNanos;
   long lastActivityNanos = System.nanoTime();
 
   // Guarded by this.
@@ -137,6 +141,11 @@ public final class ClientConnection implements ReplySink {
       readEnd += n;
     }
     return n;
+  }
+
+  /** Whether the read buffer is grown past its base size (budget bytes held for a request). */
+  boolean grownBuffer() {
+    return readBuf.length > BASE_READ_BYTES;
   }
 
   /** Moves unparsed bytes to the front of the buffer. */

@@ -1,7 +1,7 @@
 package dev.cachelab.middleware.net;
 
 import dev.cachelab.middleware.dispatch.RequestQueue;
-import dev.cachelab.middleware.dispatch.Router;
+import dev.cachelab.middleware.dispatch.ServerGeneration;
 import dev.cachelab.middleware.protocol.OpType;
 import dev.cachelab.middleware.protocol.Request;
 import dev.cachelab.middleware.protocol.RequestDecoder;
@@ -18,6 +18,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -34,20 +35,26 @@ import java.util.function.Supplier;
  * whose backlog passes its high-water mark (see {@link ClientConnection}) stops being read until
  * the thread that drains it below the low-water mark asks for it to be resumed ({@link
  * #resumeReading}). A connection that cannot grow its read buffer within the {@link BufferBudget}
- * is closed with {@code SERVER_ERROR out of memory}; with an idle timeout, a connection with
- * nothing in flight and no input for that long is closed.
+ * is closed with {@code SERVER_ERROR out of memory}, unless another connection has held a grown
+ * read buffer for longer (a stalled or trickling partial request): that one is closed instead,
+ * oldest first. With an idle timeout, a connection with nothing in flight and no input for that
+ * long is closed.
  */
 public final class NetThread implements Runnable, ConnectionEvents {
   private final Selector selector;
   private final ServerSocketChannel server;
   private final RequestQueue queue;
-  private final Router router;
+  private final Supplier<ServerGeneration> generations;
   private final ThreadRecorder recorder;
   private final Supplier<byte[]> statsReply;
   private final Supplier<RequestDecoder> decoders;
   private final ArrayDeque<ClientConnection> paused = new ArrayDeque<>();
   private final ConcurrentLinkedQueue<ClientConnection> toResume = new ConcurrentLinkedQueue<>();
   private final BufferBudget budget;
+  // Connections holding a grown read buffer, oldest first (net thread only).
+  private final LinkedHashSet<ClientConnection> grownHolders = new LinkedHashSet<>();
+  private final AtomicLong budgetEvictions = new AtomicLong();
+  private long nextHolderPruneNanos;
   private final long idleTimeoutNanos;
   private long nextIdleScanNanos;
   private final AtomicLong idleClosed = new AtomicLong();
@@ -66,7 +73,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
   public NetThread(
       InetSocketAddress listen,
       RequestQueue queue,
-      Router router,
+      Supplier<ServerGeneration> generations,
       ThreadRecorder recorder,
       Supplier<byte[]> statsReply,
       Supplier<RequestDecoder> decoders,
@@ -86,7 +93,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
     server.configureBlocking(false);
     this.serverKey = server.register(selector, SelectionKey.OP_ACCEPT);
     this.queue = queue;
-    this.router = router;
+    this.generations = generations;
     this.recorder = recorder;
     this.statsReply = statsReply;
     this.decoders = decoders;
@@ -147,6 +154,14 @@ public final class NetThread implements Runnable, ConnectionEvents {
     return acceptFailures.get();
   }
 
+  /**
+   * Connections closed because a newer request needed their budget (oldest partial request first).
+   * Any thread.
+   */
+  public long budgetEvictions() {
+    return budgetEvictions.get();
+  }
+
   /** Connections closed by the idle timeout. Any thread. */
   public long idleClosed() {
     return idleClosed.get();
@@ -169,6 +184,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
         resumePaused();
         resumeDrained();
         closeIdle();
+        pruneHolders();
         resumeAccepting();
         queue.publish(); // the round's requests, with one wake-up per worker batch
       }
@@ -272,12 +288,18 @@ public final class NetThread implements Runnable, ConnectionEvents {
 
   private void onReadable(ClientConnection connection) throws IOException {
     int n = connection.read();
+    while (n == ClientConnection.OVER_BUDGET && evictOldestHolder(connection)) {
+      n = connection.read();
+    }
     if (n == ClientConnection.OVER_BUDGET) {
       connection.closeWithError(connection.parser.outOfMemoryReply());
       return;
     }
+    trackGrownBuffer(connection);
     if (n < 0) {
-      connection.close();
+      // End of input (a half-close, as `nc -N` sends): the requests read before it are answered,
+      // then the connection closes; an incomplete request at the end is dropped.
+      connection.closeAfterReplies();
       return;
     }
     long now = System.nanoTime();
@@ -342,21 +364,88 @@ public final class NetThread implements Runnable, ConnectionEvents {
       request.receivedNanos = receivedNanos;
       dispatch(c, request);
     }
-    if (!c.reserveScratch()) {
+    boolean reserved = c.reserveScratch();
+    while (!reserved && evictOldestHolder(c)) {
+      reserved = c.reserveScratch();
+    }
+    if (!reserved) {
       c.closeWithError(c.parser.outOfMemoryReply());
       return;
     }
     c.compact();
+    trackGrownBuffer(c);
+  }
+
+  /**
+   * Keeps {@link #grownHolders} in step with the connection's read buffer: added when it grows past
+   * its base size (the start of a large or incomplete request), removed when it is given back.
+   */
+  private void trackGrownBuffer(ClientConnection c) {
+    boolean grown = c.grownBuffer() && !c.isClosed();
+    if (grown && !c.holdsGrownBuffer) {
+      c.holdsGrownBuffer = true;
+      c.grownSinceNanos = System.nanoTime();
+      grownHolders.add(c);
+    } else if (!grown && c.holdsGrownBuffer) {
+      c.holdsGrownBuffer = false;
+      grownHolders.remove(c);
+    }
+  }
+
+  /**
+   * The budget cannot take what {@code requester} needs: closes the connection that has held a
+   * grown read buffer longest, if it has held it longer than the requester (a stalled or trickling
+   * partial request), so that a few stalled senders cannot shut every client with a large request
+   * out. Returns whether one was closed.
+   */
+  private boolean evictOldestHolder(ClientConnection requester) {
+    Iterator<ClientConnection> it = grownHolders.iterator();
+    while (it.hasNext()) {
+      ClientConnection victim = it.next();
+      if (victim.isClosed()) {
+        victim.holdsGrownBuffer = false;
+        it.remove();
+        continue;
+      }
+      if (victim == requester) {
+        return false; // the requester's own request is the oldest
+      }
+      it.remove();
+      victim.holdsGrownBuffer = false;
+      budgetEvictions.incrementAndGet();
+      victim.closeWithError(victim.parser.outOfMemoryReply());
+      return true;
+    }
+    return false;
+  }
+
+  /** Every 100 ms: forgets closed connections in {@link #grownHolders} (closed by workers). */
+  private void pruneHolders() {
+    if (grownHolders.isEmpty()) {
+      return;
+    }
+    long now = System.nanoTime();
+    if (now - nextHolderPruneNanos < 0) {
+      return;
+    }
+    nextHolderPruneNanos = now + 100_000_000L;
+    grownHolders.removeIf(ClientConnection::isClosed);
   }
 
   private void dispatch(ClientConnection c, Request request) {
     switch (request.status()) {
       case FORWARD -> {
-        if (!c.reserveDecoded(request)) {
+        boolean reserved = c.reserveDecoded(request);
+        while (!reserved && evictOldestHolder(c)) {
+          reserved = c.reserveDecoded(request);
+        }
+        if (!reserved) {
           c.closeWithError(c.parser.outOfMemoryReply());
           return;
         }
-        router.route(request);
+        ServerGeneration generation = generations.get();
+        generation.router().route(request);
+        request.generation = generation;
         if (c.admitForwarded(request)) {
           recorder.recordQueueLength(queue.stage(request));
         }

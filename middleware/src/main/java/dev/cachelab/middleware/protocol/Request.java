@@ -32,6 +32,7 @@ public final class Request {
   private Status status;
   private Command command;
   private RespCommand respCommand;
+  private Resp3Shape resp3Shape;
   private int rawLength;
   private int keyStride = 1;
   private byte[] bytes = new byte[512];
@@ -67,6 +68,9 @@ public final class Request {
   // Ordered completion, owned by the client connection (guarded by its lock).
   public ReplySink connection;
 
+  /** The server list the request was routed with (net thread sets it; the worker serves it so). */
+  public dev.cachelab.middleware.dispatch.ServerGeneration generation;
+
   /** Bytes reserved from the buffer budget for this request's decoded form (large ones only). */
   public long reservedBytes;
 
@@ -79,6 +83,7 @@ public final class Request {
     status = null;
     command = null;
     respCommand = null;
+    resp3Shape = null;
     rawLength = 0;
     keyStride = 1;
     lineLength = 0;
@@ -130,13 +135,26 @@ public final class Request {
     lineLength = length;
   }
 
-  /** RESP: a parsed command whose keys start at token 1, {@code command.keyStride()} apart. */
-  void setParsedResp(Status status, RespCommand command, int keyCount) {
+  /**
+   * RESP: a parsed command whose keys start at token {@code firstKeyToken}, {@code
+   * command.keyStride()} apart.
+   */
+  void setParsedResp(Status status, RespCommand command, int keyCount, int firstKeyToken) {
     this.status = status;
     this.respCommand = command;
-    this.firstKeyToken = 1;
+    this.firstKeyToken = firstKeyToken;
     this.keyCount = keyCount;
     this.keyStride = command.keyStride();
+  }
+
+  /** RESP: the reply is rewritten for a RESP3 client ({@code HELLO 3}), in this shape. */
+  void setResp3Shape(Resp3Shape shape) {
+    this.resp3Shape = shape;
+  }
+
+  /** How the server's reply is rewritten for a RESP3 client; null for a RESP2 client. */
+  public Resp3Shape resp3Shape() {
+    return resp3Shape;
   }
 
   /** RESP: a command the front end answers itself ({@code PING}, {@code QUIT}). */

@@ -3,9 +3,10 @@ package dev.cachelab.middleware.protocol;
 import dev.cachelab.middleware.protocol.Request.Status;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Incremental decoder for redis' RESP2 requests, client side (redis {@code RESP protocol spec}):
+ * Incremental decoder for redis' RESP requests, client side (redis {@code RESP protocol spec}):
  * multibulk arrays of bulk strings ({@code *2\r\n$3\r\nGET\r\n$1\r\nk\r\n}) and inline commands
  * ({@code SET k "a b"\r\n}, split and unquoted as redis does). Fed whatever bytes a read returned,
  * it decodes at most one request per call and says "need more" by returning 0; requests may be
@@ -40,8 +41,15 @@ public final class RespParser implements RequestDecoder {
   /** Argument offsets kept between requests; a larger request's are given back after it. */
   private static final int KEEP_ARGS = 4096;
 
+  /** Client ids, as {@code CLIENT ID} and {@code HELLO} give them: one per connection. */
+  private static final AtomicLong NEXT_CLIENT_ID = new AtomicLong();
+
   private final int maxValueBytes;
-  private final boolean multiKeyWrites;
+  private final KeyPlacement placement;
+  private final long clientId = NEXT_CLIENT_ID.incrementAndGet();
+  // The connection's protocol (HELLO 2 or 3) and name (CLIENT SETNAME, HELLO ... SETNAME).
+  private int protocolVersion = 2;
+  private byte[] clientName;
   private int scannedBytes;
   // A multibulk request decoded in part: its element count (0: none) and where to resume.
   private long pendingCount;
@@ -55,12 +63,13 @@ public final class RespParser implements RequestDecoder {
 
   /**
    * @param maxValueBytes longest bulk string accepted
-   * @param multiKeyWrites whether writes naming several keys ({@code MSET}, {@code DEL k1 k2}) are
-   *     accepted; false under hash routing, where such a write would need a replica set per key
+   * @param placement where keys live: a command naming several keys that is not split by key
+   *     ({@code MSET}, {@code SINTER}, {@code RENAME}) is accepted only if they are all on the same
+   *     servers
    */
-  public RespParser(int maxValueBytes, boolean multiKeyWrites) {
+  public RespParser(int maxValueBytes, KeyPlacement placement) {
     this.maxValueBytes = maxValueBytes;
-    this.multiKeyWrites = multiKeyWrites;
+    this.placement = placement;
   }
 
   @Override
@@ -346,6 +355,16 @@ public final class RespParser implements RequestDecoder {
     RespCommand command = RespCommand.lookup(bytes, request.tokenStart(0), request.tokenEnd(0));
     int args = request.tokenCount();
     if (command == null) {
+      if (isToken(request, 0, MULTI)) {
+        // The transaction's commands would run at once, outside it: the connection is closed
+        // after this error (as twemproxy closes it).
+        request.setRejected(
+            Status.REJECT_AND_CLOSE,
+            RespReplies.error(
+                "MULTI is not supported by the middleware (closing the connection so that the"
+                    + " transaction's commands do not run outside it)"));
+        return;
+      }
       request.setRejected(Status.REJECT, RespReplies.error(unknownCommand(request)));
       return;
     }
@@ -383,23 +402,266 @@ public final class RespParser implements RequestDecoder {
                       + " first server)"));
           return;
         }
-        request.setParsedResp(Status.FORWARD, command, 0);
-      }
-      default -> {
-        int keys = command.keyCount(args);
-        if (keys > 1 && command.isWrite() && !multiKeyWrites) {
-          request.setRejected(
-              Status.REJECT,
-              RespReplies.error(
-                  "'"
-                      + command.label()
-                      + "' with several keys is not supported with --routing hash (send one key"
-                      + " per command)"));
-          return;
+        request.setParsedResp(Status.FORWARD, command, 0, 1);
+        if (protocolVersion == 3) {
+          request.setResp3Shape(command.resp3Shape());
         }
-        request.setParsedResp(Status.FORWARD, command, keys);
+      }
+      case HELLO -> hello(request);
+      case CLIENT -> {
+        byte[] reply = client(request);
+        if (reply[0] == '-') {
+          request.setRejected(Status.REJECT, reply);
+        } else {
+          request.setLocalResp(Status.LOCAL, command, reply);
+        }
+      }
+      default -> forward(request, command, args);
+    }
+  }
+
+  /**
+   * A keyed command to forward: refused if it names several keys that are not on the same servers
+   * or picks at random while writes are replicated; its reply shape under RESP3 noted.
+   */
+  private void forward(Request request, RespCommand command, int args) {
+    int keys = command.keyCount(args);
+    int firstKey = 1;
+    RespCommand.KeyGroup group = command.group();
+    if (group != null) {
+      firstKey = group.first();
+      if (!groupOnSameServers(request, group, args)) {
+        request.setRejected(Status.REJECT, RespReplies.error(differentServers(command)));
+        return;
+      }
+    } else if (keys > 1 && command.isWrite() && !keysOnSameServers(request, command, keys)) {
+      request.setRejected(Status.REJECT, RespReplies.error(differentServers(command)));
+      return;
+    }
+    if (command.isRandom() && placement.replicatesWrites()) {
+      request.setRejected(
+          Status.REJECT,
+          RespReplies.error(
+              "'"
+                  + command.label()
+                  + "' picks at random, so replicas given it would differ: not supported while"
+                  + " writes go to several servers"));
+      return;
+    }
+    request.setParsedResp(Status.FORWARD, command, keys, firstKey);
+    if (protocolVersion == 3) {
+      byte[] option = command.resp3Option();
+      boolean shaped = option == null || hasOption(request, option, keys > 0 ? 2 : 1);
+      request.setResp3Shape(shaped ? command.resp3Shape() : Resp3Shape.SAME);
+    }
+  }
+
+  private static String differentServers(RespCommand command) {
+    return "the keys of '"
+        + command.label()
+        + "' are on different servers (--routing hash): give it keys that hash to the same"
+        + " servers, or one key per command";
+  }
+
+  /** Whether keys {@code 1..keys-1} of a split-or-write command are on key 0's servers. */
+  private boolean keysOnSameServers(Request request, RespCommand command, int keys) {
+    byte[] bytes = request.bytes();
+    int stride = command.keyStride();
+    for (int k = 1; k < keys; k++) {
+      int t = 1 + k * stride;
+      if (!placement.sameServers(
+          bytes,
+          request.tokenStart(1),
+          request.tokenEnd(1),
+          request.tokenStart(t),
+          request.tokenEnd(t))) {
+        return false;
       }
     }
+    return true;
+  }
+
+  /**
+   * Whether every key of a {@link RespCommand.KeyGroup} is on the servers of its first key. A
+   * {@code numkeys} that is no number, or names more keys than there are arguments, is left for the
+   * server to refuse.
+   */
+  private boolean groupOnSameServers(Request request, RespCommand.KeyGroup group, int args) {
+    int first = group.first();
+    int last;
+    int step = group.step();
+    if (group.numkeysAt() >= 0) {
+      int at = group.numkeysAt();
+      long count = parseNumber(request.bytes(), request.tokenStart(at), request.tokenEnd(at));
+      if (count < 1 || at + count >= args) {
+        return true;
+      }
+      last = (int) (at + count);
+      if (at == 2 && !samePlace(request, first, at + 1)) {
+        return false; // the destination, then the keys after numkeys
+      }
+      first = at + 1;
+    } else {
+      last = group.count() < 0 ? args - 1 : Math.min(args - 1, first + group.count() - 1);
+    }
+    for (int t = first + step; t <= last; t += step) {
+      if (!samePlace(request, group.first(), t)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private boolean samePlace(Request request, int a, int b) {
+    return placement.sameServers(
+        request.bytes(),
+        request.tokenStart(a),
+        request.tokenEnd(a),
+        request.tokenStart(b),
+        request.tokenEnd(b));
+  }
+
+  /** Whether a token from {@code from} on is {@code option}, in any case. */
+  private static boolean hasOption(Request request, byte[] option, int from) {
+    for (int t = from; t < request.tokenCount(); t++) {
+      if (tokenLength(request, t) == option.length
+          && RespCommand.equalsIgnoreCase(option, request.bytes(), request.tokenStart(t))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * {@code HELLO [protover [AUTH user pass] [SETNAME name]]} as redis 7 answers it: the server map
+   * (an array of pairs under RESP2, a map under RESP3), after switching the connection to {@code
+   * protover}; {@code -NOPROTO} for a version other than 2 or 3. {@code AUTH} is refused: the
+   * middleware uses its servers without a password.
+   */
+  private void hello(Request request) {
+    int args = request.tokenCount();
+    int version = protocolVersion;
+    byte[] name = clientName;
+    if (args > 1) {
+      long asked = parseNumber(request.bytes(), request.tokenStart(1), request.tokenEnd(1));
+      if (asked == Long.MIN_VALUE) {
+        request.setRejected(
+            Status.REJECT, RespReplies.error("Protocol version is not an integer or out of range"));
+        return;
+      }
+      if (asked < 2 || asked > 3) {
+        request.setRejected(
+            Status.REJECT, RespReplies.error("NOPROTO", "unsupported protocol version"));
+        return;
+      }
+      version = (int) asked;
+    }
+    for (int t = 2; t < args; t++) {
+      String option = token(request, t);
+      if (option.equalsIgnoreCase("SETNAME") && t + 1 < args) {
+        name = tokenBytes(request, ++t);
+        if (!validClientName(name)) {
+          request.setRejected(Status.REJECT, RespReplies.error(BAD_CLIENT_NAME));
+          return;
+        }
+      } else if (option.equalsIgnoreCase("AUTH") && t + 2 < args) {
+        request.setRejected(
+            Status.REJECT,
+            RespReplies.error(
+                "HELLO AUTH is not supported by the middleware (its servers are used without a"
+                    + " password)"));
+        return;
+      } else {
+        request.setRejected(
+            Status.REJECT, RespReplies.error("Syntax error in HELLO option '" + option + "'"));
+        return;
+      }
+    }
+    protocolVersion = version;
+    clientName = name;
+    request.setLocalResp(Status.LOCAL, RespCommand.HELLO, RespReplies.hello(version, clientId));
+  }
+
+  private static final String BAD_CLIENT_NAME =
+      "Client names cannot contain spaces, newlines or special characters.";
+
+  /**
+   * {@code CLIENT SETNAME|GETNAME|ID|SETINFO}, answered for this connection as redis does; other
+   * subcommands concern the server's own clients and are refused.
+   */
+  private byte[] client(Request request) {
+    String sub = token(request, 1).toUpperCase(java.util.Locale.ROOT);
+    int args = request.tokenCount();
+    switch (sub) {
+      case "SETNAME" -> {
+        if (args != 3) {
+          return RespReplies.error("wrong number of arguments for 'client|setname' command");
+        }
+        byte[] name = tokenBytes(request, 2);
+        if (!validClientName(name)) {
+          return RespReplies.error(BAD_CLIENT_NAME);
+        }
+        clientName = name.length == 0 ? null : name;
+        return RespReplies.OK;
+      }
+      case "GETNAME" -> {
+        if (clientName == null) {
+          return protocolVersion == 3 ? RespReplies.NULL : RespReplies.NIL;
+        }
+        return RespReplies.bulk(clientName, 0, clientName.length);
+      }
+      case "ID" -> {
+        return RespReplies.integer(clientId);
+      }
+      case "SETINFO" -> {
+        if (args != 4) {
+          return RespReplies.error("wrong number of arguments for 'client|setinfo' command");
+        }
+        String attribute = token(request, 2);
+        if (!attribute.equalsIgnoreCase("LIB-NAME") && !attribute.equalsIgnoreCase("LIB-VER")) {
+          return RespReplies.error("Unrecognized option '" + attribute + "'");
+        }
+        return RespReplies.OK;
+      }
+      default -> {
+        return RespReplies.error(
+            "CLIENT "
+                + token(request, 1)
+                + " is not supported by the middleware (only SETNAME, GETNAME, ID and SETINFO,"
+                + " answered for this connection)");
+      }
+    }
+  }
+
+  /** redis' rule: printable ASCII without spaces. */
+  private static boolean validClientName(byte[] name) {
+    for (byte b : name) {
+      if (b < '!' || b > '~') {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static byte[] tokenBytes(Request request, int token) {
+    return Arrays.copyOfRange(request.bytes(), request.tokenStart(token), request.tokenEnd(token));
+  }
+
+  private static final byte[] MULTI = {'M', 'U', 'L', 'T', 'I'};
+
+  /** Whether token {@code t} is {@code name} (upper case), ignoring case. */
+  private static boolean isToken(Request request, int t, byte[] name) {
+    byte[] bytes = request.bytes();
+    int start = request.tokenStart(t);
+    if (request.tokenEnd(t) - start != name.length) {
+      return false;
+    }
+    for (int i = 0; i < name.length; i++) {
+      if ((bytes[start + i] & 0xdf) != name[i]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

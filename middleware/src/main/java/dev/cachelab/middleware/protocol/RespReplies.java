@@ -15,6 +15,9 @@ public final class RespReplies {
   public static final byte[] PONG = simple("PONG");
   public static final byte[] NIL = ascii("$-1\r\n");
 
+  /** RESP3's null. */
+  public static final byte[] NULL = ascii("_\r\n");
+
   /** {@code +text\r\n}. */
   public static byte[] simple(String text) {
     return ascii("+" + text + "\r\n");
@@ -23,6 +26,38 @@ public final class RespReplies {
   /** {@code -ERR text\r\n}; CR and LF in {@code text} become spaces, so framing holds. */
   public static byte[] error(String text) {
     return ascii("-ERR " + text.replace('\r', ' ').replace('\n', ' ') + "\r\n");
+  }
+
+  /** {@code -CODE text\r\n} ({@code NOPROTO}, ...); CR and LF in {@code text} become spaces. */
+  public static byte[] error(String code, String text) {
+    return ascii("-" + code + " " + text.replace('\r', ' ').replace('\n', ' ') + "\r\n");
+  }
+
+  /** The redis version {@code HELLO} reports: the commands the middleware forwards are 7.0's. */
+  public static final String HELLO_VERSION = "7.0.0";
+
+  /**
+   * redis 7's {@code HELLO} reply: server, version, proto, id, mode, role and modules, as a flat
+   * array of pairs under RESP2 and as a map under RESP3.
+   */
+  public static byte[] hello(int protocolVersion, long clientId) {
+    StringBuilder reply = new StringBuilder(protocolVersion == 3 ? "%7\r\n" : "*14\r\n");
+    bulkText(reply, "server");
+    bulkText(reply, "redis");
+    bulkText(reply, "version");
+    bulkText(reply, HELLO_VERSION);
+    bulkText(reply, "proto").append(':').append(protocolVersion).append("\r\n");
+    bulkText(reply, "id").append(':').append(clientId).append("\r\n");
+    bulkText(reply, "mode");
+    bulkText(reply, "standalone");
+    bulkText(reply, "role");
+    bulkText(reply, "master");
+    bulkText(reply, "modules").append("*0\r\n");
+    return ascii(reply.toString());
+  }
+
+  private static StringBuilder bulkText(StringBuilder out, String text) {
+    return out.append('$').append(text.length()).append("\r\n").append(text).append("\r\n");
   }
 
   /** {@code :value\r\n}. */

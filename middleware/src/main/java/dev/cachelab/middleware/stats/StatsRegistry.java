@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.stats;
 
 import dev.cachelab.middleware.backend.BackendHealth;
+import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.OpType;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -15,13 +16,13 @@ import java.util.function.LongSupplier;
  */
 public final class StatsRegistry {
   private final List<ThreadRecorder> recorders = new ArrayList<>();
-  private final List<String> servers;
+  private volatile List<String> servers;
   private final int workers;
   private final long startMillis = System.currentTimeMillis();
   private IntSupplier queueLength = () -> 0;
   private IntSupplier connections = () -> 0;
   private LongSupplier totalConnections = () -> 0;
-  private List<BackendHealth> health = List.of();
+  private volatile List<BackendHealth> health = List.of();
   private final List<NamedValue> values = new ArrayList<>();
 
   /** A live value shown in {@code stats} and {@code /metrics} (a gauge). */
@@ -34,7 +35,7 @@ public final class StatsRegistry {
 
   /** A new recorder for one thread. Call before that thread starts. */
   public ThreadRecorder newRecorder() {
-    ThreadRecorder recorder = new ThreadRecorder(servers.size());
+    ThreadRecorder recorder = new ThreadRecorder(MiddlewareConfig.MAX_SERVERS);
     recorders.add(recorder);
     return recorder;
   }
@@ -54,9 +55,13 @@ public final class StatsRegistry {
     return values;
   }
 
-  /** The servers' shared health, in server order (for ejection counts). */
-  public void backendHealth(List<BackendHealth> health) {
+  /**
+   * The servers in use and their shared health, in server order (for ejection counts); again after
+   * each change of the server list. Per-server request counts are by position in the list.
+   */
+  public void servers(List<String> servers, List<BackendHealth> health) {
     this.health = List.copyOf(health);
+    this.servers = List.copyOf(servers);
   }
 
   /** Server {@code i}'s health, or null if none was registered. */

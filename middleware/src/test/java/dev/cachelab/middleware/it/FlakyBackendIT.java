@@ -48,10 +48,11 @@ class FlakyBackendIT {
             "FlakyBackendIT: %d of %d requests failed (%.2f %%), %d reply chunks dropped%n",
             failed, REQUESTS, 100.0 * failed / REQUESTS, drops);
         assertThat(drops).as("chunks dropped").isPositive();
-        // The case: with a reconnect backoff after every broken connection, the requests
-        // of the whole backoff period failed (about half of them). Now a drop costs the request
-        // on that connection (a get may even be retried), and the next request reconnects at
-        // once: failures stay near the drops, not near half the requests. Generous bounds.
+        // The case this guards: with a reconnect backoff after every broken connection, the
+        // requests of the whole backoff period failed (about half of them). A drop costs only the
+        // request on that connection (a get may even be retried), and the next request
+        // reconnects at once: failures stay near the drops, not near half the requests. Generous
+        // bounds.
         assertThat(failed)
             .as("failed of %d, %d drops", REQUESTS, drops)
             .isLessThanOrEqualTo(2 * drops + 5)

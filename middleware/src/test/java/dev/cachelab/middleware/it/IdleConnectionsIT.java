@@ -23,11 +23,11 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * Idle clients (issue 12, point 8): the heap a connection that sends nothing holds in the
- * middleware, and whether it is given back after the connections close or time out. The middleware
- * runs as its own process (its file descriptors are not the test's); its live heap is read after a
- * full collection ({@code jcmd <pid> GC.class_histogram}). Loopback only; every wait bounded.
- * Bounds are generous (a figure, not a timing).
+ * Idle clients: the heap a connection that sends nothing holds in the middleware, and whether it is
+ * given back after the connections close or time out. The middleware runs as its own process (its
+ * file descriptors are not the test's); its live heap is read after a full collection ({@code jcmd
+ * <pid> GC.class_histogram}). Loopback only; every wait bounded. Bounds are generous (a figure, not
+ * a timing).
  */
 class IdleConnectionsIT {
   private static final Pattern LISTENING =
@@ -39,7 +39,7 @@ class IdleConnectionsIT {
           "(?m)^\\s*\\d+:\\s+\\d+\\s+(\\d+)\\s+\\[Ljdk\\.internal\\.vm\\.FillerElement;");
   private static final Pattern CURR = Pattern.compile("STAT curr_connections (\\d+)");
 
-  /** Heap an idle connection may hold (the issue measured 15.3 KB of RSS each). */
+  /** Heap an idle connection may hold (15.3 KB of RSS each was measured before). */
   private static final long MAX_HEAP_BYTES_PER_IDLE_CONNECTION = 12 * 1024;
 
   /** Idle connections opened: 10,000 where the file descriptor limit allows. */

@@ -87,7 +87,7 @@ class MemcachedParityIT {
           "ms k\r\n",
           "ms k 2 Z\r\nhi\r\nmn\r\n",
           "mg k O123 k v\r\n",
-          // Found by the session-7 probe.
+          // Found by probing with malformed and unusual requests.
           "ms n 2\r\n10\r\nma n q v\r\nmn\r\nmg n v\r\n",
           "ma n q v\r\nmn\r\n",
           "ms n 2\r\nab\r\nma n q v\r\nmn\r\n",

@@ -202,6 +202,36 @@ class ProcessIT {
   }
 
   @Test
+  void anUnreadableOrMalformedServersFileExitsTwoWithOneLineNamingIt(@TempDir Path dir)
+      throws Exception {
+    Path malformed = dir.resolve("servers-bad");
+    Files.writeString(malformed, "127.0.0.1:11211\nnot a server\n");
+    Path missing = dir.resolve("servers-missing");
+    Map<Path, String> cases = new LinkedHashMap<>();
+    cases.put(malformed, "--servers-file: " + malformed + " line 2: not a server (expected:");
+    cases.put(missing, "--servers-file: " + missing + ": cannot read it (NoSuchFileException");
+    for (Map.Entry<Path, String> badCase : cases.entrySet()) {
+      List<String> args =
+          List.of(
+              "-l",
+              "127.0.0.1",
+              "-p",
+              "0",
+              "-t",
+              "1",
+              "-s",
+              "false",
+              "--servers-file",
+              badCase.getKey().toString());
+      Exit exit = runToExit(args);
+      assertThat(exit.status()).as(exit.stderr()).isEqualTo(2);
+      List<String> lines = exit.stderr().lines().toList();
+      assertThat(lines).as(exit.stderr()).hasSize(2);
+      assertThat(lines.get(0)).startsWith("cachelab middleware: " + badCase.getValue());
+    }
+  }
+
+  @Test
   void portInUseExitsOneWithOneLineNamingTheAddressAndFlags() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       int port = taken.getLocalPort();

@@ -60,13 +60,15 @@ class RespParserTest {
   @ParameterizedTest
   @MethodSource("wellFormed")
   void decodesEachWellFormedRequestAndKeepsItsWireForm(String input, String expected) {
-    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER));
     harness.feed(bytes(input));
     assertThat(harness.decoded).containsExactly(expected);
     assertThat(harness.buffered()).isZero();
 
     Request request = new Request();
-    int consumed = new RespParser(MAX_VALUE, true).decode(bytes(input), 0, input.length(), request);
+    int consumed =
+        new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER)
+            .decode(bytes(input), 0, input.length(), request);
     assertThat(consumed).isEqualTo(input.length());
     if (request.status() == Request.Status.FORWARD) {
       assertThat(Arrays.copyOf(request.bytes(), request.wireLength())).isEqualTo(bytes(input));
@@ -75,7 +77,7 @@ class RespParserTest {
 
   @Test
   void inlineCommandsAreRewrittenAsMultibulk() {
-    RespParser parser = new RespParser(MAX_VALUE, true);
+    RespParser parser = new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER);
     Request request = new Request();
     byte[] line = bytes("  SET\tk  hello \r\n");
     assertThat(parser.decode(line, 0, line.length, request)).isEqualTo(line.length);
@@ -113,7 +115,7 @@ class RespParserTest {
   @ParameterizedTest
   @MethodSource("quotedInline")
   void quotedInlineArgumentsAreUnquoted(String input, String expected) {
-    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER));
     for (byte b : bytes(input)) {
       harness.feed(new byte[] {b});
     }
@@ -122,7 +124,7 @@ class RespParserTest {
 
   @Test
   void emptyInlineLinesAndEmptyArraysAreSkipped() {
-    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER));
     harness.feed(bytes("\r\n\n*0\r\n*-1\r\nPING\r\n"));
     assertThat(harness.decoded).containsExactly("LOCAL +PONG");
   }
@@ -144,7 +146,8 @@ class RespParserTest {
     expected.add("REJECT -ERR wrong number of arguments for 'get' command");
     byte[] all = bytes(stream.toString());
 
-    ParserHarness oneByOne = new ParserHarness(new RespParser(MAX_VALUE, true));
+    ParserHarness oneByOne =
+        new ParserHarness(new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER));
     for (byte b : all) {
       oneByOne.feed(new byte[] {b});
     }
@@ -152,7 +155,7 @@ class RespParserTest {
 
     Random random = new Random(12);
     for (int round = 0; round < 200; round++) {
-      ParserHarness split = new ParserHarness(new RespParser(MAX_VALUE, true));
+      ParserHarness split = new ParserHarness(new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER));
       int at = 0;
       while (at < all.length) {
         int n = Math.min(all.length - at, 1 + random.nextInt(40));
@@ -207,29 +210,126 @@ class RespParserTest {
   @ParameterizedTest
   @MethodSource("rejectedButInFrame")
   void unknownOrMalformedCommandsGetAnErrorAndTheStreamGoesOn(String input, String expected) {
-    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER));
     harness.feed(bytes(input + mb("GET", "next")));
     assertThat(harness.decoded).containsExactly(expected, "FORWARD GET key=next args=GET,next");
     assertThat(harness.closed()).isFalse();
   }
 
+  /** Keys on the same servers when they start with the same byte; writes replicated. */
+  private static final KeyPlacement BY_FIRST_BYTE =
+      new KeyPlacement() {
+        @Override
+        public boolean sameServers(byte[] bytes, int aStart, int aEnd, int bStart, int bEnd) {
+          return bytes[aStart] == bytes[bStart];
+        }
+
+        @Override
+        public boolean replicatesWrites() {
+          return true;
+        }
+      };
+
+  private static String differentServers(String command) {
+    return "REJECT -ERR the keys of '"
+        + command
+        + "' are on different servers (--routing hash): give it keys that hash to the same"
+        + " servers, or one key per command";
+  }
+
   @Test
-  void multiKeyWritesAreRefusedUnderHashRoutingButReadsAreNot() {
-    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, false));
+  void multiKeyWritesAndUnsplitCommandsNeedTheirKeysOnTheSameServers() {
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, BY_FIRST_BYTE));
     harness.feed(
         bytes(
             mb("MSET", "a", "1", "b", "2")
+                + mb("MSET", "a1", "1", "a2", "2")
                 + mb("DEL", "a", "b")
                 + mb("DEL", "a")
-                + mb("MGET", "a", "b")));
+                + mb("MGET", "a", "b")
+                + mb("SINTER", "a1", "b1")
+                + mb("SINTER", "a1", "a2")
+                + mb("SMOVE", "a1", "b1", "m")
+                + mb("SMOVE", "a1", "a2", "bm")
+                + mb("ZUNIONSTORE", "d", "2", "da", "xb")
+                + mb("ZUNIONSTORE", "d", "2", "da", "db", "WEIGHTS", "1", "2")
+                + mb("ZUNIONSTORE", "a", "2", "da", "db")
+                + mb("ZINTER", "2", "xa", "xb", "WITHSCORES")
+                + mb("SPOP", "s")));
     assertThat(harness.decoded)
         .containsExactly(
-            "REJECT -ERR 'mset' with several keys is not supported with --routing hash (send one"
-                + " key per command)",
-            "REJECT -ERR 'del' with several keys is not supported with --routing hash (send one"
-                + " key per command)",
+            differentServers("mset"),
+            "FORWARD MSET key=a1 key=a2 args=MSET,a1,1,a2,2",
+            differentServers("del"),
             "FORWARD DEL key=a args=DEL,a",
-            "FORWARD MGET key=a key=b args=MGET,a,b");
+            "FORWARD MGET key=a key=b args=MGET,a,b",
+            differentServers("sinter"),
+            "FORWARD SINTER key=a1 args=SINTER,a1,a2",
+            differentServers("smove"),
+            "FORWARD SMOVE key=a1 args=SMOVE,a1,a2,bm",
+            differentServers("zunionstore"),
+            "FORWARD ZUNIONSTORE key=d args=ZUNIONSTORE,d,2,da,db,WEIGHTS,1,2",
+            differentServers("zunionstore"),
+            "FORWARD ZINTER key=xa args=ZINTER,2,xa,xb,WITHSCORES",
+            "REJECT -ERR 'spop' picks at random, so replicas given it would differ: not supported"
+                + " while writes go to several servers");
+  }
+
+  @Test
+  void helloAnswersAsRedisSevenAndSwitchesTheConnectionsReplies() {
+    RespParser parser = new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER);
+    Request request = new Request();
+    String hgetall = mb("HGETALL", "h");
+    parser.decode(bytes(hgetall), 0, hgetall.length(), request);
+    assertThat(request.resp3Shape()).isNull();
+
+    String hello3 = mb("HELLO", "3", "SETNAME", "app");
+    parser.decode(bytes(hello3), 0, hello3.length(), request);
+    assertThat(request.status()).isEqualTo(Request.Status.LOCAL);
+    String reply = new String(request.immediateReply(), StandardCharsets.ISO_8859_1);
+    assertThat(reply)
+        .startsWith("%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n")
+        .contains("$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:")
+        .endsWith(
+            "$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n"
+                + "$7\r\nmodules\r\n*0\r\n");
+
+    parser.decode(bytes(hgetall), 0, hgetall.length(), request);
+    assertThat(request.resp3Shape()).isEqualTo(Resp3Shape.MAP);
+    String zrange = mb("ZRANGE", "z", "0", "-1");
+    parser.decode(bytes(zrange), 0, zrange.length(), request);
+    assertThat(request.resp3Shape()).isEqualTo(Resp3Shape.SAME);
+    String withScores = mb("ZRANGE", "z", "0", "-1", "withscores");
+    parser.decode(bytes(withScores), 0, withScores.length(), request);
+    assertThat(request.resp3Shape()).isEqualTo(Resp3Shape.SCORE_PAIRS);
+
+    ParserHarness harness = new ParserHarness(parser);
+    harness.feed(
+        bytes(
+            mb("CLIENT", "GETNAME")
+                + mb("HELLO", "4")
+                + mb("HELLO", "three")
+                + mb("HELLO", "2", "AUTH", "default", "pw")
+                + mb("HELLO", "2", "NOSUCH")
+                + mb("CLIENT", "SETNAME", "a b")
+                + mb("CLIENT", "SETINFO", "LIB-NAME", "redis-py")
+                + mb("CLIENT", "KILL", "ID", "1")
+                + mb("HELLO", "2")));
+    assertThat(harness.decoded.subList(0, 8))
+        .containsExactly(
+            "LOCAL $3\r\napp",
+            "REJECT -NOPROTO unsupported protocol version",
+            "REJECT -ERR Protocol version is not an integer or out of range",
+            "REJECT -ERR HELLO AUTH is not supported by the middleware (its servers are used"
+                + " without a password)",
+            "REJECT -ERR Syntax error in HELLO option 'NOSUCH'",
+            "REJECT -ERR Client names cannot contain spaces, newlines or special characters.",
+            "LOCAL +OK",
+            "REJECT -ERR CLIENT KILL is not supported by the middleware (only SETNAME, GETNAME, ID"
+                + " and SETINFO, answered for this connection)");
+    assertThat(harness.decoded.get(8)).startsWith("LOCAL *14\r\n$6\r\nserver");
+    parser.decode(bytes(hgetall), 0, hgetall.length(), request);
+    assertThat(request.resp3Shape()).isNull();
   }
 
   static Stream<Arguments> framingErrors() {
@@ -262,7 +362,7 @@ class RespParserTest {
   @ParameterizedTest
   @MethodSource("framingErrorsAsRedis")
   void framingErrorsRedisAlsoRefusesGetItsExactText(String input, String message) {
-    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER));
     harness.feed(bytes(mb("GET", "before") + input + mb("GET", "after")));
     assertThat(harness.decoded)
         .containsExactly(
@@ -274,7 +374,7 @@ class RespParserTest {
   @ParameterizedTest
   @MethodSource("framingErrors")
   void framingErrorsGetAProtocolErrorAndCloseTheConnection(String input, String message) {
-    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER));
     harness.feed(bytes(mb("GET", "before") + input + mb("GET", "after")));
     assertThat(harness.decoded).hasSize(2);
     assertThat(harness.decoded.get(0)).isEqualTo("FORWARD GET key=before args=GET,before");
@@ -287,7 +387,7 @@ class RespParserTest {
   void overlongInlineLineAndCountLineAreRefusedWithoutWaitingForTheirEnd() {
     byte[] inline = new byte[RespParser.MAX_INLINE_BYTES + 10];
     Arrays.fill(inline, (byte) 'a');
-    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, true));
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER));
     harness.feed(inline);
     assertThat(harness.decoded)
         .containsExactly("REJECT_AND_CLOSE -ERR Protocol error: too big inline request");
@@ -295,7 +395,7 @@ class RespParserTest {
     ByteArrayOutputStream count = new ByteArrayOutputStream();
     count.writeBytes(bytes("*1"));
     count.writeBytes(new byte[RespParser.MAX_INLINE_BYTES + 10]);
-    ParserHarness second = new ParserHarness(new RespParser(MAX_VALUE, true));
+    ParserHarness second = new ParserHarness(new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER));
     second.feed(count.toByteArray());
     assertThat(second.decoded)
         .containsExactly("REJECT_AND_CLOSE -ERR Protocol error: too big mbulk count string");
@@ -313,7 +413,7 @@ class RespParserTest {
       request.append("$1\r\nx\r\n");
     }
     byte[] all = bytes(request + mb("GET", "after"));
-    RespParser parser = new RespParser(MAX_VALUE, true);
+    RespParser parser = new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER);
     ParserHarness harness = new ParserHarness(parser);
     for (int at = 0; at < all.length; at += 7) {
       harness.feed(Arrays.copyOfRange(all, at, Math.min(all.length, at + 7)));
@@ -331,7 +431,7 @@ class RespParserTest {
    */
   @Test
   void aRequestThatFillsTheLargestBufferUnfinishedIsRefused() {
-    RespParser parser = new RespParser(MAX_VALUE, true);
+    RespParser parser = new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER);
     StringBuilder request = new StringBuilder("*1000000\r\n$4\r\nMGET\r\n");
     while (request.length() < parser.maxRequestBytes()) {
       request.append("$1\r\nx\r\n");
@@ -347,7 +447,7 @@ class RespParserTest {
 
   @Test
   void aRequestLargerThanTheBufferLimitIsRefusedBeforeItIsBuffered() {
-    RespParser parser = new RespParser(MAX_VALUE, true);
+    RespParser parser = new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER);
     int values = parser.maxRequestBytes() / MAX_VALUE + 2;
     StringBuilder header = new StringBuilder("*" + (values + 1) + "\r\n$4\r\nMSET\r\n");
     String value = "x".repeat(MAX_VALUE - 10);
@@ -396,7 +496,9 @@ class RespParserTest {
           default -> input = Arrays.copyOf(input, Math.max(1, at));
         }
       }
-      RespParser parser = new RespParser(MAX_VALUE, random.nextBoolean());
+      RespParser parser =
+          new RespParser(
+              MAX_VALUE, random.nextBoolean() ? KeyPlacement.EVERY_SERVER : BY_FIRST_BYTE);
       byte[] buffer = new byte[input.length];
       int end = 0;
       int start = 0;
@@ -439,7 +541,8 @@ class RespParserTest {
 
   private static Request parse(String input) {
     Request request = new Request();
-    new RespParser(MAX_VALUE, true).decode(bytes(input), 0, input.length(), request);
+    new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER)
+        .decode(bytes(input), 0, input.length(), request);
     return request;
   }
 

@@ -33,6 +33,13 @@ public final class RunningMiddleware implements AutoCloseable {
     args.addAll(List.of(flags));
     args.add("-m");
     args.addAll(servers);
+    return startWithFlags(args.subList(4, args.size()).toArray(new String[0]));
+  }
+
+  /** Starts the middleware with {@code -l 127.0.0.1 -p 0} and {@code flags} (servers included). */
+  public static RunningMiddleware startWithFlags(String... flags) throws IOException {
+    List<String> args = new ArrayList<>(List.of("-l", "127.0.0.1", "-p", "0"));
+    args.addAll(List.of(flags));
     Middleware middleware = new Middleware(ConfigParser.parse(args.toArray(new String[0])));
     middleware.start();
     return new RunningMiddleware(middleware);
@@ -44,6 +51,18 @@ public final class RunningMiddleware implements AutoCloseable {
 
   public Middleware middleware() {
     return middleware;
+  }
+
+  /** The value of {@code STAT <name>} in the middleware's {@code stats}, or -1 if it has none. */
+  public long stat(String name) {
+    String stats =
+        new String(middleware.stats().statsReply(), java.nio.charset.StandardCharsets.US_ASCII);
+    for (String line : stats.split("\r\n")) {
+      if (line.startsWith("STAT " + name + " ")) {
+        return Long.parseLong(line.substring(name.length() + 6));
+      }
+    }
+    return -1;
   }
 
   public TextClient client() throws IOException {

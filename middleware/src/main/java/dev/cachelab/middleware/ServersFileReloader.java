@@ -1,0 +1,129 @@
+package dev.cachelab.middleware;
+
+import dev.cachelab.middleware.config.ConfigException;
+import dev.cachelab.middleware.config.ServersFile;
+import dev.cachelab.middleware.dispatch.ServerSet;
+import dev.cachelab.middleware.stats.StatsRegistry;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import sun.misc.Signal;
+
+/**
+ * Re-reads the servers file on SIGHUP and when its contents change (checked every second; a mounted
+ * ConfigMap is changed in place by swapping a symbolic link, so the contents are compared, not the
+ * modification time), and applies a changed server list. An invalid file is refused with one log
+ * line and a counter; the servers in use keep serving. Runs on its own daemon thread; the signal
+ * handler only wakes it, so a storm of signals costs one reload per wake-up.
+ */
+final class ServersFileReloader implements Runnable {
+  private static final long CHECK_PERIOD_MILLIS = 1_000;
+  private static final List<ServersFileReloader> LISTENING = new CopyOnWriteArrayList<>();
+  private static boolean signalHandled;
+
+  private final Path file;
+  private final ServerSet servers;
+  private final StatsRegistry stats;
+  private final Semaphore wake = new Semaphore(0);
+  private final AtomicLong reloads = new AtomicLong();
+  private final AtomicLong failedReloads = new AtomicLong();
+  private volatile boolean running = true;
+  private byte[] lastContents;
+
+  ServersFileReloader(Path file, ServerSet servers, StatsRegistry stats) {
+    this.file = file;
+    this.servers = servers;
+    this.stats = stats;
+    this.lastContents = contents();
+  }
+
+  /** Reloads on SIGHUP from now on (the JVM's handler is installed once). Main thread. */
+  void listenForSighup() {
+    LISTENING.add(this);
+    synchronized (ServersFileReloader.class) {
+      if (!signalHandled) {
+        Signal.handle(new Signal("HUP"), signal -> LISTENING.forEach(r -> r.wake.release()));
+        signalHandled = true;
+      }
+    }
+  }
+
+  void stop() {
+    running = false;
+    LISTENING.remove(this);
+    wake.release();
+  }
+
+  /** Reloads done (the file read and valid, whether or not it changed the server list). */
+  long reloads() {
+    return reloads.get();
+  }
+
+  /** Reloads refused (the file unreadable or invalid; the servers in use kept). */
+  long failedReloads() {
+    return failedReloads.get();
+  }
+
+  @Override
+  public void run() {
+    while (running) {
+      boolean signalled;
+      try {
+        signalled = wake.tryAcquire(CHECK_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        return;
+      }
+      if (!running) {
+        return;
+      }
+      wake.drainPermits(); // a storm of signals: one reload
+      byte[] now = contents();
+      if (signalled || !Arrays.equals(now, lastContents)) {
+        lastContents = now;
+        reload();
+      }
+    }
+  }
+
+  private void reload() {
+    List<String> list;
+    try {
+      list = ServersFile.read(file);
+    } catch (ConfigException e) {
+      failedReloads.incrementAndGet();
+      System.err.println(
+          "cachelab middleware: reload refused, "
+              + e.getMessage()
+              + "; keeping the "
+              + servers.current().size()
+              + " servers in use");
+      return;
+    }
+    reloads.incrementAndGet();
+    if (servers.apply(list)) {
+      stats.servers(servers.current().servers(), servers.current().health());
+      System.err.println(
+          "cachelab middleware: servers from "
+              + file
+              + ": "
+              + String.join(" ", list)
+              + " (server list "
+              + servers.current().id()
+              + ")");
+    }
+  }
+
+  private byte[] contents() {
+    try {
+      return Files.readAllBytes(file);
+    } catch (IOException | RuntimeException e) {
+      return new byte[0];
+    }
+  }
+}

@@ -1,0 +1,33 @@
+package dev.cachelab.middleware.dispatch;
+
+import dev.cachelab.middleware.backend.BackendHealth;
+import java.net.InetSocketAddress;
+import java.util.List;
+
+/**
+ * One configuration of the server list: the servers in order, their addresses and shared health,
+ * the router that maps requests onto their positions, and the error replies naming them. A request
+ * is routed with the generation current when it is decoded and served with that same generation (so
+ * a server removed meanwhile still answers the requests routed to it). Immutable; the router is
+ * used by the net thread only.
+ *
+ * @param id 1 for the configuration at start, one more for each change
+ */
+public record ServerGeneration(
+    int id,
+    List<String> servers,
+    List<InetSocketAddress> addresses,
+    List<BackendHealth> health,
+    Router router,
+    ErrorReplies errors) {
+
+  public ServerGeneration {
+    servers = List.copyOf(servers);
+    addresses = List.copyOf(addresses);
+    health = List.copyOf(health);
+  }
+
+  public int size() {
+    return servers.size();
+  }
+}

@@ -1,0 +1,176 @@
+"""`cachelab collect`: the output of an overlay's Jobs (`kubectl apply -k` of an overlay that
+`cachelab render` made) as a results folder, the same layout as `cachelab run --target k8s`
+writes, so that `cachelab report` and `cachelab compare` work on it.
+
+What it reads, in one namespace (`-n`, else $CACHELAB_K8S_NAMESPACE, else `default`):
+
+- the ConfigMap `cachelab-point` (label `cachelab.dev/role: point-spec`): the point as a one-point
+  spec, shipped by the overlay;
+- the Jobs `preload` and `benchmark`, whose `cachelab.dev/run` label must be the ConfigMap's (the
+  Jobs of that point), and their pods (label `batch.kubernetes.io/job-name=<job>`): the benchmark
+  must have completed; each pod's log holds its loadgens' memtier JSON between the result markers
+  (manifests/base/scripts/common.sh);
+- the ConfigMap the benchmark Job takes its environment from (`LOADGEN`: `cachelab` or `memtier`;
+  locust's stats are not memtier JSON and are not collected).
+
+The middleware's counters are not in the results: `cachelab run --target k8s` scrapes them
+before and after the benchmark, and after the Jobs there is no scrape from before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.markup import escape
+
+from cachelab.k8s import plan
+from cachelab.k8s.kube import K8sError, Kube
+from cachelab.k8s.render import POINT_CONFIGMAP, POINT_ROLE_LABEL
+from cachelab.options import RunOptions
+from cachelab.paths import repo_root
+from cachelab.spec import Spec, SpecError, parse_spec
+
+RUN_LABEL = "cachelab.dev/run"
+
+
+def add_parser(sub: Any) -> None:
+    """The `collect` subcommand of the CLI."""
+    collect = sub.add_parser(
+        "collect",
+        help="write the results of an overlay's Jobs (kubectl apply -k) as a results folder",
+        description="Read the ConfigMap cachelab-point, the Jobs preload and benchmark and their "
+        "pods' logs in a namespace, and write a results folder as `cachelab run --target k8s` "
+        "does (docs/kubernetes.md).",
+    )
+    collect.add_argument(
+        "-n",
+        "--namespace",
+        default=None,
+        help="where the Jobs ran (default $CACHELAB_K8S_NAMESPACE or default)",
+    )
+    collect.add_argument(
+        "--results", type=Path, default=None, help="results base folder (default: <repo>/results)"
+    )
+    collect.add_argument("--report", action="store_true", help="build the report afterwards")
+
+
+def _point_spec(kube: Kube) -> tuple[Spec, str]:
+    """The one-point spec of the overlay and its run label."""
+    key, value = POINT_ROLE_LABEL
+    items = kube.get("configmap", "-l", f"{key}={value}")["items"]
+    config = next((c for c in items if c["metadata"]["name"] == POINT_CONFIGMAP), None)
+    if config is None:
+        raise K8sError(
+            f"no ConfigMap {POINT_CONFIGMAP} ({key}={value}) in namespace {kube.namespace}: "
+            "collect reads the Jobs of an overlay made by `cachelab render` (`cachelab run "
+            "--target k8s` collects its own)"
+        )
+    try:
+        spec = parse_spec(yaml.safe_load(config["data"]["spec.yaml"]), POINT_CONFIGMAP)
+    except (SpecError, KeyError, yaml.YAMLError) as error:
+        raise K8sError(f"ConfigMap {POINT_CONFIGMAP}: no valid spec.yaml ({error})") from None
+    if len(spec.points()) != 1 or spec.run.repetitions != 1:
+        raise K8sError(f"ConfigMap {POINT_CONFIGMAP}: its spec is not one point")
+    return spec, str(config["metadata"].get("labels", {}).get(RUN_LABEL, ""))
+
+
+def _epoch_ms(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000.0
+
+
+def _benchmark(kube: Kube, run_label: str) -> tuple[dict[str, Any], str]:
+    """The completed benchmark Job and the loadgen it ran."""
+    try:
+        job = kube.get("job", "benchmark")
+    except K8sError:
+        raise K8sError(
+            f"no Job benchmark in namespace {kube.namespace}: apply the overlay first "
+            "(kubectl apply -k manifests/overlays/<name>)"
+        ) from None
+    labels = job["metadata"].get("labels", {})
+    if labels.get(RUN_LABEL) != run_label:
+        raise K8sError(
+            f"Job benchmark is of run {labels.get(RUN_LABEL)!r}, ConfigMap {POINT_CONFIGMAP} of "
+            f"{run_label!r}: apply the overlay again"
+        )
+    status = job.get("status", {})
+    completions = job["spec"].get("completions", 1)
+    if status.get("succeeded", 0) < completions:
+        state = (
+            "suspended: release it with kubectl patch"
+            if job["spec"].get("suspend")
+            else (
+                f"{status.get('succeeded', 0)} of {completions} pods succeeded, "
+                f"{status.get('failed', 0)} failed"
+            )
+        )
+        raise K8sError(f"Job benchmark has not completed ({state}); collect after it has")
+    (source,) = job["spec"]["template"]["spec"]["containers"][0]["envFrom"]
+    config = kube.get("configmap", source["configMapRef"]["name"])
+    loadgen = str(config["data"].get("LOADGEN", ""))
+    if loadgen not in plan.LOADGENS:
+        raise K8sError(
+            f"LOADGEN={loadgen}: collect reads memtier JSON ({', '.join(plan.LOADGENS)}); "
+            "the pods' logs hold the rest"
+        )
+    return job, loadgen
+
+
+def collect(args: argparse.Namespace, console: Console) -> Path:
+    """Write the results folder of the overlay's Jobs; returns it. Raises K8sError."""
+    from cachelab.experiment import ExperimentLoop
+    from cachelab.k8s import runner
+    from cachelab.results import finish_metadata
+    from cachelab.terminal import RunLines
+
+    namespace = args.namespace or os.environ.get("CACHELAB_K8S_NAMESPACE", "default")
+    kube = Kube(namespace=namespace, helm_binary=shutil.which("helm") or "helm")
+    facts = kube.cluster_facts()
+    if "error" in facts:
+        raise K8sError(f"cannot reach the cluster: {facts['error']}")
+    spec, run_label = _point_spec(kube)
+    job, loadgen = _benchmark(kube, run_label)
+    target = plan.Target(loadgen=loadgen)
+    root = repo_root()
+    options = RunOptions(spec_path=Path(), results=args.results)
+    results = runner.prepare_results(spec, options, root, kube, facts, target, [])
+    executor = runner.K8sRunner(spec, results, kube, target, [], 60.0, console)
+    executor.collect_only = True  # the Jobs ran: read them, apply nothing
+    executor.released_epoch_ms = _epoch_ms(job["status"].get("startTime"))
+    loop = ExperimentLoop(spec, results, executor, RunLines(console, spec.run.duration_s))
+    try:
+        status = loop.run()
+    finally:
+        finish_metadata(results.metadata_file)
+    if status.state != "complete":
+        raise K8sError(f"{status.message} (results in {results.path})")
+    return results.path
+
+
+def cmd_collect(args: argparse.Namespace, console: Console) -> int:
+    try:
+        folder = collect(args, console)
+    except K8sError as error:
+        console.print(f"[red]error:[/] {escape(str(error))}", highlight=False, soft_wrap=True)
+        return 2
+    console.print(f"results: [bold]{escape(str(folder))}[/]", highlight=False)
+    if args.report:
+        from cachelab.report import build_report
+
+        try:
+            index = build_report(folder)
+        except Exception as error:  # the report's own errors name what is wrong
+            message = f"report failed: {type(error).__name__}: {error}"
+            console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+            return 1
+        console.print(f"report: {index}", highlight=False)
+    return 0

@@ -1,0 +1,142 @@
+"""Utilisation of a Kubernetes run: every pod's CPU and every node's network bytes, sampled
+from the kubelets' summary API (`/api/v1/nodes/<node>/proxy/stats/summary`, the source of
+metrics-server) while the benchmark Job runs, into the same `cpu.csv` as a local run
+(cachelab.results.cpu: role `loadgen`, `middleware` or `server`, the pod's name, pid 0, the
+pod's cumulative CPU seconds, i.e. its cgroup's `usageCoreNanoSeconds`, stamped with the time
+the kubelet read it) and `net.csv`.
+
+`net.csv` columns `epoch_ms,node,pool,rx_bytes,tx_bytes`: per node, the cumulative bytes its
+pods received and sent on their interfaces (the pods' own network namespaces, so the counts are
+right also where nodes share a kernel; host-network pods are not counted, and traffic between two
+pods of one node is counted though it never leaves the node). `pool` is the node's pool label
+value. The thread columns of cpu.csv stay empty (no schedstat per thread).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from cachelab.k8s.kube import K8sError, Kube
+from cachelab.results.cpu import CpuSample, CpuSampleWriter
+
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+NET_COLUMNS = ("epoch_ms", "node", "pool", "rx_bytes", "tx_bytes")
+PERIOD_S = 1.0  # how often the nodes are asked; each figure carries the time it was read
+
+
+def stamp_ms(text: str | None, default_ms: float) -> float:
+    """An RFC 3339 time of the summary API in epoch milliseconds (`default_ms` if absent)."""
+    if not text:
+        return default_ms
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000.0
+
+
+def role_of(pod: dict[str, Any]) -> str | None:
+    """cpu.csv role of a pod of the run (None: not a pod of the experiment)."""
+    labels = pod["metadata"].get("labels", {})
+    component = labels.get("app.kubernetes.io/component")
+    if component == "benchmark":
+        return "loadgen"
+    if component == "middleware":
+        return "middleware"
+    if component in ("memcached", "redis"):
+        return "server"
+    return None
+
+
+class UsageSampler:
+    """Writes cpu.csv and net.csv of one run. `pods` lists the run's pods (release and
+    benchmark Job) on each call; `poll` samples at most every PERIOD_S. Called from the
+    runner's thread only."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        run_dir: Path,
+        pods: Callable[[], list[dict[str, Any]]],
+        pool_label_key: str = "agentpool",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.kube = kube
+        self.pods = pods
+        self.pool_label_key = pool_label_key
+        self.clock = clock
+        self.cpu = CpuSampleWriter(run_dir / "cpu.csv")
+        self._net_handle: TextIO = (run_dir / "net.csv").open("w", newline="")
+        self._net = csv.writer(self._net_handle)
+        self._net.writerow(NET_COLUMNS)
+        self._last = 0.0
+        self._pools: dict[str, str | None] = {}
+        self.errors: list[str] = []
+
+    def poll(self) -> None:
+        now = self.clock()
+        if now - self._last < PERIOD_S:
+            return
+        self._last = now
+        try:
+            pods = self.pods()
+        except (K8sError, KeyError, ValueError) as error:
+            self._error(f"pods: {error}")
+            return
+        roles = {p["metadata"]["name"]: r for p in pods if (r := role_of(p)) is not None}
+        nodes = sorted({p["spec"].get("nodeName") for p in pods if p["spec"].get("nodeName")})
+        for node in nodes:
+            if self._node(node) is None:
+                continue
+            try:
+                summary = json.loads(self.kube.get_raw(f"/api/v1/nodes/{node}/proxy/stats/summary"))
+            except (K8sError, json.JSONDecodeError) as error:
+                self._error(f"node {node}: {error}")
+                continue
+            self._record(node, summary, roles, self.clock() * 1000.0)
+
+    def _node(self, node: str) -> str | None:
+        """The node's pool label value, or None for a node without a kubelet (kwok's)."""
+        if node not in self._pools:
+            try:
+                meta = self.kube.get("node", node)["metadata"]
+            except K8sError as error:
+                self._error(f"node {node}: {error}")
+                return None
+            if meta.get("annotations", {}).get(KWOK_NODE_ANNOTATION):
+                self._error(f"node {node} is simulated by kwok: no kubelet statistics")
+                self._pools[node] = None
+            else:
+                self._pools[node] = str(meta.get("labels", {}).get(self.pool_label_key, ""))
+        return self._pools[node]
+
+    def _record(
+        self, node: str, summary: dict[str, Any], roles: dict[str, str], epoch_ms: float
+    ) -> None:
+        samples = []
+        rx = tx = 0
+        for pod in summary.get("pods", []):
+            name = pod.get("podRef", {}).get("name", "")
+            network = pod.get("network") or {}
+            rx += int(network.get("rxBytes", 0))
+            tx += int(network.get("txBytes", 0))
+            cpu = pod.get("cpu") or {}
+            if name in roles and "usageCoreNanoSeconds" in cpu:
+                # stamped with the time the kubelet read the cgroup, not the time of asking:
+                # its stats may be some seconds old
+                when_ms = stamp_ms(cpu.get("time"), epoch_ms)
+                cpu_s = int(cpu["usageCoreNanoSeconds"]) / 1e9
+                samples.append(CpuSample(when_ms, roles[name], name, 0, cpu_s))
+        self.cpu.write(samples)
+        self._net.writerow([f"{epoch_ms:.0f}", node, self._pools.get(node) or "", rx, tx])
+        self._net_handle.flush()
+
+    def _error(self, message: str) -> None:
+        if message not in self.errors:  # each problem once
+            self.errors.append(message)
+
+    def close(self) -> None:
+        self.cpu.close()
+        self._net_handle.close()

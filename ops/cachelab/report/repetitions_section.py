@@ -1,0 +1,52 @@
+"""The report's repetitions section for `run.repetitions: {min, max, ci_pct}`: per point the
+repetitions it got and the 95 % intervals of its mean throughput and response time
+(cachelab.repetitions, cachelab.analysis.intervals), and whether it became certain."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+from cachelab.repetitions import RepetitionPolicy
+from cachelab.results import ResultsDir
+from cachelab.results.experiment import read_spec
+
+
+def repetitions_section(results_dir: Path) -> dict[str, Any] | None:
+    """The section, or None for a fixed number of repetitions."""
+    results = ResultsDir(results_dir)
+    spec = read_spec(results)
+    until = spec.run.until_certain
+    if until is None or not results.summary_file.is_file():
+        return None
+    with results.summary_file.open(newline="") as handle:
+        summary = list(csv.DictReader(handle))
+    policy = RepetitionPolicy(spec.run)
+    rows = []
+    for point in sorted({int(r["point"]) for r in summary}):
+        state = policy.certainty(point, summary)
+        if state is None:
+            continue
+        tp, rt = state.throughput, state.response_time
+        rows.append(
+            {
+                "point": point,
+                "n": state.n,
+                "throughput_ops_per_s": tp.mean,
+                "± ops/s": tp.half_width,
+                "± % (tp)": tp.relative_pct,
+                "response_time_ms": rt.mean,
+                "± ms": rt.half_width,
+                "± % (rt)": rt.relative_pct,
+                "verdict": state.verdict,
+            }
+        )
+    note = (
+        f"Each point ran at least {spec.run.repetitions} and at most {until.max} times, until "
+        f"the 95 % Student-t interval of its mean throughput and of its mean response time were "
+        f"each within ±{until.ci_pct:g} % of the mean. "
+        f"{sum(r['verdict'] == 'certain' for r in rows)} of {len(rows)} points became certain."
+    )
+    return {"id": "repetitions", "title": "Repetitions until certain", "figures": [],
+            "rows": rows, "note": note}  # fmt: skip

@@ -1,0 +1,172 @@
+"""Utilisation of a Kubernetes run from the kubelets' summary API: each pod's CPU into cpu.csv
+(the local runner's format, read by the same code that makes the report's CPU columns and
+bottlenecks) and each node's pod network bytes into net.csv. The summaries here are in the
+kubelet's stats/summary layout, with figures made up for the test."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cachelab.k8s.kube import K8sError
+from cachelab.k8s.usage import UsageSampler
+from cachelab.results.cpu import measured_cpu, read_cpu_samples
+from cachelab.results.trim import MeasuredInterval
+
+T0_MS = 1_790_000_000_000.0
+
+
+def _stamp(ms: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def pod(name: str, node: str, component: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/component": component}},
+        "spec": {"nodeName": node},
+    }
+
+
+def summary(t_ms: float, *pods: tuple[str, float, int, int]) -> str:
+    """A node's stats/summary: (pod name, CPU seconds, rx bytes, tx bytes) per pod."""
+    return json.dumps(
+        {
+            "node": {"nodeName": "n"},
+            "pods": [
+                {
+                    "podRef": {"name": name, "namespace": "exp", "uid": name},
+                    "cpu": {"time": _stamp(t_ms), "usageCoreNanoSeconds": int(cpu_s * 1e9)},
+                    "network": {"name": "eth0", "rxBytes": rx, "txBytes": tx},
+                }
+                for name, cpu_s, rx, tx in pods
+            ],
+        }
+    )
+
+
+class FakeKube:
+    """The two calls the sampler makes, answered from canned summaries per node."""
+
+    def __init__(self, nodes: dict[str, dict[str, Any]]) -> None:
+        self.nodes = nodes
+        self.summaries: dict[str, str] = {}
+
+    def get(self, kind: str, name: str) -> dict[str, Any]:
+        assert kind == "node"
+        return {"metadata": self.nodes[name]}
+
+    def get_raw(self, path: str) -> str:
+        node = path.split("/")[4]
+        if node not in self.summaries:
+            raise K8sError(f"no summary of {node}")
+        return self.summaries[node]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now_s = T0_MS / 1000
+
+    def __call__(self) -> float:
+        return self.now_s
+
+
+def test_pod_cpu_and_node_network_are_sampled_into_the_run_folder(tmp_path: Path) -> None:
+    kube = FakeKube(
+        {
+            "a2-0": {"labels": {"agentpool": "a2"}},
+            "a4-0": {"labels": {"agentpool": "a4"}},
+            "kwok-0": {"labels": {}, "annotations": {"kwok.x-k8s.io/node": "fake"}},
+        }
+    )
+    pods = [
+        pod("benchmark-0-x", "a2-0", "benchmark"),
+        pod("testbed-middleware-1", "a4-0", "middleware"),
+        pod("testbed-memcached-0", "a4-0", "memcached"),
+        pod("testbed-test", "kwok-0", "test"),
+    ]
+    clock = Clock()
+    sampler = UsageSampler(kube, tmp_path, lambda: pods, clock=clock)  # type: ignore[arg-type]
+    for second in range(11):
+        t_ms = T0_MS + second * 1000
+        kube.summaries["a2-0"] = summary(t_ms, ("benchmark-0-x", 0.9 * second, 0, 100 * second))
+        kube.summaries["a4-0"] = summary(
+            t_ms - 500,  # the kubelet's figures are older than the question
+            ("testbed-middleware-1", 1.5 * second, 100 * second, 60 * second),
+            ("testbed-memcached-0", 0.25 * second, 60 * second, 0),
+            ("not-ours", 5.0 * second, 7, 7),  # another pod on the node: network only
+        )
+        sampler.poll()
+        sampler.poll()  # within the period: no second sample
+        clock.now_s += 1.0
+    sampler.close()
+
+    samples = read_cpu_samples(tmp_path / "cpu.csv")
+    assert {(s.role, s.name) for s in samples} == {
+        ("loadgen", "benchmark-0-x"),
+        ("middleware", "testbed-middleware-1"),
+        ("server", "testbed-memcached-0"),
+    }
+    assert len(samples) == 3 * 11
+    interval = MeasuredInterval.of_run(1, 1, 10)
+    cores = {p.name: p.cores for p in measured_cpu(samples, T0_MS, interval)}
+    assert cores == pytest.approx(
+        {"benchmark-0-x": 0.9, "testbed-middleware-1": 1.5, "testbed-memcached-0": 0.25}
+    )
+    rows = list(csv.DictReader((tmp_path / "net.csv").open()))
+    assert [(r["node"], r["pool"]) for r in rows[:2]] == [("a2-0", "a2"), ("a4-0", "a4")]
+    last = {r["node"]: r for r in rows[-2:]}
+    assert (last["a4-0"]["rx_bytes"], last["a4-0"]["tx_bytes"]) == ("1607", "607")
+    assert sampler.errors == ["node kwok-0 is simulated by kwok: no kubelet statistics"]
+
+
+def test_a_k8s_runs_cpu_makes_the_summary_columns_and_the_bottleneck_rows(
+    tmp_path: Path,
+) -> None:
+    """The recorded quickstart results with each run's cpu.csv replaced by what the sampler
+    writes for pods using 0.8 (loadgen), 0.6 (middleware) and 3 x 0.1 (servers) cores."""
+    import shutil
+
+    from cachelab.report import build_report
+    from cachelab.results.run import client_stats
+    from cachelab.summary import build_summary
+
+    results = tmp_path / "results"
+    shutil.copytree(Path(__file__).parent / "data" / "results-recorded-quickstart", results)
+    cores = {"benchmark-0-x": 0.8, "testbed-middleware-0": 0.6}
+    cores |= {f"testbed-memcached-{k}": 0.1 for k in range(3)}
+    components = {"benchmark-0-x": "benchmark", "testbed-middleware-0": "middleware"}
+    pods = [pod(name, "a4-0", components.get(name, "memcached")) for name in cores]
+    for run_dir in sorted((results / "raw").iterdir()):
+        record = json.loads((run_dir / "point.json").read_text())
+        record["target"] = "k8s"
+        (run_dir / "point.json").write_text(json.dumps(record))
+        interval = MeasuredInterval.of_run(2, 2, 10)
+        origin_ms = client_stats(run_dir / "loadgen-0.json", interval).start_epoch_ms
+        assert origin_ms is not None
+        kube = FakeKube({"a4-0": {"labels": {"agentpool": "a4"}}})
+        clock = Clock()
+        clock.now_s = origin_ms / 1000 - 1
+        sampler = UsageSampler(kube, run_dir, lambda: pods, clock=clock)  # type: ignore[arg-type]
+        for second in range(13):
+            t_ms = origin_ms + (second - 1) * 1000
+            kube.summaries["a4-0"] = summary(
+                t_ms, *((name, c * second, 0, 0) for name, c in cores.items())
+            )
+            sampler.poll()
+            clock.now_s += 1.0
+        sampler.close()
+    build_summary(results)
+    build_report(results)
+    rows = list(csv.DictReader((results / "summary.csv").open()))
+    for row in rows:
+        assert float(row["cpu_loadgen_cores"]) == pytest.approx(0.8)
+        assert float(row["cpu_middleware_cores"]) == pytest.approx(0.6)
+        assert float(row["cpu_server_cores"]) == pytest.approx(0.3)
+    stages = [r["stage"] for r in csv.DictReader((results / "report" / "bottlenecks.csv").open())]
+    assert "cpu testbed-middleware-0" in stages and "cpu benchmark-0-x" in stages

@@ -1,0 +1,268 @@
+"""`cachelab search`: SLO parsing, the bisection on a fake system with a known knee, the step
+checks, search.csv, resuming, the figure and the bad-input lines."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cachelab.cli import main
+from cachelab.report.search_plots import SEARCH_FIGURE, write_search_figure
+from cachelab.search import (
+    Bisection,
+    SearchDriver,
+    SearchError,
+    SearchSettings,
+    choose_point,
+    settings_for,
+)
+from cachelab.search.steps import FAIL, PASS, REPEAT, Measurement, judge
+from cachelab.slo import SloError, parse_slo
+from cachelab.spec import parse_spec
+
+KNEE_OPS = 37_000.0
+
+
+# --- SLOs ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "statistic", "limit_ms"),
+    [
+        ("p99<=2ms", "p99", 2.0),
+        ("p99.9 <= 500us", "p99.9", 0.5),
+        ("p50<=0.3ms", "p50", 0.3),
+        ("mean<=1ms", "mean", 1.0),
+        ("p90<=250µs", "p90", 0.25),
+    ],
+)
+def test_slos_parse(text: str, statistic: str, limit_ms: float) -> None:
+    slo = parse_slo(text)
+    assert slo.statistic == statistic
+    assert slo.limit_ms == pytest.approx(limit_ms)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("p99 < 2ms", "not an SLO"),
+        ("p99<=2s", "not an SLO"),
+        ("latency<=2ms", "not an SLO"),
+        ("p95<=2ms", "the loadgen does not record p95; it records p50, p90, p99, p99.9, mean"),
+        ("p99<=0ms", "the limit must be > 0"),
+    ],
+)
+def test_bad_slos_say_why(text: str, message: str) -> None:
+    with pytest.raises(SloError, match=message) as caught:
+        parse_slo(text)
+    assert "\n" not in str(caught.value)
+
+
+# --- the bisection on a fake system --------------------------------------------------------------
+
+
+def fake_p99_ms(rate: float) -> float:
+    """A system whose p99 stays flat below its knee and climbs steeply after it."""
+    return 0.5 if rate <= KNEE_OPS else 0.5 + (rate - KNEE_OPS) / 1000.0
+
+
+@pytest.mark.parametrize("start", [1_000.0, 20_000.0, 90_000.0, 400_000.0])
+@pytest.mark.parametrize("tolerance", [0.05, 0.01])
+def test_bisection_finds_a_known_knee_within_the_tolerance(start: float, tolerance: float) -> None:
+    search = Bisection(start, tolerance, lowest=10.0, highest=1_000_000.0)
+    steps = 0
+    while (rate := search.next_value()) is not None:
+        steps += 1
+        search.record(rate, fake_p99_ms(rate) <= 1.0)  # SLO p99 <= 1 ms: met up to 37,500
+    answer = search.answer()
+    assert answer is not None
+    assert answer <= 37_500.0
+    assert (37_500.0 - answer) / answer <= tolerance
+    assert steps <= 20
+
+
+def test_bisection_on_whole_numbers_stops_at_neighbours() -> None:
+    search = Bisection(4, 0.05, lowest=1, highest=1024, whole=True)
+    while (clients := search.next_value()) is not None:
+        assert clients == int(clients)
+        search.record(clients, clients <= 13)
+    assert search.answer() == 13
+
+
+def test_bisection_says_when_nothing_passes_or_nothing_fails() -> None:
+    nothing = Bisection(100.0, 0.05, lowest=10.0, highest=1000.0)
+    while (rate := nothing.next_value()) is not None:
+        nothing.record(rate, False)
+    assert nothing.answer() is None
+    everything = Bisection(100.0, 0.05, lowest=10.0, highest=1000.0)
+    while (rate := everything.next_value()) is not None:
+        everything.record(rate, True)
+    assert everything.answer() == 1000.0
+
+
+# --- steps judged as Lancet does -----------------------------------------------------------------
+
+
+def measurement(
+    offered: float, achieved: float, p99_ms: float, verdict: str = "", mw: float | None = None
+) -> Measurement:
+    return Measurement(
+        run="p0-r0",
+        status="ok",
+        offered_ops_per_s=offered,
+        total_clients=4,
+        throughput_ops_per_s=achieved,
+        mw_throughput_ops_per_s=achieved if mw is None else mw,
+        p99_ms=p99_ms,
+        slo_low_ms=p99_ms * 0.9,
+        slo_high_ms=p99_ms * 1.1,
+        rate_verdict=verdict,
+    )
+
+
+SLO = parse_slo("p99<=1ms")
+
+
+def test_judge() -> None:
+    assert judge(measurement(1000, 1000, 0.5), SLO, True)[0] == PASS
+    assert judge(measurement(1000, 1000, 1.5), SLO, True)[0] == FAIL
+    assert judge(measurement(1000, 1200, 0.5), SLO, True)[0] == REPEAT  # above +5 %
+    assert judge(measurement(1000, 1400, 900), SLO, True)[0] == FAIL  # a backlog drained
+    loadgen = measurement(1000, 800, 0.5, "loadgen-bound")
+    assert judge(loadgen, SLO, True) == (REPEAT, "loadgen-bound: achieved 80% of the offered rate")
+    saturated = measurement(1000, 800, 0.5, "system-saturated")
+    assert judge(saturated, SLO, True)[0] == FAIL
+    assert judge(measurement(1000, 1000, 0.5, mw=700), SLO, True)[0] == REPEAT
+    failed = measurement(1000, 1000, 0.5)
+    failed.status = "partial"
+    assert judge(failed, SLO, True)[0] == REPEAT
+    # closed loop: no offered rate to reach
+    assert judge(measurement(math.nan, 900, 0.5), SLO, False)[0] == PASS
+
+
+# --- the driver: search.csv, repeats, resume -----------------------------------------------------
+
+
+class FakeSystem:
+    """A StepExecutor over `fake_p99_ms`; the first attempt of `noisy_steps` comes back noisy,
+    and the run numbered `interrupt_at` is interrupted."""
+
+    def __init__(self, noisy_steps: set[int] = frozenset(), interrupt_at: int | None = None):  # type: ignore[assignment]
+        self.noisy_steps = noisy_steps
+        self.interrupt_at = interrupt_at
+        self.runs = 0
+        self.closed = False
+
+    def measure(self, step: int, attempt: int, load: float) -> Measurement:
+        self.runs += 1
+        if self.interrupt_at is not None and self.runs == self.interrupt_at:
+            raise KeyboardInterrupt
+        achieved = load * (1.3 if step in self.noisy_steps and attempt == 0 else 1.0)
+        m = measurement(load, achieved, fake_p99_ms(load))
+        m.run = f"p{step}-r{attempt}"
+        return m
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def settings(**changes: Any) -> SearchSettings:
+    base = dict(slo="p99<=1ms", axis="workload.rate_ops", start=20_000.0, lowest=10.0, highest=1e6)
+    return SearchSettings(**{**base, **changes})  # type: ignore[arg-type]
+
+
+def rows(folder: Path) -> list[dict[str, str]]:
+    with (folder / "search.csv").open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_a_search_writes_every_attempt_and_repeats_the_untrusted(tmp_path: Path) -> None:
+    system = FakeSystem(noisy_steps={0})
+    answer = SearchDriver(settings(), tmp_path, system).run()
+    assert answer.load is not None
+    assert (37_500 - answer.load) / answer.load <= 0.05
+    assert system.closed
+    written = rows(tmp_path)
+    assert len(written) == answer.runs == system.runs
+    # step 0 (20,000/s, below the knee) first came back 30 % above its rate: measured again
+    assert [r["verdict"] for r in written if r["step"] == "0"] == [REPEAT, PASS]
+    assert [r["attempt"] for r in written if r["step"] == "0"] == ["0", "1"]
+    assert written[0]["offered_ops_per_s"] == "20000"
+    assert float(written[0]["slo_value_ms"]) == pytest.approx(0.5)
+    assert "meets p99<=1ms" in answer.text(SLO, "requests/s")
+
+
+def test_an_interrupted_search_resumes_with_nothing_lost(tmp_path: Path) -> None:
+    (tmp_path / "whole").mkdir()
+    (tmp_path / "cut").mkdir()
+    whole = SearchDriver(settings(), tmp_path / "whole", FakeSystem()).run()
+    with pytest.raises(KeyboardInterrupt):
+        SearchDriver(settings(), tmp_path / "cut", FakeSystem(interrupt_at=4)).run()
+    assert len(rows(tmp_path / "cut")) == 3  # the three measured before the interrupt
+    second = FakeSystem()
+    resumed = SearchDriver(settings(), tmp_path / "cut", second).run()
+    assert resumed.load == whole.load
+    assert second.runs == whole.runs - 3
+    loads = [r["load"] for r in rows(tmp_path / "cut")]
+    assert loads == [r["load"] for r in rows(tmp_path / "whole")]
+
+
+def test_the_figure_is_written(tmp_path: Path) -> None:
+    driver = SearchDriver(settings(), tmp_path, FakeSystem(noisy_steps={2}))
+    answer = driver.run()
+    path = write_search_figure(tmp_path, driver.steps, SLO, answer.load, "offered load")
+    assert path == tmp_path / SEARCH_FIGURE
+    assert path.stat().st_size > 10_000
+
+
+# --- settings and bad input ----------------------------------------------------------------------
+
+OPEN = {
+    "name": "open",
+    "topology": {"threads": 2, "clients_per_thread": 4, "middlewares": 1, "servers": 1},
+    "workload": {"rate_ops": 5000},
+    "run": {"duration_s": 6, "warmup_s": 1, "cooldown_s": 1},
+}
+
+
+def test_open_loop_searches_rate_and_closed_loop_clients() -> None:
+    found = settings_for(parse_spec(OPEN), "p99<=2ms")
+    assert (found.axis, found.start, found.highest) == ("workload.rate_ops", 5000, 200_000)
+    closed = parse_spec({**OPEN, "workload": {}})
+    assert settings_for(closed, "p99<=2ms").axis == "topology.clients_per_thread"
+
+
+def test_a_swept_spec_needs_a_point() -> None:
+    swept = parse_spec({**OPEN, "sweep": {"topology.workers": [4, 8]}})
+    with pytest.raises(SearchError, match=r"choose one with --point 0..1"):
+        choose_point(swept, None)
+    assert choose_point(swept, 1).topology.workers == 8
+    with pytest.raises(SearchError, match=r"--point 2: the spec's points are numbered 0..1"):
+        choose_point(swept, 2)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--slo", "p99 2ms"], "not an SLO"),
+        (["--slo", "p95<=2ms"], "does not record p95"),
+        (["--slo", "p99<=2ms", "--tolerance", "0"], "--tolerance 0: must be between"),
+    ],
+)
+def test_cli_bad_input_is_one_line_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    spec = tmp_path / "open.yaml"
+    spec.write_text(yaml.safe_dump(OPEN))
+    code = main(["search", str(spec), "--results", str(tmp_path / "results"), *args])
+    out = capsys.readouterr().out
+    assert code == 2
+    assert message in out
+    assert out.strip().startswith("error:")
+    assert len(out.strip().splitlines()) == 1
+    assert not (tmp_path / "results").exists()

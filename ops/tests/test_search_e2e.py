@@ -1,0 +1,107 @@
+"""End to end: `cachelab search` on a small open-loop spec with real processes, interrupted after
+its first step and resumed; and `cachelab run` of an open-loop point (offered and achieved rates
+in summary.csv)."""
+
+from __future__ import annotations
+
+import csv
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.e2e
+
+SPEC = {
+    "name": "search-e2e",
+    "description": "open loop through one middleware in front of one memcached",
+    "topology": {
+        "client_machines": 1,
+        "instances_per_machine": 1,
+        "threads": 1,
+        "clients_per_thread": 4,
+        "middlewares": 1,
+        "workers": 4,
+        "servers": 1,
+    },
+    "workload": {"ratio": "0:1", "value_bytes": 256, "key_maximum": 500, "rate_ops": 250},
+    "run": {"repetitions": 1, "duration_s": 4, "warmup_s": 1, "cooldown_s": 1},
+}
+# Generous enough for a loaded 2-core machine at 500 requests/s: the search climbs to --max-load.
+SLO = "p99<=2000ms"
+
+
+def cachelab(*args: str) -> list[str]:
+    return [sys.executable, "-m", "cachelab.cli", *args]
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_a_search_interrupted_and_resumed(tmp_path: Path) -> None:
+    spec = tmp_path / "search-e2e.yaml"
+    spec.write_text(yaml.safe_dump(SPEC, sort_keys=False))
+    base = tmp_path / "results"
+    search = ["search", str(spec), "--slo", SLO, "--max-load", "500", "--results", str(base)]
+    first = subprocess.Popen(
+        cachelab(*search), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and first.poll() is None:
+        csvs = list(base.glob("search-e2e/*/search.csv"))
+        if csvs and len(read_csv(csvs[0])) >= 1:
+            break
+        time.sleep(0.5)
+    first.send_signal(signal.SIGINT)
+    out, _ = first.communicate(timeout=120)
+    assert first.returncode == 130, out
+    assert "every step measured is in search.csv" in out
+    folder = next(base.glob("search-e2e/*"))
+    kept = read_csv(folder / "search.csv")
+    assert kept and kept[0]["load"] == "250"
+
+    done = subprocess.run(
+        cachelab(*search[:-2], "--resume", str(folder)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    steps = read_csv(folder / "search.csv")
+    assert steps[: len(kept)] == kept  # nothing measured before the interrupt was lost
+    decided = [s for s in steps if s["verdict"] in ("pass", "fail")]
+    assert [s["load"] for s in decided] == ["250", "500"]
+    for step in decided:
+        assert float(step["throughput_ops_per_s"]) > 0
+        assert float(step["p50_ms"]) <= float(step["p99_ms"]) <= float(step["p99_9_ms"])
+        assert float(step["slo_low_ms"]) <= float(step["p99_ms"]) <= float(step["slo_high_ms"])
+    answer = (folder / "answer.txt").read_text()
+    assert answer.startswith("500 requests/s meets p99<=2000ms"), answer
+    assert (folder / "search.png").stat().st_size > 10_000
+
+
+def test_an_open_loop_run_has_offered_and_achieved_rates(tmp_path: Path) -> None:
+    spec = tmp_path / "open-e2e.yaml"
+    spec.write_text(yaml.safe_dump({**SPEC, "name": "open-e2e"}, sort_keys=False))
+    done = subprocess.run(
+        cachelab("run", str(spec), "--results", str(tmp_path / "results")),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (row,) = read_csv(next((tmp_path / "results" / "open-e2e").glob("*/summary.csv")))
+    assert float(row["offered_ops_per_s"]) == 250
+    # Poisson arrivals over 2 measured seconds: about 500 requests, so within a generous band
+    assert 0.6 < float(row["achieved_frac"]) < 1.4
+    assert row["rate_verdict"] in ("ok", "system-saturated", "loadgen-bound")
+    point = (next((tmp_path / "results" / "open-e2e").glob("*/raw/p0-r0/point.json"))).read_text()
+    assert "--open-loop-rate=250" in point
