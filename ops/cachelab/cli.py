@@ -172,10 +172,15 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
             failed += 1
             continue
         points = spec.points()
-        runs = len(points) * spec.run.repetitions
+        runs = f"{len(points) * spec.run.repetitions}"
+        repetitions = f"{spec.run.repetitions}"
+        if spec.run.until_certain is not None:
+            until = spec.run.until_certain
+            runs += f"-{len(points) * until.max}"
+            repetitions += f"-{until.max} (until ±{until.ci_pct:g} %)"
         console.print(
             f"[green]✓[/] {path}: {spec.name}, {len(points)} points x "
-            f"{spec.run.repetitions} repetitions = {runs} runs of {spec.run.duration_s} s",
+            f"{repetitions} repetitions = {runs} runs of {spec.run.duration_s} s",
             highlight=False,
             soft_wrap=True,
         )

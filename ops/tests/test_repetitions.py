@@ -144,3 +144,17 @@ def test_the_report_section_shows_n_and_the_intervals(tmp_path: Path) -> None:
     fixed.spec_file.write_text(yaml.safe_dump({**RAW, "run": {"repetitions": 3}}))
     write_summary_csv(steady, list(RAW["sweep"]), fixed.summary_file)
     assert repetitions_section(fixed.path) is None
+
+
+def test_validate_says_how_many_runs_it_may_take(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    from cachelab.cli import main
+
+    path = tmp_path / "certain.yaml"
+    path.write_text(yaml.safe_dump(RAW))
+    assert main(["validate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "2 points x 3-6 (until ±5 %) repetitions = 6-12 runs" in out

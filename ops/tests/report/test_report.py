@@ -30,6 +30,7 @@ EXPECTED_FIGURES = {
     "interactive_law.png",
     "mva_model.png",
     "utilisation.png",
+    "seeds.png",  # the sample names asl17-3.1-one-mw, whose numbers cachelab.seeds holds
 }
 
 

@@ -64,7 +64,7 @@ public final class Middleware {
               servers::current,
               stats.newRecorder(),
               redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply,
-              decoders(config, currentPlacement(servers)),
+              decoders(config, KeyPlacement.following(() -> servers.current().router())),
               budget,
               TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()));
     } catch (BindException e) {
@@ -147,24 +147,6 @@ public final class Middleware {
     }
     this.reporter = new IntervalReporter(config, stats);
     this.metrics = new MetricsEndpoint(config, stats);
-  }
-
-  /**
-   * The placement of keys by the server list current when the net thread asks: a reload of the
-   * servers file changes it for the next command. Called by the net thread only.
-   */
-  private static KeyPlacement currentPlacement(ServerSet servers) {
-    return new KeyPlacement() {
-      @Override
-      public boolean sameServers(byte[] bytes, int aStart, int aEnd, int bStart, int bEnd) {
-        return servers.current().router().sameServers(bytes, aStart, aEnd, bStart, bEnd);
-      }
-
-      @Override
-      public boolean replicatesWrites() {
-        return servers.current().router().replicatesWrites();
-      }
-    };
   }
 
   /** One request decoder per client connection, for the configured protocol. */

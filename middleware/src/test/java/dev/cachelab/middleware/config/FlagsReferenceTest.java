@@ -33,7 +33,7 @@ class FlagsReferenceTest {
       assertThat(description).as(option.longestName()).isNotBlank();
       boolean standard = option.usageHelp() || option.versionHelp();
       if (!option.required() && !standard) {
-        assertThat(option.defaultValue() != null || description.contains("Default:"))
+        assertThat(option.defaultValue() != null || description.toLowerCase().contains("default:"))
             .as(option.longestName() + " names its default")
             .isTrue();
       }
