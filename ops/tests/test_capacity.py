@@ -69,3 +69,10 @@ def test_an_out_of_memory_log_becomes_one_cause() -> None:
         "bind: address in use"
     )
     assert log_cause("") == ""
+
+
+def test_this_machines_limits_take_the_heaps_the_local_runner_gives() -> None:
+    limits = Limits.of_this_machine()
+    assert limits.loadgen_heap_bytes == 512 * 1024 * 1024  # -Xmx512m (cachelab.jvm.LOCAL_HEAP)
+    assert limits.middleware_heap_bytes == 1024 * 1024 * 1024  # -Xmx1g
+    assert limits.open_files > 0 and limits.memory_bytes > 0

@@ -32,6 +32,7 @@ def test_collect_writes_the_results_of_an_overlays_jobs_and_report_reads_them(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     print("NOTE: the throughput and latency in these results are recorded, not measured.")
+    capsys.readouterr()  # the note stays out of what the CLI's output is compared with
     monkeypatch.setenv("KUBECONFIG", str(cluster.kubeconfig))
     results = tmp_path / "r"
     empty = cluster.namespace("collect-empty")

@@ -3,7 +3,8 @@ CRDs (v0.85.0, example/prometheus-operator-crd of its module, copied by `make k8
 manifests/monitoring (the operator, a `Prometheus` selecting `release: kps`, node exporter,
 the kubelets' cAdvisor) is accepted by the API server, and the chart's ServiceMonitors and the
 loadgen's PodMonitor carry the label that Prometheus selects, while a release installed with
-`monitoring.serviceMonitors.labels: {}` (the classic mislabelled monitor) is reported by the
+`monitoring.serviceMonitors.labels.release: testbed` (the testbed's release name in place of the
+monitoring release's, the classic mislabelled monitor) is reported by the
 check behind `make monitoring-check`. Then the operator built by `make k8s-tools` runs as a
 process against the kwok API server and does what it does in a cluster: it turns the `Prometheus`
 into the StatefulSet prometheus-kps (our images) and writes the scrape configuration it
@@ -117,7 +118,7 @@ def test_the_chart_monitors_carry_the_label_the_operators_prometheus_selects(
 
         cluster.install(good, ROOT / "charts" / "testbed" / "values.yaml")
         mislabelled = tmp_path / "mislabelled.yaml"
-        mislabelled.write_text("monitoring:\n  serviceMonitors:\n    labels: {}\n")
+        mislabelled.write_text("monitoring:\n  serviceMonitors:\n    labels: {release: testbed}\n")
         cluster.install(bad, mislabelled)
         monitors = cluster.get("servicemonitors", "-n", good)["items"]
         assert sorted(m["metadata"]["name"] for m in monitors) == [
