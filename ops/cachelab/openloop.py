@@ -5,6 +5,10 @@ the achieved throughput is below `SHORTFALL_FRAC` of it, either the loadgen coul
 time (its threads were busy or waiting for a CPU: `loadgen-bound`) or the system under test could
 not keep up (`system-saturated`). The loadgen's own CPU and its threads' run-queue wait (the time
 its sends are late because no core runs them) decide which. Pure functions of a summary row.
+
+Poisson arrivals alone make the count of a short run vary: over a measured interval expecting n
+requests its standard deviation is sqrt(n), so a shortfall smaller than two of those
+(`counting_tolerance_frac`) is counting noise, not a loadgen or system that fell behind.
 """
 
 from __future__ import annotations
@@ -21,6 +25,24 @@ VERDICT_LOADGEN = "loadgen-bound"
 VERDICT_SYSTEM = "system-saturated"
 
 
+def counting_tolerance_frac(expected_requests: float) -> float:
+    """The relative shortfall (or excess) of the achieved rate that the Poisson counting noise of
+    ``expected_requests`` explains (two standard deviations), and never less than the flag's
+    own 1 - `SHORTFALL_FRAC`."""
+    floor = 1.0 - SHORTFALL_FRAC
+    if not math.isfinite(expected_requests) or expected_requests <= 0:
+        return floor
+    return max(floor, 2.0 / math.sqrt(expected_requests))
+
+
+def measured_seconds(spec: dict[str, Any]) -> float:
+    """The measured part of each run of a point's resolved spec (duration less the trims)."""
+    run = spec.get("run", {})
+    duration = float(run.get("duration_s", 0) or 0)
+    trimmed = float(run.get("warmup_s", 0) or 0) + float(run.get("cooldown_s", 0) or 0)
+    return max(duration - trimmed, 0.0)
+
+
 def offered_rate_ops(spec: dict[str, Any]) -> float | None:
     """The total offered rate of a point's resolved spec (point.json), None for closed loop."""
     rate = float(spec.get("workload", {}).get("rate_ops", 0) or 0)
@@ -35,10 +57,15 @@ def loadgen_threads(spec: dict[str, Any]) -> int:
 
 
 def verdict(
-    achieved_frac: float, loadgen_cores: float, loadgen_wait_cores: float, threads: int
+    achieved_frac: float,
+    loadgen_cores: float,
+    loadgen_wait_cores: float,
+    threads: int,
+    expected_requests: float = math.inf,
 ) -> str:
-    """`ok`, or why the achieved rate fell short of the offered one."""
-    if achieved_frac >= SHORTFALL_FRAC:
+    """`ok`, or why the achieved rate fell short of the offered one (by more than the counting
+    noise of ``expected_requests``, the offered rate times the measured seconds)."""
+    if achieved_frac >= 1.0 - counting_tolerance_frac(expected_requests):
         return VERDICT_OK
     busy = math.isfinite(loadgen_cores) and loadgen_cores >= LOADGEN_BUSY_FRAC * threads
     late = math.isfinite(loadgen_wait_cores) and loadgen_wait_cores >= LOADGEN_LATE_FRAC * threads
@@ -61,6 +88,10 @@ def open_loop_columns(
     achieved = throughput_ops_per_s / offered
     columns["achieved_frac"] = achieved
     columns["rate_verdict"] = verdict(
-        achieved, loadgen_cores, loadgen_wait_cores, loadgen_threads(spec)
+        achieved,
+        loadgen_cores,
+        loadgen_wait_cores,
+        loadgen_threads(spec),
+        offered * measured_seconds(spec),
     )
     return columns

@@ -14,6 +14,7 @@ from cachelab.openloop import (
     VERDICT_LOADGEN,
     VERDICT_OK,
     VERDICT_SYSTEM,
+    counting_tolerance_frac,
     open_loop_columns,
     verdict,
 )
@@ -84,6 +85,16 @@ def test_verdicts() -> None:
     assert verdict(0.80, 1.0, 1.5, 4) == VERDICT_LOADGEN  # its threads waited for a core
     assert verdict(0.80, 1.0, 0.1, 4) == VERDICT_SYSTEM
     assert verdict(0.80, math.nan, math.nan, 4) == VERDICT_SYSTEM
+
+
+def test_a_shortfall_within_the_counting_noise_is_no_verdict() -> None:
+    # 1,000 requests expected: sqrt(1000) = 31.6, two of them 6.3 %; 94.5 % achieved is noise
+    assert counting_tolerance_frac(1000) == pytest.approx(2 / math.sqrt(1000))
+    assert verdict(0.945, 0.03, 0.0, 1, expected_requests=1000) == VERDICT_OK
+    assert verdict(0.92, 0.03, 0.0, 1, expected_requests=1000) == VERDICT_SYSTEM
+    # a long run: the flag's own 5 % holds
+    assert counting_tolerance_frac(1_000_000) == pytest.approx(0.05)
+    assert verdict(0.945, 0.03, 0.0, 1, expected_requests=1_000_000) == VERDICT_SYSTEM
 
 
 def test_summary_columns_of_an_open_loop_point() -> None:
