@@ -1,13 +1,13 @@
 """One step of a search: what a run measured, and whether it counts (checked as Lancet does).
 
-A step measures one load. Before its latency is compared with the SLO, the step must be
-trustworthy: in open loop the achieved rate within ±`RATE_TOLERANCE_FRAC` of the offered one (or
-within the counting noise of the step's Poisson arrivals, where that is wider), and the client's and the middleware's throughputs within `CLIENT_MW_LIMIT_PCT` of each other
-(the noise flag of a single run). A step that is not is repeated (`repeat`) up to the search's
-attempts; an achieved rate that falls short because the system saturated is a measurement, not
-noise: the SLO is not met at a load the system cannot carry (`fail`); so is an achieved rate
-above the offered one with the SLO missed (a backlog of late arrivals drained in the measured
-seconds). Pure functions.
+A step measures one load. Before its latency is compared with the SLO, the step must be trustworthy:
+in open loop the achieved rate within ±`RATE_TOLERANCE_FRAC` of the offered one (or within the
+counting noise of the step's Poisson arrivals, where that is wider), and the client's and the
+middleware's throughputs within `CLIENT_MW_LIMIT_PCT` of each other (the noise flag of a single
+run). A step that is not is repeated (`repeat`) up to the search's attempts; an achieved rate that
+falls short because the system saturated is a measurement, not noise: the SLO is not met at a load
+the system cannot carry (`fail`); so is an achieved rate above the offered one with the SLO missed
+(a backlog of late arrivals drained in the measured seconds). Pure functions.
 """
 
 from __future__ import annotations
