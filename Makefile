@@ -162,7 +162,8 @@ test-unit: venv ## Fast tier (< 2 min warm): Java unit tests (*Test) and Python 
 test-integration: deps venv build ## Real processes on loopback: Java *IT (failsafe) and Python integration tests.
 	@echo "test-integration: Java *IT (failsafe; real memcached/redis on loopback ports)"
 	@$(MVN_ENV) mvn -B -ntp -DskipUnitTests=true verify
-	@echo "test-integration: Python (integration and whole reports, not k8s)"
+	@echo "test-integration: Python (integration and whole reports, not k8s; chromium for make report-shot's test)"
+	@scripts/install-debs.sh chromium
 	@$(PYTEST) -m "(integration or report) and not e2e and not k8s"
 
 .PHONY: test-e2e
