@@ -3,8 +3,9 @@
 Fails (status 1, one `path:line: rule: text` line per finding) on
 
 - words about the making of the project rather than the project: numbered work sessions, issues,
-  waves or turns (`session 3`, `issue 12`, `issue-10`, `PR #7`), references back to them
-  (`the issue's case`, `this session`), and `History`/`Changelog` sections in Markdown;
+  waves or turns (the word followed by its number, or a pull request's number), references back
+  to them (the word after "this" or "the ... 's"), and `History`/`Changelog` sections in Markdown
+  (tests/test_prose_lint.py lists the cases caught and left alone);
 - links that leave the repository other than to public sites: Markdown links to paths outside the
   repository or to files that do not exist, `file:` links, and paths into folders beside the
   repository (`../shared/...`, `shared/design/...`, `/work/...`).

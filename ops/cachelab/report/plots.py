@@ -133,7 +133,7 @@ def plot_throughput(
     series: Sequence[str] = (),
     metric: str = "throughput_ops_per_s",
 ) -> None:
-    """Throughput against ``x``, one line per series, error bars = SD over repetitions."""
+    """Throughput against ``x``, one line per series, error bars = 95 % intervals."""
     _metric_lines(ax, frame, x, metric, series)
     ax.set_ylabel("throughput [ops/s]")
     ax.set_title("Throughput")
@@ -146,7 +146,7 @@ def plot_response_time(
     series: Sequence[str] = (),
     metric: str = "response_time_ms",
 ) -> None:
-    """Client response time against ``x``, one line per series, error bars over repetitions."""
+    """Client response time against ``x``, one line per series, error bars = 95 % intervals."""
     _metric_lines(ax, frame, x, metric, series)
     ax.set_ylabel("response time [ms]")
     ax.set_title("Response time (client)")
