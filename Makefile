@@ -123,7 +123,7 @@ k8s-down: ## Stop the local cluster and restore the machine (bridge, veths, netn
 	@TOOLS_DIR=$(TOOLS_DIR) scripts/local-cluster.sh down
 
 .PHONY: images
-images: deps k8s-tools ## Build every image locally into .cache/images (jib on a jlinked base; servers, exporter, prometheus from Debian packages).
+images: deps k8s-tools ## Build every image locally into .cache/images (jib on a jlinked base; servers, exporters, prometheus from Debian packages; the operator and its Prometheus from Go modules).
 	@TOOLS_DIR=$(TOOLS_DIR) JAVA_HOME="$(JDK_HOME)" scripts/images.sh build
 
 .PHONY: kwok-up
@@ -175,7 +175,7 @@ test-k8s: deps venv k8s-tools build ## Kubernetes tier: chart lint/schema, insta
 	@$(PYTEST) -m "k8s and not e2e"
 
 .PHONY: test-k8s-real
-test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, a 2-point k8s run, the tutorial's cluster part (CILIUM=1: NetworkPolicies enforced); always torn down.
+test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, the Prometheus Operator and dashboards, a 2-point k8s run, the tutorial's cluster part (CILIUM=1: NetworkPolicies enforced); always torn down.
 	@$(PYTEST) -m "$(if $(filter 1,$(CILIUM)),k8s_real,k8s_real and not cilium)"
 
 ##@ Benchmark
@@ -188,17 +188,18 @@ bench: deps build ## Proxies (direct/twemproxy/ASL floor in C/middleware) for me
 
 KPS_VERSION          ?= 67.8.0
 MONITORING_NAMESPACE ?= monitoring
+MONITORING_MANIFESTS ?= manifests/monitoring
 
 .PHONY: monitoring-install
 monitoring-install: ## Install kube-prometheus-stack (pinned chart KPS_VERSION) with ops/monitoring values into the current cluster.
 	@KPS_VERSION=$(KPS_VERSION) MONITORING_NAMESPACE=$(MONITORING_NAMESPACE) scripts/monitoring-install.sh
 
 .PHONY: monitoring-operator-install
-monitoring-operator-install: ## The Prometheus Operator built here (k8s-tools, images): its CRDs, then manifests/monitoring (a Prometheus selecting `release: kps` monitors, node exporter, cAdvisor).
+monitoring-operator-install: ## The Prometheus Operator built here (k8s-tools, images): its CRDs, then MONITORING_MANIFESTS (manifests/monitoring: a Prometheus selecting `release: kps` monitors, node exporter, cAdvisor; manifests/monitoring-local on `make k8s-up`'s nodes).
 	@[[ -d $(TOOLS_DIR)/prometheus-operator-crd ]] || { echo "error: $(TOOLS_DIR)/prometheus-operator-crd is missing: run make k8s-tools" >&2; exit 1; }
 	@kubectl apply --server-side -f $(TOOLS_DIR)/prometheus-operator-crd
 	@kubectl wait --for=condition=Established --timeout=60s -f $(TOOLS_DIR)/prometheus-operator-crd
-	@kubectl apply -k manifests/monitoring
+	@kubectl apply -k $(MONITORING_MANIFESTS)
 
 .PHONY: monitoring-check
 monitoring-check: venv ## List the ServiceMonitors, PodMonitors and PrometheusRules that no Prometheus of the cluster selects (exit 1 if any).

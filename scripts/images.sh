@@ -41,6 +41,7 @@ image_ref() {
     redis) echo "$registry/redis:$(deb_version redis-server)" ;;
     redis-exporter) echo "$registry/redis-exporter:$(deb_version prometheus-redis-exporter)" ;;
     prometheus) echo "$registry/prometheus:$(deb_version prometheus)" ;;
+    prometheus-k8s) echo "$registry/prometheus:$(cat "$tools_bin/.prometheus.version" 2>/dev/null | sed 's/^v//' || echo missing)" ;;
     node-exporter) echo "$registry/node-exporter:$(deb_version prometheus-node-exporter)" ;;
     prometheus-operator) echo "$registry/prometheus-operator:$(cat "$tools_bin/.prometheus-operator.version" 2>/dev/null | sed 's/^v//' || echo missing)" ;;
     java-base) echo "$registry/java-base:$("$(java_home)/bin/java" -XshowSettings:properties -version 2>&1 | awk '/java.version =/ {print $3}')" ;;
@@ -51,7 +52,7 @@ image_ref() {
 }
 # No memcached exporter: it is no Debian package, and its Go module is not in the module proxy
 # this project's machines use (local-values.yaml turns the exporters off).
-all_images=(pause coredns helper memcached redis redis-exporter prometheus node-exporter prometheus-operator java-base middleware loadgen)
+all_images=(pause coredns helper memcached redis redis-exporter prometheus prometheus-k8s node-exporter prometheus-operator java-base middleware loadgen)
 
 java_home() { JAVA_HOME="${JAVA_HOME:-}" "$root/scripts/find-jdk.sh"; }
 
@@ -150,6 +151,13 @@ build_one() {
       input=/usr/bin/prometheus; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
       add_file "$rootfs" "$input"; mkdir -p "$rootfs/prometheus"; chmod 777 "$rootfs/prometheus"
       pack "$name" "$rootfs" "$input" ;;
+    prometheus-k8s)
+      # the Prometheus of the operator (manifests/monitoring), built by scripts/k8s-tools.sh from
+      # its Go module (static): Debian's has no Kubernetes service discovery, which every
+      # configuration the operator writes uses
+      input="$(tool prometheus)"; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
+      mkdir -p "$rootfs/bin" "$rootfs/prometheus"; chmod 777 "$rootfs/prometheus"
+      cp "$input" "$rootfs/bin/prometheus"; pack "$name" "$rootfs" /bin/prometheus ;;
     node-exporter)
       input=/usr/bin/prometheus-node-exporter; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
       add_file "$rootfs" "$input"; pack "$name" "$rootfs" "$input" ;;

@@ -5,11 +5,15 @@ metrics-server) while the benchmark Job runs, into the same `cpu.csv` as a local
 pod's cumulative CPU seconds, i.e. its cgroup's `usageCoreNanoSeconds`, stamped with the time
 the kubelet read it) and `net.csv`.
 
-`net.csv` columns `epoch_ms,node,pool,rx_bytes,tx_bytes`: per node, the cumulative bytes its
-pods received and sent on their interfaces (the pods' own network namespaces, so the counts are
-right also where nodes share a kernel; host-network pods are not counted, and traffic between two
-pods of one node is counted though it never leaves the node). `pool` is the node's pool label
-value. The thread columns of cpu.csv stay empty (no schedstat per thread).
+`net.csv` columns `epoch_ms,node,pool,rx_bytes,tx_bytes`: per node, the cumulative bytes the
+run's pods on it (the release's and the benchmark Job's) received and sent on their interfaces
+(the pods' own network namespaces, so the counts are right also where nodes share a kernel, as on
+the local cluster, whose kubelets all report the machine's NIC as the node's; other pods, such as
+host-network exporters, are not counted, and traffic between two pods of one node is counted
+though it never leaves the node). `pool` is the node's pool label value. The kubelet reports a
+pod's network only when its cAdvisor reaches the node's container runtime (on the local cluster,
+`--containerd` with the node's socket). The thread columns of cpu.csv stay empty (no schedstat
+per thread).
 """
 
 from __future__ import annotations
@@ -119,11 +123,13 @@ class UsageSampler:
         rx = tx = 0
         for pod in summary.get("pods", []):
             name = pod.get("podRef", {}).get("name", "")
+            if name not in roles:
+                continue
             network = pod.get("network") or {}
             rx += int(network.get("rxBytes", 0))
             tx += int(network.get("txBytes", 0))
             cpu = pod.get("cpu") or {}
-            if name in roles and "usageCoreNanoSeconds" in cpu:
+            if "usageCoreNanoSeconds" in cpu:
                 # stamped with the time the kubelet read the cgroup, not the time of asking:
                 # its stats may be some seconds old
                 when_ms = stamp_ms(cpu.get("time"), epoch_ms)

@@ -136,12 +136,17 @@ def test_the_chart_monitors_carry_the_label_the_operators_prometheus_selects(
             f"servicemonitors {bad}/testbed-{component}: no Prometheus selects it "
             "(Prometheus monitoring/kps wants release=kps)"
             for component in ("memcached", "middleware")
+        ] + [
+            f"prometheusrules {bad}/testbed: no Prometheus selects it "
+            "(Prometheus monitoring/kps wants release=kps)"
         ]
         total = json.loads(
-            cluster.kubectl("get", "servicemonitors,podmonitors", "-A", "-o", "json")
+            cluster.kubectl(
+                "get", "servicemonitors,podmonitors,prometheusrules", "-A", "-o", "json"
+            )
         )
         assert lines[-1] == (
-            f"{len(total['items']) - 2} of {len(total['items'])} monitors and rules selected by "
+            f"{len(total['items']) - 3} of {len(total['items'])} monitors and rules selected by "
             "a Prometheus"
         )
 
@@ -177,7 +182,7 @@ def test_the_chart_monitors_carry_the_label_the_operators_prometheus_selects(
             c["name"]: c["image"] for c in statefulset["spec"]["template"]["spec"]["containers"]
         }
         assert images == {
-            "prometheus": "cachelab.local/prometheus:2.42.0",
+            "prometheus": "cachelab.local/prometheus:3.5.0",
             "config-reloader": "cachelab.local/prometheus-operator:0.85.0",
         }
     finally:
