@@ -26,10 +26,12 @@ def _stamp(ms: float) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
-def pod(name: str, node: str, component: str) -> dict[str, Any]:
+def pod(name: str, node: str, component: str, *cpu_limits: str) -> dict[str, Any]:
+    """A pod of a role; one container per CPU limit given ("" for a container without one)."""
+    containers = [{"resources": {"limits": {"cpu": c}} if c else {}} for c in cpu_limits]
     return {
         "metadata": {"name": name, "labels": {"app.kubernetes.io/component": component}},
-        "spec": {"nodeName": node},
+        "spec": {"nodeName": node, "containers": containers},
     }
 
 
@@ -59,7 +61,8 @@ class FakeKube:
 
     def get(self, kind: str, name: str) -> dict[str, Any]:
         assert kind == "node"
-        return {"metadata": self.nodes[name]}
+        meta = {k: v for k, v in self.nodes[name].items() if k != "allocatable"}
+        return {"metadata": meta, "status": {"allocatable": self.nodes[name].get("allocatable")}}
 
     def get_raw(self, path: str) -> str:
         node = path.split("/")[4]
@@ -79,15 +82,15 @@ class Clock:
 def test_pod_cpu_and_node_network_are_sampled_into_the_run_folder(tmp_path: Path) -> None:
     kube = FakeKube(
         {
-            "a2-0": {"labels": {"agentpool": "a2"}},
-            "a4-0": {"labels": {"agentpool": "a4"}},
+            "a2-0": {"labels": {"agentpool": "a2"}, "allocatable": {"cpu": "200m"}},
+            "a4-0": {"labels": {"agentpool": "a4"}, "allocatable": {"cpu": "800m"}},
             "kwok-0": {"labels": {}, "annotations": {"kwok.x-k8s.io/node": "fake"}},
         }
     )
     pods = [
-        pod("benchmark-0-x", "a2-0", "benchmark"),
-        pod("testbed-middleware-1", "a4-0", "middleware"),
-        pod("testbed-memcached-0", "a4-0", "memcached"),
+        pod("benchmark-0-x", "a2-0", "benchmark", ""),  # no limit: its node's allocatable
+        pod("testbed-middleware-1", "a4-0", "middleware", "1"),
+        pod("testbed-memcached-0", "a4-0", "memcached", "100m", "50m"),  # with an exporter
         pod("testbed-test", "kwok-0", "test"),
     ]
     clock = Clock()
@@ -123,13 +126,19 @@ def test_pod_cpu_and_node_network_are_sampled_into_the_run_folder(tmp_path: Path
     last = {r["node"]: r for r in rows[-2:]}
     assert (last["a4-0"]["rx_bytes"], last["a4-0"]["tx_bytes"]) == ("1600", "600")
     assert sampler.errors == ["node kwok-0 is simulated by kwok: no kubelet statistics"]
+    assert sampler.cpu_limits == pytest.approx(
+        {"benchmark-0-x": 0.2, "testbed-middleware-1": 1.0, "testbed-memcached-0": 0.15}
+    )
 
 
 def test_a_k8s_runs_cpu_makes_the_summary_columns_and_the_bottleneck_rows(
     tmp_path: Path,
 ) -> None:
     """The recorded quickstart results with each run's cpu.csv replaced by what the sampler
-    writes for pods using 0.8 (loadgen), 0.6 (middleware) and 3 x 0.1 (servers) cores."""
+    writes for pods using 0.8 (loadgen), 0.6 (middleware) and 3 x 0.1 (servers) cores, with
+    their CPU caps in point.json as the runner records them (the servers' 0.105 cores): each
+    pod's CPU is over its cap, the loadgen's and middleware's pods are stations, and the
+    servers, 95 % of their cap, are the bottleneck, as on the local cluster's a1 nodes."""
     import shutil
 
     from cachelab.report import build_report
@@ -141,7 +150,11 @@ def test_a_k8s_runs_cpu_makes_the_summary_columns_and_the_bottleneck_rows(
     cores = {"benchmark-0-x": 0.8, "testbed-middleware-0": 0.6}
     cores |= {f"testbed-memcached-{k}": 0.1 for k in range(3)}
     components = {"benchmark-0-x": "benchmark", "testbed-middleware-0": "middleware"}
-    pods = [pod(name, "a4-0", components.get(name, "memcached")) for name in cores]
+    limits = {"benchmark-0-x": "2", "testbed-middleware-0": "8"}
+    pods = [
+        pod(name, "a4-0", components.get(name, "memcached"), limits.get(name, "105m"))
+        for name in cores
+    ]
     for run_dir in sorted((results / "raw").iterdir()):
         record = json.loads((run_dir / "point.json").read_text())
         record["target"] = "k8s"
@@ -161,6 +174,8 @@ def test_a_k8s_runs_cpu_makes_the_summary_columns_and_the_bottleneck_rows(
             sampler.poll()
             clock.now_s += 1.0
         sampler.close()
+        record["usage"] = {"cpu_limit_cores": sampler.cpu_limits}
+        (run_dir / "point.json").write_text(json.dumps(record))
     build_summary(results)
     build_report(results)
     rows = list(csv.DictReader((results / "summary.csv").open()))
@@ -168,5 +183,16 @@ def test_a_k8s_runs_cpu_makes_the_summary_columns_and_the_bottleneck_rows(
         assert float(row["cpu_loadgen_cores"]) == pytest.approx(0.8)
         assert float(row["cpu_middleware_cores"]) == pytest.approx(0.6)
         assert float(row["cpu_server_cores"]) == pytest.approx(0.3)
-    stages = [r["stage"] for r in csv.DictReader((results / "report" / "bottlenecks.csv").open())]
+    found = list(csv.DictReader((results / "report" / "bottlenecks.csv").open()))
+    stages = {r["stage"]: r for r in found if r["point"] == "0"}
     assert "cpu testbed-middleware-0" in stages and "cpu benchmark-0-x" in stages
+    assert float(stages["cpu benchmark-0-x"]["utilisation_frac"]) == pytest.approx(0.4)
+    assert float(stages["pod CPU loadgen"]["utilisation_frac"]) == pytest.approx(0.4)
+    assert float(stages["pod CPU middleware"]["utilisation_frac"]) == pytest.approx(0.075)
+    server = stages["backend testbed-memcached-0"]
+    assert float(server["servers"]) == pytest.approx(0.105)
+    assert float(server["utilisation_frac"]) == pytest.approx(0.1 / 0.105)
+    assert "host CPU" not in stages  # the pods are not on one shared host
+    assert {r["stage"] for r in found if r["bottleneck"] == "True"} == {
+        "backend testbed-memcached-0"
+    }

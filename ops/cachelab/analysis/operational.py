@@ -35,6 +35,13 @@ and the per-process CPU samples:
   shows the experiment's CPU over c.
 - **each process's CPU**: its CPU seconds per second over the machine's cores (shown, not a
   station of its own).
+- **Kubernetes pods** (a run whose pods' CPU caps were recorded, `process_cpu_limit`): each pod
+  runs on its own node under its own cap, not on one shared host, so there is no host CPU
+  station. A backend's servers are its threads or its cap in cores, whichever is fewer; each
+  pod's CPU row is over its cap; and the load generators' and the middlewares' pods are
+  stations `pod CPU loadgen` / `pod CPU middleware` (m = the cap of the busiest pod of the role,
+  U = its CPU over its cap, D its CPU seconds per request it served): a pod at its cap is as
+  saturated as a full machine.
 
 The bottleneck is the model's station (worker pool, host CPU) with the highest utilisation,
 the same station whose queue the calibrated MVA predicts. The net thread and the backends are
@@ -83,6 +90,8 @@ class PointMeasurement:
     mw_staging_time_ms: float = math.nan
     # times per second the worker-pool threads were put on a CPU (schedstat; NaN: not measured)
     pool_slices_per_s: float = math.nan
+    # Kubernetes: pod name -> its CPU cap in cores (empty: processes on one host)
+    process_cpu_limit: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def worker_wakeup_wait_ms(self) -> float:
@@ -158,7 +167,7 @@ def cpu_share(m: PointMeasurement) -> CpuShare | None:
     (JIT compilers, GC, stats reporters, memcached's LRU maintainer) take cores away like other
     people's processes."""
     rows = {n: v for n, v in m.process_cpu.items() if v[0] != "host"}
-    if not m.host_cores or not rows:
+    if not m.host_cores or not rows or m.process_cpu_limit:
         return None
     whole = sum(cores for _, cores in rows.values())
     host_busy = next((c for r, c in m.process_cpu.values() if r == "host"), None)
@@ -229,9 +238,10 @@ def analyse(m: PointMeasurement) -> OperationalAnalysis:
     for name, (role, cores) in sorted(m.process_cpu.items()):
         if role == "server":
             demand = 1000.0 * cores / (x / max(1, m.servers)) if x > 0 else math.nan
-            stages.append(
-                Stage(f"backend {name}", demand, m.server_threads, cores / m.server_threads, part)
-            )
+            servers = min(m.server_threads, m.process_cpu_limit.get(name, math.inf))
+            stages.append(Stage(f"backend {name}", demand, servers, cores / servers, part))
+    if m.process_cpu_limit:
+        stages += _pod_stages(m, x)
     if share is not None:
         for name, (role, cores) in sorted(m.process_cpu.items()):
             if role == "host":
@@ -249,6 +259,28 @@ def analyse(m: PointMeasurement) -> OperationalAnalysis:
     stations = [s for s in stages if s.is_station and math.isfinite(s.utilisation)]
     bottleneck = max(stations, key=lambda s: s.utilisation).name if stations else None
     return OperationalAnalysis(m.point, stages, bottleneck)
+
+
+def _pod_stages(m: PointMeasurement, x: float) -> list[Stage]:
+    """Kubernetes: each pod's CPU over its cap (shown), and a station per role of the load
+    generators and middlewares, its busiest pod's."""
+    stages = []
+    for role in ("loadgen", "middleware"):
+        pods = [
+            (cores / limit, limit, cores)
+            for name, (r, cores) in m.process_cpu.items()
+            if r == role and (limit := m.process_cpu_limit.get(name, 0.0)) > 0
+        ]
+        if pods:
+            utilisation, limit, cores = max(pods)
+            demand = 1000.0 * cores / (x / len(pods)) if x > 0 else math.nan
+            stages.append(Stage(f"pod CPU {role}", demand, limit, utilisation, "queue"))
+    for name, (role, cores) in sorted(m.process_cpu.items()):
+        limit = m.process_cpu_limit.get(name, 0.0)
+        if role != "host" and limit > 0:
+            demand = 1000.0 * cores / x if x > 0 else math.nan
+            stages.append(Stage(f"cpu {name}", demand, limit, cores / limit, "cpu"))
+    return stages
 
 
 def _host_cpu(share: CpuShare, x: float, modelled: bool) -> Stage:

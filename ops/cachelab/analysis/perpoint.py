@@ -34,6 +34,17 @@ def process_cpu(runs: Sequence[RunData]) -> dict[str, tuple[str, float]]:
     return {name: (roles[name], sum(v) / len(v)) for name, v in found.items()}
 
 
+def process_cpu_limit(runs: Sequence[RunData]) -> dict[str, float]:
+    """Per pod name, its CPU cap in cores, as a Kubernetes run recorded it (point.json's
+    `usage.cpu_limit_cores`; empty for a local run)."""
+    found: dict[str, float] = {}
+    for run in runs:
+        usage = run.record.extra.get("usage") or {}
+        for name, cores in (usage.get("cpu_limit_cores") or {}).items():
+            found[str(name)] = float(cores)
+    return found
+
+
 def process_wait(runs: Sequence[RunData]) -> dict[str, float]:
     """Per process name, its threads' run-queue wait seconds per second averaged over the runs
     (NaN when a run did not measure it)."""
@@ -119,6 +130,7 @@ def measurement(
         process_path=process_path(runs),
         mw_staging_time_ms=metric("mw_staging_time_ms"),
         pool_slices_per_s=pool_slices(runs),
+        process_cpu_limit=process_cpu_limit(runs),
     )
 
 

@@ -203,6 +203,7 @@ class K8sRunner:
             "source": "kubelet summary API (stats/summary) through the API server",
             "cpu": "cpu.csv",
             "network": "net.csv",
+            "cpu_limit_cores": usage.cpu_limits,
             "problems": usage.errors,
         }
         seconds = time.time() - started

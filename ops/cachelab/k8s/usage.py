@@ -14,6 +14,11 @@ though it never leaves the node). `pool` is the node's pool label value. The kub
 pod's network only when its cAdvisor reaches the node's container runtime (on the local cluster,
 `--containerd` with the node's socket). The thread columns of cpu.csv stay empty (no schedstat
 per thread).
+
+Each pod's CPU cap in cores (`cpu_limits`, into point.json's `usage.cpu_limit_cores`): the sum
+of its containers' CPU limits, or, when a container has none, its node's allocatable CPU (the
+node's size; on the local cluster its cgroup's cap). The operational analysis divides each pod's
+CPU by it.
 """
 
 from __future__ import annotations
@@ -39,6 +44,24 @@ def stamp_ms(text: str | None, default_ms: float) -> float:
     if not text:
         return default_ms
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000.0
+
+
+def cpu_cores(quantity: str) -> float:
+    """A Kubernetes CPU quantity ("100m", "0.5", "2") in cores."""
+    text = str(quantity)
+    return float(text[:-1]) / 1000.0 if text.endswith("m") else float(text)
+
+
+def limit_cores(pod: dict[str, Any], node_cores: float | None) -> float | None:
+    """The pod's CPU cap: its containers' limits summed, or the node's allocatable when one of
+    them has no limit (None when that is unknown too)."""
+    total = 0.0
+    for container in pod["spec"].get("containers", []):
+        limit = ((container.get("resources") or {}).get("limits") or {}).get("cpu")
+        if limit is None:
+            return node_cores
+        total += cpu_cores(limit)
+    return total or node_cores
 
 
 def role_of(pod: dict[str, Any]) -> str | None:
@@ -77,6 +100,8 @@ class UsageSampler:
         self._net.writerow(NET_COLUMNS)
         self._last = 0.0
         self._pools: dict[str, str | None] = {}
+        self._node_cores: dict[str, float] = {}
+        self.cpu_limits: dict[str, float] = {}
         self.errors: list[str] = []
 
     def poll(self) -> None:
@@ -94,6 +119,12 @@ class UsageSampler:
         for node in nodes:
             if self._node(node) is None:
                 continue
+            for pod in pods:
+                name = pod["metadata"]["name"]
+                if name in roles and pod["spec"].get("nodeName") == node:
+                    limit = limit_cores(pod, self._node_cores.get(node))
+                    if limit is not None:
+                        self.cpu_limits[name] = limit
             try:
                 summary = json.loads(self.kube.get_raw(f"/api/v1/nodes/{node}/proxy/stats/summary"))
             except (K8sError, json.JSONDecodeError) as error:
@@ -105,7 +136,8 @@ class UsageSampler:
         """The node's pool label value, or None for a node without a kubelet (kwok's)."""
         if node not in self._pools:
             try:
-                meta = self.kube.get("node", node)["metadata"]
+                found = self.kube.get("node", node)
+                meta = found["metadata"]
             except K8sError as error:
                 self._error(f"node {node}: {error}")
                 return None
@@ -114,6 +146,9 @@ class UsageSampler:
                 self._pools[node] = None
             else:
                 self._pools[node] = str(meta.get("labels", {}).get(self.pool_label_key, ""))
+                allocatable = (found.get("status") or {}).get("allocatable") or {}
+                if "cpu" in allocatable:
+                    self._node_cores[node] = cpu_cores(allocatable["cpu"])
         return self._pools[node]
 
     def _record(
