@@ -276,11 +276,14 @@ address: $1
 port: 10250
 readOnlyPort: 0
 healthzPort: 0
+# bearer tokens checked with the API server (TokenReview) and requests authorised by its RBAC
+# (SubjectAccessReview), as kubeadm and AKS set their kubelets: Prometheus scrapes cAdvisor with
+# its ServiceAccount's token and the nodes/metrics permission (manifests/monitoring)
 authentication:
   anonymous: {enabled: false}
-  webhook: {enabled: false}
+  webhook: {enabled: true}
   x509: {clientCAFile: "$dir/pki/ca.crt"}
-authorization: {mode: AlwaysAllow}
+authorization: {mode: Webhook}
 cgroupDriver: cgroupfs
 containerRuntimeEndpoint: "unix://$2"
 clusterDNS: ["$dns_ip"]

@@ -36,9 +36,10 @@ from cachelab.results.cpu import read_cpu_samples
 from cachelab.results.layout import RunDir
 from cachelab.results.run import read_run
 
-from .conftest import LOCAL_VALUES, NAMESPACE, RELEASE, LocalCluster
+from .conftest import LOCAL_VALUES, LOCK_WAIT_S, NAMESPACE, RELEASE, LocalCluster
 
-pytestmark = pytest.mark.k8s_real
+# the first test's time includes the module's cluster, whose start may queue for the lock
+pytestmark = [pytest.mark.k8s_real, pytest.mark.timeout(LOCK_WAIT_S + 600)]
 
 MONITORING = "monitoring"
 REDIS_RELEASE = "servers-redis"
@@ -384,10 +385,14 @@ def test_utilisation_of_a_k8s_point_names_its_bottleneck(k8s_run: MonitoredRun) 
     cores = {(p.role, p.name): p.cores for p in run_data.cpu}
     print({f"{role} {name}": round(c, 3) for (role, name), c in cores.items()})
     assert {role for role, _ in cores} == {"loadgen", "middleware", "server"}, cores
-    # each pod is capped by its pool's size (local-values.yaml: a1 100m, a2 200m, a4 800m)
+    # each pod is capped by its pool's size (local-values.yaml: a1 100m, a2 200m, a4 800m),
+    # and its cap is recorded
     caps = {"server": 0.1, "loadgen": 0.2, "middleware": 0.8}
+    limits = record["usage"]["cpu_limit_cores"]
+    print(f"CPU caps: {limits}")
     for (role, name), c in cores.items():
         assert 0.0 < c <= caps[role] * 1.2, (role, name, c)
+        assert 0.0 < limits[name] <= caps[role] + 1e-9, (role, name, limits)
     network = node_bytes(results)
     for pool in ("a1", "a2", "a4"):
         rx = [r for r, _ in network[pool]]
@@ -401,7 +406,8 @@ def test_utilisation_of_a_k8s_point_names_its_bottleneck(k8s_run: MonitoredRun) 
     (bottleneck,) = [r for r in rows if r["point"] == "0" and r["bottleneck"] == "True"]
     assert float(bottleneck["utilisation_frac"]) > 0, bottleneck
     stages = {r["stage"] for r in rows}
-    assert {"worker pool", "net thread"} <= stages, stages
+    assert {"worker pool", "net thread", "pod CPU loadgen", "pod CPU middleware"} <= stages
+    assert "host CPU" not in stages, stages  # the pods do not share one host
     with (results / "report" / "models.csv").open() as f:
         mva = [r for r in csv.DictReader(f) if r["model"] == "MVA" and r["point"] == "0"]
     assert {r["metric"] for r in mva} >= {"throughput_ops_per_s", "response_time_ms"}, mva
