@@ -165,6 +165,11 @@ def prometheus(real_cluster: LocalCluster) -> Prometheus:
         timeout_s=140,
     )  # fmt: skip
     pod = real_cluster.get("pod", "-n", MONITORING, "prometheus-kps-0")
+    operator = real_cluster.get(
+        "pods", "-n", MONITORING, "-l", "app.kubernetes.io/name=prometheus-operator"
+    )["items"]
+    placed = [real_cluster.node_pool(p["spec"]["nodeName"]) for p in [pod, *operator]]
+    assert placed == ["a4", "a4"], placed  # manifests/monitoring-local: the a4 node
     print(
         f"monitoring up in {time.monotonic() - started:.1f} s; Prometheus on "
         f"{pod['spec']['nodeName']}"
