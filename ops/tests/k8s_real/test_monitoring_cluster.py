@@ -194,6 +194,14 @@ def redis_release(real_cluster: LocalCluster, monitored: Prometheus) -> str:
         "install", REDIS_RELEASE, CHART, "-n", NAMESPACE, "-f", LOCAL_VALUES, "-f", values,
         "--wait", "--timeout", "180s", timeout_s=240,
     )  # fmt: skip
+    # a new ServiceMonitor reaches Prometheus through the operator, the configuration Secret
+    # and the kubelet's refresh of its volume (up to a minute or more): wait for its target
+    pool = f"serviceMonitor/{NAMESPACE}/{REDIS_RELEASE}-testbed-redis/0"
+    wait_for(
+        f"the redis exporter's target up ({pool})",
+        lambda: "up" in scrape_pools(monitored).get(pool, []),
+        timeout_s=240,
+    )
     return REDIS_RELEASE
 
 
