@@ -172,19 +172,26 @@ def cachelab(
     overlay_release: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> Cachelab:
+) -> Iterator[Cachelab]:
     """`cachelab ARGS...` in this process against the cluster and the overlay's namespace:
-    its exit code and what it printed."""
+    its exit code and what it printed. The test's own prints pass through (pytest -s)."""
     monkeypatch.setenv("KUBECONFIG", str(real_cluster.kubeconfig))
     monkeypatch.setenv("CACHELAB_K8S_NAMESPACE", overlay_release)
     monkeypatch.setenv("CACHELAB_K8S_TIMEOUT_S", "300")
     monkeypatch.setenv("PATH", f"{TOOLS_BIN}:{os.environ['PATH']}")
 
+    def passed_on() -> None:
+        printed = capsys.readouterr().out
+        with capsys.disabled():
+            print(printed, end="")
+
     def cli(*args: str) -> tuple[int, str]:
+        passed_on()
         code = main(list(args))
         return code, capsys.readouterr().out
 
-    return cli
+    yield cli
+    passed_on()
 
 
 # ---------------------------------------------------------------- redis, hash routing, replication
@@ -358,15 +365,15 @@ def test_the_shipped_three_client_overlay_runs_unmodified_and_is_collected(
 
     code, out = cachelab("collect", "-n", ns, "--results", str(tmp_path / "r"))
     assert code == 0, out
-    (folder,) = re.findall(r"^results: (\S+)$", out, re.MULTILINE)
-    results = Path(folder)
+    (summary,) = (tmp_path / "r").rglob("summary.csv")
+    results = summary.parent
     loadgens = sorted(results.rglob("loadgen-*.json"))
     assert len(loadgens) == 6, loadgens  # 3 machines x 2 instances
     starts = []
     for path in loadgens:
         data = json.loads(path.read_text())
         starts.append(data["ALL STATS"]["Runtime"]["Start time"])
-        assert data["ALL STATS"]["Totals"]["Ops/sec"] > 0, path
+        assert float(data["ALL STATS"]["Totals"]["Ops/sec"]) > 0, path
     print(f"loadgen instances started within {(max(starts) - min(starts)) / 1000:.1f} s")
     code, out = cachelab("report", str(results))
     assert code == 0, out
