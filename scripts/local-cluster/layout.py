@@ -5,10 +5,10 @@ under a bandwidth profile (the rates of cachelab.local.shaping, the local runner
     layout.py NODES SCALE PROFILE CORES MEM_MIB CONTROL_PLANE_MCPU
 
 NODES is `a1:3,a4:1,a2:3` (pool:count; DEFAULT_NODES), SCALE a factor or `auto` (the largest
-that fits, at most 1), CORES and MEM_MIB the machine's, CONTROL_PLANE_MCPU what the control plane and the nodes'
-daemons keep. Prints `scale F` and then one `node NAME POOL CPU_M MEMORY_MIB MBIT` line per node
-(MBIT 0: unshaped), or one `error: ...` line on stderr and exit 2 when the machine cannot hold
-the layout, with what would fit.
+that fits, at most 1), CORES and MEM_MIB the machine's, CONTROL_PLANE_MCPU what the control plane
+and the nodes' daemons keep. Prints `scale F` and then one `node NAME POOL CPU_M MEMORY_MIB
+MBIT` line per node (MBIT 0: unshaped), or one `error: ...` line on stderr and exit 2 when the
+machine cannot hold the layout, with what would fit.
 """
 
 from __future__ import annotations
