@@ -219,7 +219,13 @@ def test_the_operator_discovers_and_scrapes_the_charts_monitors_and_loads_its_ru
     real_cluster: LocalCluster, monitored: Prometheus
 ) -> None:
     nodes = len(real_cluster.layout())
-    monitors = real_cluster.get("servicemonitors,prometheusrules", "-n", NAMESPACE)["items"]
+    monitors = real_cluster.get(
+        "servicemonitors,prometheusrules",
+        "-n",
+        NAMESPACE,
+        "-l",
+        f"app.kubernetes.io/instance={RELEASE}",
+    )["items"]
     assert sorted((m["kind"], m["metadata"]["name"]) for m in monitors) == [
         ("PrometheusRule", "testbed"),
         ("ServiceMonitor", "testbed-middleware"),
