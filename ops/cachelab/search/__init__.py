@@ -119,8 +119,10 @@ def run_local(
     from cachelab.paths import repo_root
     from cachelab.report.search_plots import write_search_figure
     from cachelab.results import ResultsDir, finish_metadata
+    from cachelab.results.metadata import read_metadata
     from cachelab.results.noise import load_warning
     from cachelab.search.measure import RunnerSteps
+    from cachelab.search.model import beside_model
     from cachelab.terminal import RunLines
 
     full = load_spec(spec_path)
@@ -174,5 +176,12 @@ def run_local(
             write_search_figure(results.path, driver.steps, slo, driver.answer().load, label)
             finish_metadata(results.metadata_file)
     unit = "requests/s" if settings.open_loop else "clients per thread"
-    (results.path / ANSWER_FILE).write_text(answer.text(slo, unit) + "\n")
+    text = answer.text(slo, unit)
+    host = read_metadata(results.metadata_file).get("host") or {}
+    cores = int(host.get("cpu_count") or os.cpu_count() or 0) if isinstance(host, dict) else 0
+    model = beside_model(results.path, driver.steps, answer.load, cores)
+    if model is not None:
+        model.save(results.path)
+        text += "\n" + model.text()
+    (results.path / ANSWER_FILE).write_text(text + "\n")
     return results.path, answer
