@@ -403,6 +403,12 @@ def add_search_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=None,
         help="highest load tried (requests/s, or clients per thread for a closed-loop spec)",
     )
+    search.add_argument(
+        "--no-probe",
+        dest="probe",
+        action="store_false",
+        help="open loop: start at the spec's rate, not from a closed-loop capacity probe",
+    )
     search.add_argument("--point", type=int, default=None, help="the point of a swept spec")
     search.add_argument("--target", choices=["local"], default="local")
     search.add_argument(
@@ -420,7 +426,9 @@ def cmd_search(args: argparse.Namespace, console: Console) -> int:
 
     try:
         spec = choose_point(load_spec(args.spec), args.point)
-        settings = settings_for(spec, args.slo, args.tolerance, args.attempts, args.max_load)
+        settings = settings_for(
+            spec, args.slo, args.tolerance, args.attempts, args.max_load, args.probe
+        )
     except SpecError as error:
         return _error(console, f"{error}{spec_hint(args.spec)}")
     except (SloError, SearchError) as error:

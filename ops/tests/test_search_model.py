@@ -46,24 +46,31 @@ def test_the_answer_beside_the_models_saturation(folder: Path) -> None:
     model = beside_model(folder, driver.steps, answer.load, HOST_CORES)
     assert model is not None
     assert model.load == answer.load == 500
-    assert model.run == "p1-r0"  # calibrated with the answer's own run
+    assert (model.run, model.probe) == ("p0-r0", True)  # calibrated with the closed-loop probe
     assert model.throughput_ops_per_s == pytest.approx(answer.throughput_ops_per_s, rel=1e-6)
-    # the ceiling is the closed network's own bound at a population far past its knee
-    data = read_run(RunDir(1, 0, folder / "raw" / "p1-r0"))
-    m = measurement(pd.Series(row_of(data)), [data], HOST_CORES)
+    # the ceiling is the probe's closed network's own bound at a population far past its knee
+    probe = read_run(RunDir(0, 0, folder / "raw" / "p0-r0"))
+    m = measurement(pd.Series(row_of(probe)), [probe], HOST_CORES)
     closed = closed_model(m, analyse(m))
     assert closed is not None
     assert model.saturation_ops_per_s == pytest.approx(closed.throughput_bound_ops_per_s(10**6))
     assert model.model_bottleneck in closed.names
+    # the probe carried what the model says it can, within the calibrated MVA's 15 %
+    assert m.throughput_ops_per_s == pytest.approx(model.saturation_ops_per_s, rel=0.15)
+    at_answer = read_run(RunDir(1, 0, folder / "raw" / "p1-r0"))
+    m = measurement(pd.Series(row_of(at_answer)), [at_answer], HOST_CORES)
     assert model.bottleneck == analyse(m).bottleneck
     assert 0 < model.bottleneck_utilisation <= 1.5
     assert math.isfinite(model.answer_frac) and model.answer_frac > 0
     assert "saturation" in model.text() and model.bottleneck in model.text()
 
 
-def test_no_answer_no_model(folder: Path) -> None:
+def test_no_answer_no_model_and_without_a_probe_the_answers_run(folder: Path) -> None:
     driver = SearchDriver(SearchSettings.load(folder), folder, NoRuns())
     assert beside_model(folder, driver.steps, None, HOST_CORES) is None
+    without = [s for s in driver.steps if s.verdict != "probe"]
+    model = beside_model(folder, without, 500, HOST_CORES)
+    assert model is not None and (model.run, model.probe) == ("p1-r0", False)
 
 
 def test_the_search_report_places_the_answer_beside_the_model(folder: Path) -> None:
@@ -80,4 +87,4 @@ def test_the_search_report_places_the_answer_beside_the_model(folder: Path) -> N
     assert model.bottleneck in page
     assert (index.parent / "search.png").stat().st_size > 10_000
     steps = page.partition("id='steps'")[2]
-    assert steps.count("<tr>") == 1 + 2  # the header and the two steps
+    assert steps.count("<tr>") == 1 + 2  # the header, the probe and the step

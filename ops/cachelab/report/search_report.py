@@ -45,8 +45,10 @@ def _cell(value: str) -> str:
 
 def model_rows(model: ModelBeside) -> list[tuple[str, str]]:
     """The table beside the answer: what the search found and what the model predicts."""
+    calibrated = f"the closed-loop capacity probe ({model.run})" if model.probe else model.run
     return [
         ("answer's load", f"{model.load:,.6g}"),
+        ("the model calibrated with", calibrated),
         ("throughput measured at the answer", f"{model.throughput_ops_per_s:,.0f} ops/s"),
         ("calibrated MVA: saturation throughput", f"{model.saturation_ops_per_s:,.0f} ops/s"),
         ("the station setting it", model.model_bottleneck),
@@ -98,9 +100,10 @@ def build_search_report(folder: Path) -> Path:
             )
         parts.append("</table>")
         parts.append(
-            f"<p>The model is calibrated with the answer's own run ({html.escape(model.run)}): "
-            "each station's demand from its CPU samples and the middleware's stamps; the "
-            "saturation is the ceiling its throughput approaches as the load grows.</p>"
+            "<p>Each station's demand comes from that run's CPU samples and the middleware's "
+            "stamps; the saturation is the ceiling the model's throughput approaches as the "
+            "load grows. The bottleneck at the answer is the station most utilised in the "
+            "answer's own run.</p>"
         )
     if figure.is_file():
         parts.append(f"<figure><img src='{SEARCH_FIGURE}' alt='SLO statistic per step'></figure>")

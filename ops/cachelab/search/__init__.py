@@ -66,9 +66,11 @@ def settings_for(
     tolerance_pct: float = DEFAULT_TOLERANCE_PCT,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     max_load: float | None = None,
+    probe: bool = True,
 ) -> SearchSettings:
-    """The search of one configuration (up to `max_load` if given); every problem is a
-    SloError or SearchError."""
+    """The search of one configuration (up to `max_load` if given; an open-loop one starting
+    from a closed-loop capacity probe unless `probe` is False); every problem is a SloError or
+    SearchError."""
     parse_slo(slo)
     if not 0 < tolerance_pct < 100:
         raise SearchError(f"--tolerance {tolerance_pct:g}: must be between 0 and 100 (percent)")
@@ -89,7 +91,8 @@ def settings_for(
                 f"{highest:g}"
             )
         highest = max_load
-    return SearchSettings(slo, axis, start, lowest, highest, tolerance_pct, max_attempts)
+    probing = probe and spec.workload.open_loop
+    return SearchSettings(slo, axis, start, lowest, highest, tolerance_pct, max_attempts, probing)
 
 
 def load_label(settings: SearchSettings, spec: Spec) -> str:

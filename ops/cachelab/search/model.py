@@ -1,14 +1,16 @@
 """The search's answer beside the queueing model: the calibrated MVA's saturation throughput and
-the bottleneck, from the run of the answer's step.
+the bottleneck at the answer.
 
-The step that met the SLO at the highest load is read back (its summary row, cpu.csv and the
-middleware's stamps) and analysed as a report point is (cachelab.analysis.operational): each
-stage's demand and utilisation, and the bottleneck (the station with the highest utilisation).
-Its closed network (cachelab.analysis.models.closed_model, calibrated with that run's own
-demands) gives the saturation throughput: the ceiling min_k m_k / D_k the throughput approaches
-as the load grows (the host CPU's counting the CPU held inside a worker's holding), and the
-station that sets it. `beside_model` returns None when the step has nothing to calibrate (no
-middleware stamps and no CPU samples). Pure over a results folder; any thread.
+The model is calibrated with the closed-loop capacity probe's run when the search made one (a
+closed network at its clients, the setting the calibrated MVA is built for; its per-request
+CPU is measured near saturation), else with the answer's own run: each run is read back (its
+summary row, cpu.csv and the middleware's stamps) and analysed as a report point is
+(cachelab.analysis.operational). The closed network (cachelab.analysis.models.closed_model)
+gives the saturation throughput: the ceiling min_k m_k / D_k its throughput approaches as the
+load grows (the host CPU's counting the CPU held inside a worker's holding), and the station
+that sets it. The answer's run gives the bottleneck at the answer (the station with the highest
+utilisation there). `beside_model` returns None when there is no answer or nothing to calibrate
+(no middleware stamps and no CPU samples). Pure over a results folder; any thread.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ from pathlib import Path
 import pandas as pd
 
 from cachelab.analysis.models import closed_model
-from cachelab.analysis.operational import analyse
+from cachelab.analysis.operational import OperationalAnalysis, PointMeasurement, analyse
 from cachelab.analysis.perpoint import measurement, server_threads_of
 from cachelab.results import ResultsError
 from cachelab.results.layout import RunDir
 from cachelab.results.run import read_run
-from cachelab.search.steps import PASS, Step
+from cachelab.search.steps import PASS, PROBE, Step
 from cachelab.summary import row_of
 
 MODEL_FILE = "search_model.json"
@@ -37,6 +39,7 @@ class ModelBeside:
     """The answer's step analysed: the MVA's saturation and the bottlenecks."""
 
     run: str  # raw/<run> the model is calibrated with
+    probe: bool  # that run is the closed-loop capacity probe
     load: float  # the answer's load
     throughput_ops_per_s: float  # measured there
     saturation_ops_per_s: float  # the calibrated MVA's ceiling
@@ -52,8 +55,9 @@ class ModelBeside:
         return self.throughput_ops_per_s / self.saturation_ops_per_s
 
     def text(self) -> str:
+        where = f"the closed-loop probe {self.run}" if self.probe else self.run
         return (
-            f"calibrated MVA (at {self.run}): saturation {self.saturation_ops_per_s:,.0f} ops/s "
+            f"calibrated MVA (at {where}): saturation {self.saturation_ops_per_s:,.0f} ops/s "
             f"set by the {self.model_bottleneck}; the answer carries {self.answer_frac:.0%} of "
             f"it; bottleneck at the answer: {self.bottleneck} "
             f"(utilisation {self.bottleneck_utilisation:.0%})"
@@ -75,13 +79,9 @@ def _answer_step(steps: list[Step], answer: float | None) -> Step | None:
     return passing[-1] if passing else None
 
 
-def beside_model(
-    folder: Path, steps: list[Step], answer: float | None, host_cores: int
-) -> ModelBeside | None:
-    """The answer's step analysed and modelled (None: no answer, or nothing to calibrate)."""
-    step = _answer_step(steps, answer)
-    if step is None:
-        return None
+def _analysed(
+    folder: Path, step: Step, host_cores: int
+) -> tuple[PointMeasurement, OperationalAnalysis] | None:
     run = RunDir(step.step, step.attempt, folder / "raw" / step.measurement.run)
     try:
         data = read_run(run)
@@ -89,9 +89,29 @@ def beside_model(
         return None
     row = pd.Series(row_of(data))
     m = measurement(row, [data], host_cores, server_threads_of(data.record.spec))
-    analysis = analyse(m)
-    closed = closed_model(m, analysis)
-    if closed is None or analysis.bottleneck is None:
+    return m, analyse(m)
+
+
+def beside_model(
+    folder: Path, steps: list[Step], answer: float | None, host_cores: int
+) -> ModelBeside | None:
+    """The answer beside the calibrated model (None: no answer, or nothing to calibrate)."""
+    step = _answer_step(steps, answer)
+    if step is None:
+        return None
+    at_answer = _analysed(folder, step, host_cores)
+    if at_answer is None:
+        return None
+    m, analysis = at_answer
+    bottleneck = analysis.bottleneck
+    if bottleneck is None:
+        return None
+    probes = [s for s in steps if s.verdict == PROBE]
+    calibration = _analysed(folder, probes[-1], host_cores) if probes else None
+    calibrated_at = probes[-1] if calibration is not None else step
+    calibration = calibration or at_answer
+    closed = closed_model(*calibration)
+    if closed is None:
         return None
     pairs = zip(closed.demands_ms, closed.servers, strict=True)
     ceilings = [servers / d if d > 0 else math.inf for d, servers in pairs]
@@ -100,13 +120,14 @@ def beside_model(
         held = closed.demands_ms[shared] + closed.cpu_held_ms
         ceilings[shared] = closed.cpu_available_cores / held
     k = min(range(len(ceilings)), key=ceilings.__getitem__)
-    stage = analysis.stage(analysis.bottleneck)
+    stage = analysis.stage(bottleneck)
     return ModelBeside(
-        run=step.measurement.run,
+        run=calibrated_at.measurement.run,
+        probe=calibrated_at.verdict == PROBE,
         load=step.load,
         throughput_ops_per_s=m.throughput_ops_per_s,
         saturation_ops_per_s=1000.0 * ceilings[k],
         model_bottleneck=closed.names[k],
-        bottleneck=analysis.bottleneck,
+        bottleneck=bottleneck,
         bottleneck_utilisation=stage.utilisation if stage is not None else math.nan,
     )
