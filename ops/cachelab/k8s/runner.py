@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ def _option(value: str | None, env: str, default: str) -> str:
     return value if value else os.environ.get(env, default)
 
 
-def _values_files(options: RunOptions) -> tuple[list[Path], str]:
+def values_files(options: RunOptions) -> tuple[list[Path], str]:
     """The release's extra values files (--values, else $CACHELAB_K8S_VALUES) and where they
     came from, for error messages."""
     if options.values:
@@ -517,16 +518,30 @@ def _stats(data: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def run(
-    spec: Spec,
-    options: RunOptions,
-    console: Console,
-    selection: Selection,
-    resume: Path | None = None,
-) -> tuple[ResultsDir, Status]:
-    """Entry point of `cachelab run SPEC --target k8s` (a new results folder, or `resume`'s).
-    Raises PlanError or K8sError, naming the problem, before anything is installed."""
-    root = repo_root()
+@dataclass(frozen=True)
+class Session:
+    """A reachable cluster and what every run on it shares (from `connect`)."""
+
+    root: Path
+    target: plan.Target
+    kube: Kube
+    facts: dict[str, Any]
+    extra: list[Path]
+    timeout_s: float
+
+    def new_results(self, spec: Spec, options: RunOptions) -> ResultsDir:
+        """A new results folder for `spec` under the options' base."""
+        return prepare_results(
+            spec, options, self.root, self.kube, self.facts, self.target, self.extra
+        )
+
+    def runner(self, spec: Spec, results: ResultsDir, console: Console) -> K8sRunner:
+        return K8sRunner(spec, results, self.kube, self.target, self.extra, self.timeout_s, console)
+
+
+def target_of(options: RunOptions) -> plan.Target:
+    """The release, loadgen and bandwidth of a run (options, else the environment); PlanError
+    for a loadgen the runner cannot read."""
     target = plan.Target(
         release=_option(options.release, "CACHELAB_K8S_RELEASE", "testbed"),
         loadgen=_option(options.loadgen, "CACHELAB_K8S_LOADGEN", "cachelab"),
@@ -537,8 +552,15 @@ def run(
             f"loadgen: {target.loadgen!r}: the runner reads memtier JSON, so one of "
             f"{', '.join(plan.LOADGENS)} (locust runs from `cachelab render --loadgen locust`)"
         )
+    return target
+
+
+def connect(options: RunOptions, specs: Sequence[Spec] = ()) -> Session:
+    """Check the options and `specs` (each point's) and reach the cluster. Raises PlanError or
+    K8sError, naming the problem, before anything is installed."""
+    target = target_of(options)
     namespace = _option(options.namespace, "CACHELAB_K8S_NAMESPACE", "default")
-    extra, source = _values_files(options)
+    extra, source = values_files(options)
     for path in extra:
         if not path.is_file():
             raise plan.PlanError(f"{source}: {path} is not a file")
@@ -546,24 +568,37 @@ def run(
         timeout_s = float(os.environ.get("CACHELAB_K8S_TIMEOUT_S", "600"))
     except ValueError:
         raise plan.PlanError("CACHELAB_K8S_TIMEOUT_S: not a number of seconds") from None
-    points = spec.points()
-    for point in points:
-        plan.check(point.spec)
-        plan.job_config(point.spec, target)
+    for spec in specs:
+        plan.check(spec)
+        plan.job_config(spec, target)
+    root = repo_root()
     kube = Kube(namespace=namespace, helm_binary=find_helm(root))
     facts = kube.cluster_facts()
     if "error" in facts:
         raise K8sError(f"cannot reach the cluster: {facts['error']}")
+    return Session(root, target, kube, facts, extra, timeout_s)
+
+
+def run(
+    spec: Spec,
+    options: RunOptions,
+    console: Console,
+    selection: Selection,
+    resume: Path | None = None,
+) -> tuple[ResultsDir, Status]:
+    """Entry point of `cachelab run SPEC --target k8s` (a new results folder, or `resume`'s).
+    Raises PlanError or K8sError, naming the problem, before anything is installed."""
+    session = connect(options, [p.spec for p in spec.points()])
     previous: Status | None = None
     if resume is not None:
         results, previous = open_for_resume(spec, resume, "k8s")
     else:
-        results = prepare_results(spec, options, root, kube, facts, target, extra)
+        results = session.new_results(spec, options)
     console.print(f"results: {results.path}", highlight=False)
     warning = load_warning(os.getloadavg()[0], os.cpu_count(), "on this machine at the start")
     if warning:  # the loadgens run in the cluster; this machine only drives them
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-    runner = K8sRunner(spec, results, kube, target, extra, timeout_s, console)
+    runner = session.runner(spec, results, console)
     reporter = RunLines(console, spec.run.duration_s)
     runner.live = reporter.live
     loop = ExperimentLoop(

@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from cachelab.options import RunOptions
 from cachelab.search.bisection import Bisection, Bracket
 from cachelab.search.driver import (
     DEFAULT_MAX_ATTEMPTS,
@@ -23,8 +25,13 @@ from cachelab.search.driver import (
     SearchError,
     SearchSettings,
 )
+from cachelab.search.steps import PROBE
 from cachelab.slo import parse_slo
 from cachelab.spec import LOADGEN_MAX_RATE_PER_THREAD, Spec, load_spec
+
+if TYPE_CHECKING:
+    from cachelab.experiment import Executor
+    from cachelab.results import ResultsDir
 
 __all__ = [
     "Answer",
@@ -34,7 +41,9 @@ __all__ = [
     "SearchError",
     "SearchSettings",
     "choose_point",
+    "k8s_problem",
     "load_label",
+    "run_k8s",
     "run_local",
     "settings_for",
 ]
@@ -107,6 +116,19 @@ def steps_estimate(settings: SearchSettings) -> int:
     return 3 + max(1, math.ceil(math.log2(100.0 / settings.tolerance_pct)))
 
 
+def _check_resume(resume: Path, settings: SearchSettings, full: Spec) -> None:
+    from cachelab.results import ResultsDir
+
+    saved = SearchSettings.load(resume)
+    if saved != settings:
+        raise SearchError(
+            f"--resume {resume}: it searched {saved.slo} on {saved.axis} with tolerance "
+            f"{saved.tolerance_pct:g} %, not this search"
+        )
+    if load_spec(ResultsDir(resume).spec_file) != full:
+        raise SearchError(f"--resume {resume}: its spec.yaml is not this spec")
+
+
 def run_local(
     spec_path: Path,
     settings: SearchSettings,
@@ -116,56 +138,112 @@ def run_local(
     console: Console,
 ) -> tuple[Path, Answer]:
     """The search on the local target (new folder under `base`, or `resume`'s)."""
-    from cachelab.experiment import _signals_as_interrupt, shielded
     from cachelab.local.runner import LocalRunner, prepare_results
     from cachelab.local.tools import Toolchain
     from cachelab.paths import repo_root
-    from cachelab.report.search_plots import write_search_figure
-    from cachelab.results import ResultsDir, finish_metadata
-    from cachelab.results.metadata import read_metadata
-    from cachelab.results.noise import load_warning
-    from cachelab.search.measure import RunnerSteps
-    from cachelab.search.model import beside_model
-    from cachelab.terminal import RunLines
+    from cachelab.results import ResultsDir
 
     full = load_spec(spec_path)
     spec = choose_point(full, point)
     root = repo_root()
     tools = Toolchain.discover(root, need_middleware=spec.topology.middlewares > 0)
     if resume is not None:
+        _check_resume(resume, settings, full)
         results = ResultsDir(resume)
-        saved = SearchSettings.load(resume)
-        if saved != settings:
-            raise SearchError(
-                f"--resume {resume}: it searched {saved.slo} on {saved.axis} with tolerance "
-                f"{saved.tolerance_pct:g} %, not this search"
-            )
-        if load_spec(results.spec_file) != full:
-            raise SearchError(f"--resume {resume}: its spec.yaml is not this spec")
     else:
         results = prepare_results(
             full, spec_path, base or root / "results", tools, {"target": "local", "search": True}
         )
         settings.save(results.path)
+    return _drive(spec, settings, results, LocalRunner(spec, spec_path, results, tools), console)
+
+
+def k8s_problem(spec: Spec, settings: SearchSettings, options: RunOptions) -> str | None:
+    """Why this search cannot run on Kubernetes (one line), or None; nothing is installed."""
+    from cachelab.k8s import plan
+    from cachelab.k8s.runner import target_of, values_files
+
+    extra, _ = values_files(options)
+    if not extra:
+        return (
+            "--target k8s: each step installs the release with the point's values over your "
+            "cluster's: name them with --values FILE or $CACHELAB_K8S_VALUES (e.g. "
+            "charts/testbed/examples/local-values.yaml on the local cluster)"
+        )
+    loads = {settings.start, settings.highest} | ({0.0} if settings.probe else set())
+    try:
+        target = target_of(options)
+        for load in sorted(loads):
+            value: float | int = load if settings.open_loop else int(load)
+            stepped = spec.with_values({settings.axis: value})
+            plan.check(stepped)
+            plan.job_config(stepped, target)
+    except plan.PlanError as error:
+        return str(error)
+    return None
+
+
+def run_k8s(
+    spec_path: Path,
+    settings: SearchSettings,
+    point: int | None,
+    options: RunOptions,
+    console: Console,
+) -> tuple[Path, Answer]:
+    """The search on Kubernetes: every step is a run of the benchmark Jobs (new folder under
+    `options.results`, or `options.resume`'s)."""
+    from cachelab.k8s.runner import connect
+    from cachelab.results import ResultsDir
+
+    full = load_spec(spec_path)
+    spec = choose_point(full, point)
+    problem = k8s_problem(spec, settings, options)
+    if problem is not None:
+        raise SearchError(problem)
+    session = connect(options, [spec])
+    if options.resume is not None:
+        _check_resume(options.resume, settings, full)
+        results = ResultsDir(options.resume)
+    else:
+        results = session.new_results(full, options)
+        settings.save(results.path)
+    return _drive(spec, settings, results, session.runner(spec, results, console), console)
+
+
+def _drive(
+    spec: Spec,
+    settings: SearchSettings,
+    results: ResultsDir,
+    runner: Executor,
+    console: Console,
+) -> tuple[Path, Answer]:
+    """The search's steps run by `runner` into `results`; the answer, the figure and the model
+    written beside them."""
+    from cachelab.experiment import _signals_as_interrupt, shielded
+    from cachelab.report.search_plots import write_search_figure
+    from cachelab.results import finish_metadata
+    from cachelab.results.metadata import read_metadata
+    from cachelab.results.noise import load_warning
+    from cachelab.search.measure import RunnerSteps
+    from cachelab.search.model import beside_model
+    from cachelab.search.steps import Step
+    from cachelab.terminal import RunLines
+
     console.print(f"results: {results.path}", highlight=False)
     warning = load_warning(os.getloadavg()[0], os.cpu_count(), "at the start")
     if warning:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     slo = parse_slo(settings.slo)
-    runner = LocalRunner(spec, spec_path, results, tools)
     reporter = RunLines(console, spec.run.duration_s)
-    runner.live = reporter.live
+    runner.live = reporter.live  # type: ignore[attr-defined]
     steps = RunnerSteps(
         spec, settings.axis, slo, results, runner, reporter, steps_estimate(settings)
     )
 
-    def show(step: object) -> None:
-        from cachelab.search.steps import Step
-
-        assert isinstance(step, Step)
+    def show(step: Step) -> None:
+        load = "closed loop" if step.verdict == PROBE else f"{step.load:g}"
         console.print(
-            f"  step {step.step} attempt {step.attempt}: {step.load:g} -> {step.verdict} "
-            f"({step.note})",
+            f"  step {step.step} attempt {step.attempt}: {load} -> {step.verdict} ({step.note})",
             highlight=False,
         )
 
