@@ -33,6 +33,8 @@ import yaml
 from rich.console import Console
 
 from cachelab.experiment import ExperimentLoop, Selection, open_for_resume
+from cachelab.faults import FaultInjector
+from cachelab.faults.k8s import K8sFaultTargets, is_local_cluster, k8s_fault_problem, resolve
 from cachelab.k8s import plan
 from cachelab.k8s.collect import CollectError, log_without_blocks, result_blocks
 from cachelab.k8s.kube import K8sError, Kube, find_helm
@@ -181,13 +183,20 @@ class K8sRunner:
             record["preload"] = self._preload_checks(spec)
         middlewares = self._middleware_pods()
         before = {name: self._scrape(pod) for name, pod in middlewares.items()}
+        faulty = self._fault_targets(spec, middlewares) if spec.faults else None
         started = time.time()
         self.kube.kubectl(
             "patch", "job/benchmark", "--type=merge", "-p", '{"spec":{"suspend":false}}'
         )
         record["benchmark_released_epoch_ms"] = started * 1000.0
         usage = UsageSampler(self.kube, run_dir, self._run_pods, label_key)
-        progress = self._progress_poll(spec)
+        origin = OriginTracker()
+        progress = self._progress_poll(spec, origin if faulty is not None else None)
+        injector = (
+            FaultInjector(spec.faults, faulty, origin.origin).start()
+            if faulty is not None
+            else None
+        )
 
         def each_poll() -> None:
             usage.poll()
@@ -200,6 +209,10 @@ class K8sRunner:
             )
         finally:
             usage.close()
+            if injector is not None and faulty is not None:
+                injector.stop()
+                faulty.resume_all()
+                injector.write(run_dir)
         record["usage"] = {
             "source": "kubelet summary API (stats/summary) through the API server",
             "cpu": "cpu.csv",
@@ -273,16 +286,37 @@ class K8sRunner:
         pods = self.kube.get("pod", "-l", selector)
         return {str(p["metadata"]["uid"]) for p in pods.get("items", [])}
 
-    def _progress_poll(self, spec: Spec) -> Callable[[], None] | None:
+    def _fault_targets(self, spec: Spec, middlewares: dict[str, dict[str, Any]]) -> K8sFaultTargets:
+        """The pods and containers the spec's faults hit (K8sFaultError names a missing one)."""
+        backend = spec.topology.backend
+        selector = (
+            f"app.kubernetes.io/instance={self.target.release},"
+            f"app.kubernetes.io/component={backend}"
+        )
+        servers = [p["metadata"]["name"] for p in self.kube.get("pod", "-l", selector)["items"]]
+        pods = resolve(spec, servers, list(middlewares), self.target.fullname)
+        return K8sFaultTargets(pods, lambda name: self.kube.get("pod", name))
+
+    def _progress_poll(
+        self, spec: Spec, origin: OriginTracker | None = None
+    ) -> Callable[[], None] | None:
         """What `_wait_job` calls once per poll while the benchmark runs: the pods' progress
-        lines to the live line (None without a live line)."""
-        if self.live is None:
+        lines to the live line and to `origin` (None with neither)."""
+        if self.live is None and origin is None:
             return None
+        live = self.live
+
+        def each_second(sample: LiveSample) -> None:
+            if origin is not None:
+                origin.seen(sample)
+            if live is not None:
+                live(sample)
+
         follower = ProgressFollower(
             lambda pod: self.kube.kubectl(
                 "logs", pod, "-c", "loadgen", f"--tail={TAIL_LINES}", timeout_s=10
             ),
-            self.live,
+            each_second,
             (K8sError,),
         )
         pods: list[str] = []
@@ -401,7 +435,8 @@ class K8sRunner:
             blocks = {b.instance: b for b in result_blocks(log) if b.job == "benchmark"}
             for instance in range(instances):
                 index = machine * instances + instance
-                (run_dir / f"loadgen-{index}.log").write_text(log_without_blocks(log))
+                text = instance_log(log_without_blocks(log), machine, instance)
+                (run_dir / f"loadgen-{index}.log").write_text(text)
                 block = blocks.get(str(instance))
                 if block is None:
                     missing.append(f"machine {machine} instance {instance}: no result in {name}")
@@ -518,6 +553,33 @@ def _stats(data: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+class OriginTracker:
+    """When the loadgens' second 0 was (monotonic), from the first progress second the
+    runner sees in the pods' logs: late by up to one poll and one `kubectl logs`, so a fault's
+    times are early by as much. The runner's thread calls `seen`, the injector's `origin`."""
+
+    def __init__(self) -> None:
+        self._origin: float | None = None
+
+    def seen(self, sample: LiveSample) -> None:
+        if self._origin is None:
+            self._origin = time.monotonic() - sample.second
+
+    def origin(self) -> float | None:
+        return self._origin
+
+
+def instance_log(log: str, machine: int, instance: int) -> str:
+    """A pod's log with the progress lines of its other instances left out (each instance's
+    per-second series for the fault timeline)."""
+    ours = f"progress machine={machine} instance={instance}: "
+    return "".join(
+        line
+        for line in log.splitlines(keepends=True)
+        if not line.startswith("progress machine=") or line.startswith(ours)
+    )
+
+
 @dataclass(frozen=True)
 class Session:
     """A reachable cluster and what every run on it shares (from `connect`)."""
@@ -571,11 +633,16 @@ def connect(options: RunOptions, specs: Sequence[Spec] = ()) -> Session:
     for spec in specs:
         plan.check(spec)
         plan.job_config(spec, target)
+        if (problem := k8s_fault_problem(spec, local_cluster=True)) is not None:
+            raise plan.PlanError(problem)
     root = repo_root()
     kube = Kube(namespace=namespace, helm_binary=find_helm(root))
     facts = kube.cluster_facts()
     if "error" in facts:
         raise K8sError(f"cannot reach the cluster: {facts['error']}")
+    for spec in specs:
+        if (problem := k8s_fault_problem(spec, is_local_cluster(facts))) is not None:
+            raise plan.PlanError(problem)
     return Session(root, target, kube, facts, extra, timeout_s)
 
 
