@@ -112,7 +112,10 @@ def load_label(settings: SearchSettings, spec: Spec) -> str:
 
 
 def steps_estimate(settings: SearchSettings) -> int:
-    """Roughly how many steps a search takes: a few to bracket, then halvings to the tolerance."""
+    """Roughly how many runs a search takes: a guided open-loop one its probe and about four
+    steps; otherwise a few to bracket, then halvings to the tolerance."""
+    if settings.open_loop:
+        return int(settings.probe) + 4
     return 3 + max(1, math.ceil(math.log2(100.0 / settings.tolerance_pct)))
 
 
