@@ -76,7 +76,16 @@ def test_stop_resume_and_kill_signal_every_process_of_the_container(tmp_path: Pa
         fake_proc(tmp_path),
         lambda pid, signum: sent.append((pid, signum)),
     )
+    targets.prepare()
+    looked_up: list[str] = []
+
+    def counted(name: str) -> dict[str, Any]:
+        looked_up.append(name)
+        return pod(restarts[0])
+
+    targets.get_pod = counted
     assert targets.stop("server-1") == 4321
+    assert not looked_up  # prepared: the stop only signals
     targets.resume("server-1")
     assert sent == [
         (4321, signal.SIGSTOP), (4400, signal.SIGSTOP),

@@ -94,6 +94,13 @@ class K8sFaultTargets:
     signal_pid: Callable[[int, int], None] = os.kill
     _stopped: dict[str, list[int]] = field(default_factory=dict)
     _restarts: dict[str, int] = field(default_factory=dict)
+    _pids: dict[str, list[int]] = field(default_factory=dict)
+
+    def prepare(self) -> None:
+        """Find every target's processes now (the runner's thread, before the benchmark), so
+        that a fault's signals go out at its time and not a /proc scan later."""
+        for target in self.pods:
+            self._pids[target] = self._lookup(target)
 
     def _status(self, target: str) -> dict[str, Any]:
         if target not in self.pods:
@@ -101,16 +108,25 @@ class K8sFaultTargets:
         pod, container = self.pods[target]
         return _container_status(self.get_pod(pod), container)
 
-    def _signal(self, target: str, signum: int) -> list[int]:
-        status = self._status(target)
-        pids = container_pids(_container_id(status), self.proc)
+    def _lookup(self, target: str) -> list[int]:
+        pids = container_pids(_container_id(self._status(target)), self.proc)
         if not pids:
             raise K8sFaultError(
                 f"{target}: no process of its container on this machine (is this the local "
                 "cluster?)"
             )
-        for pid in pids:
-            self.signal_pid(pid, signum)
+        return pids
+
+    def _signal(self, target: str, signum: int) -> list[int]:
+        pids = self._pids.get(target) or self._lookup(target)
+        try:
+            for pid in pids:
+                self.signal_pid(pid, signum)
+        except ProcessLookupError:  # the container was started again since: look again
+            pids = self._lookup(target)
+            for pid in pids:
+                self.signal_pid(pid, signum)
+        self._pids[target] = pids
         return pids
 
     def stop(self, target: str) -> int:
@@ -127,7 +143,9 @@ class K8sFaultTargets:
 
     def kill(self, target: str) -> int:
         self._restarts[target] = int(self._status(target).get("restartCount", 0))
-        return self._signal(target, signal.SIGKILL)[0]
+        pid = self._signal(target, signal.SIGKILL)[0]
+        self._pids.pop(target, None)  # a new container comes with new processes
+        return pid
 
     def start_again(self, target: str) -> int:
         """The kubelet starts the container again by itself: wait until it is ready."""
@@ -137,6 +155,8 @@ class K8sFaultTargets:
             status = self._status(target)
             if int(status.get("restartCount", 0)) > before and status.get("ready"):
                 pids = container_pids(_container_id(status), self.proc)
+                if pids:
+                    self._pids[target] = pids
                 return pids[0] if pids else 0
             time.sleep(0.5)
         raise K8sFaultError(f"{target}: not ready again after {READY_TIMEOUT_S:.0f} s")

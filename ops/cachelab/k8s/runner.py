@@ -295,7 +295,9 @@ class K8sRunner:
         )
         servers = [p["metadata"]["name"] for p in self.kube.get("pod", "-l", selector)["items"]]
         pods = resolve(spec, servers, list(middlewares), self.target.fullname)
-        return K8sFaultTargets(pods, lambda name: self.kube.get("pod", name))
+        targets = K8sFaultTargets(pods, lambda name: self.kube.get("pod", name))
+        targets.prepare()
+        return targets
 
     def _progress_poll(
         self, spec: Spec, origin: OriginTracker | None = None
