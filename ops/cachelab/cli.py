@@ -264,10 +264,13 @@ def _note(console: Console, message: str) -> None:
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
-    problem = _not_results(args.results_dir)
+    from cachelab.report import build_report
+    from cachelab.report.search_report import is_search
+
+    searched = Path(args.results_dir).is_dir() and is_search(Path(args.results_dir))
+    problem = None if searched else _not_results(args.results_dir)
     if problem:
         return _error(console, problem)
-    from cachelab.report import build_report
 
     try:
         index = build_report(args.results_dir)
@@ -277,7 +280,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
     record_command(Path(args.results_dir) / "metadata.json")
     console.print(f"report: [bold]{index}[/]", highlight=False)
-    note = incomplete_note(args.results_dir)
+    note = None if searched else incomplete_note(args.results_dir)
     if note:
         _note(console, note)
     return 0

@@ -14,7 +14,7 @@ import pytest
 from cachelab.analysis.models import closed_model
 from cachelab.analysis.operational import analyse
 from cachelab.analysis.perpoint import measurement
-from cachelab.report import build_report
+from cachelab.cli import main
 from cachelab.results.layout import RunDir
 from cachelab.results.run import read_run
 from cachelab.search.driver import SearchDriver, SearchSettings
@@ -83,7 +83,8 @@ def test_the_search_report_places_the_answer_beside_the_model(folder: Path) -> N
     model.save(folder)
     assert ModelBeside.read(folder) == model
     (folder / "answer.txt").write_text("500 requests/s meets p99<=2000ms\n" + model.text() + "\n")
-    index = build_report(folder)
+    assert main(["report", str(folder)]) == 0
+    index = folder / "report" / "index.html"
     page = index.read_text()
     assert "calibrated MVA: saturation throughput" in page
     assert f"{model.saturation_ops_per_s:,.0f} ops/s" in page
