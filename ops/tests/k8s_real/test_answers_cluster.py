@@ -114,7 +114,7 @@ def test_a_stopped_memcached_pod_recovers(
 ) -> None:
     """memcached's process in its pod stopped 4 s after the loadgen starts, for 3 s: the
     loadgen stalls (no replies, or a p99 jump) and recovers once it continues."""
-    run = {**BASE["run"], "duration_s": 14}
+    run = {**BASE["run"], "duration_s": 16}
     faults = [{"at_s": 4, "action": "stop", "target": "server-0", "for_s": 3}]
     spec = write_spec(tmp_path, "k8s-fault", run=run, faults=faults)
     code = main(["run", str(spec), "--target", "k8s", "--results", str(tmp_path / "r")])
@@ -126,7 +126,8 @@ def test_a_stopped_memcached_pod_recovers(
     (event,) = json.loads((run_dir / "faults.json").read_text())
     print(event)
     assert event["pid"] > 0 and not event["note"], event
-    assert 3.0 <= event["began_s"] <= 6.0, event  # at 4 s, one poll of the pods' logs early
+    # at 4 s, or later by as much as the runner's first read of the pods' progress came late
+    assert 3.0 <= event["began_s"] <= 8.0, event
     assert event["ended_s"] - event["began_s"] == pytest.approx(3.0, abs=0.5)
     (row,) = read_rows(results / "summary.csv")
     print({k: row[k] for k in ("fault", "fault_detect_s", "fault_recover_s", "status")})
