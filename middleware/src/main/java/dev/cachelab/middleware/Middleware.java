@@ -66,7 +66,8 @@ public final class Middleware {
               redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply,
               decoders(config, KeyPlacement.following(() -> servers.current().router())),
               budget,
-              TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()));
+              TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()),
+              config.workerBatch());
     } catch (BindException e) {
       throw new ListenFailure("listen", listen, "-l, -p", e);
     }

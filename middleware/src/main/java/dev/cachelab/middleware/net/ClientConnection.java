@@ -14,10 +14,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * replies must leave in request order (guarded by this object's monitor, shared by the net thread
  * and the workers that complete requests).
  *
- * <p>One forwarded request per connection is with the workers at a time, as memcached itself serves
- * a connection's requests one after another: a pipelined {@code get} never overtakes the {@code
- * set} (or {@code noreply} write) before it. Later forwarded requests wait in {@code waiting}; the
- * worker that completes one queues the next, so the net thread is not woken.
+ * <p>One chain of forwarded requests per connection is with the workers at a time: up to {@code
+ * window} requests (the worker batch; 1 for the ASL worker) decoded in one round of the net thread,
+ * queued as one entry that a single worker takes whole and serves in request order (the requests of
+ * one server pipelined on its one connection, as memcached serves a connection's requests one after
+ * another). So a pipelined {@code get} never overtakes the {@code set} (or {@code noreply} write)
+ * before it. Later forwarded requests wait in {@code waiting}; the worker that completes the last
+ * request of a chain queues the next chain from them, so the net thread is not woken.
  *
  * <p>Ordering: the net thread appends each request to {@code inFlight} before it is queued. A
  * worker completing the head request writes its reply straight to the socket; a request completed
@@ -91,7 +94,13 @@ public final class ClientConnection implements ReplySink {
   private final ArrayDeque<Request> inFlight = new ArrayDeque<>();
   private final ArrayDeque<Request> pool = new ArrayDeque<>();
   private final ArrayDeque<Request> waiting = new ArrayDeque<>();
+  private final int window;
   private boolean forwardedBusy;
+  private int chainOutstanding; // requests of the chain with the workers, not yet completed
+  // The chain the net thread is still building in round openRound (staged, not yet published).
+  private Request openHead;
+  private Request openTail;
+  private long openRound;
   private volatile long scratchReservedBytes; // written under this; read without it (fast path)
   private ByteBuffer pendingOut = ByteBuffer.allocate(0);
   private boolean closeWhenDrained;
@@ -101,12 +110,31 @@ public final class ClientConnection implements ReplySink {
   private boolean readingPausedForBacklog;
   private boolean nextStalled;
 
+  /** What {@link #admitForwarded} did with a request. */
+  enum Admission {
+    /** Starts a chain: the caller stages it now. */
+    HEAD,
+    /** Joined the chain staged in this round: the caller counts it in the queue. */
+    JOINED,
+    /** Waits for the chain with the workers (its completion queues it). */
+    WAITING
+  }
+
+  /**
+   * @param window forwarded requests of this connection that may be with the workers at once (in
+   *     one chain), 1 or more
+   */
   ClientConnection(
-      ClientChannel channel, ConnectionEvents net, BufferBudget budget, RequestDecoder parser) {
+      ClientChannel channel,
+      ConnectionEvents net,
+      BufferBudget budget,
+      RequestDecoder parser,
+      int window) {
     this.channel = channel;
     this.net = net;
     this.budget = budget;
     this.parser = parser;
+    this.window = Math.max(1, window);
   }
 
   // ---- net thread -------------------------------------------------------------------------------
@@ -239,21 +267,41 @@ public final class ClientConnection implements ReplySink {
   }
 
   /**
-   * Appends a forwarded request to the in-flight list.
-   *
-   * @return true if the caller must queue it now; false if it waits for the connection's previous
-   *     forwarded request (its completion will queue it)
+   * Net thread: appends a forwarded request to the in-flight list and to a chain. A request starts
+   * a chain when none is with the workers; it joins the chain started in the same round ({@code
+   * round}: the net thread's selector round, whose staged requests are published together at its
+   * end) while that chain is shorter than the window; otherwise it waits.
    */
-  synchronized boolean admitForwarded(Request request) {
+  synchronized Admission admitForwarded(Request request, long round) {
     inFlight.addLast(request);
     admittedBytes += request.wireLength() + REQUEST_OVERHEAD_BYTES;
     updateBacklog();
-    if (forwardedBusy) {
-      waiting.addLast(request);
-      return false;
+    request.chainNext = null;
+    request.chainLength = 1;
+    request.chained = false;
+    if (!forwardedBusy) {
+      forwardedBusy = true;
+      chainOutstanding = 1;
+      openHead = request;
+      openTail = request;
+      openRound = round;
+      return Admission.HEAD;
     }
-    forwardedBusy = true;
-    return true;
+    if (openHead != null
+        && openRound == round
+        && chainOutstanding < window
+        && waiting.isEmpty()
+        && !closed) {
+      openTail.chainNext = request;
+      openTail = request;
+      openHead.chainLength++;
+      openHead.chained = true;
+      request.chained = true;
+      chainOutstanding++;
+      return Admission.JOINED;
+    }
+    waiting.addLast(request);
+    return Admission.WAITING;
   }
 
   /** Stops reading and closes once every in-flight reply is written (quit, lost framing). */
@@ -334,13 +382,29 @@ public final class ClientConnection implements ReplySink {
     }
   }
 
+  /** Queues the next chain, up to the window, from the waiting requests (or marks none busy). */
   private void queueNextWaiting() {
-    Request next = waiting.pollFirst();
-    if (next == null) {
+    openHead = null;
+    openTail = null;
+    Request head = waiting.pollFirst();
+    if (head == null) {
       forwardedBusy = false;
-    } else {
-      net.enqueueWaiting(next);
+      return;
     }
+    head.chainNext = null;
+    head.chainLength = 1;
+    Request tail = head;
+    Request next;
+    while (head.chainLength < window && (next = waiting.pollFirst()) != null) {
+      tail.chainNext = next;
+      next.chainNext = null;
+      next.chained = true;
+      tail = next;
+      head.chainLength++;
+    }
+    head.chained = head.chainLength > 1;
+    chainOutstanding = head.chainLength;
+    net.enqueueWaiting(head);
   }
 
   void setReading(boolean reading) {
@@ -401,7 +465,7 @@ public final class ClientConnection implements ReplySink {
         keepReply(request, reply);
       }
       writeCompletedHeads();
-      if (forwarded && !closed) {
+      if (forwarded && !closed && --chainOutstanding == 0) {
         if (pendingOut.remaining() >= HIGH_WATER_BYTES) {
           nextStalled = true; // the client is not reading: queue its next request once it has
         } else {
@@ -525,6 +589,7 @@ public final class ClientConnection implements ReplySink {
 
   private void recycle(Request request) {
     request.connection = null;
+    request.chainNext = null;
     if (pool.size() < POOL_LIMIT && request.heldBytes() < LARGE_REQUEST_BYTES) {
       pool.addLast(request); // a large one is left to the collector, not kept for small ones
     }
