@@ -24,7 +24,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Ordering: the net thread appends each request to {@code inFlight} before it is queued. A
  * worker completing the head request writes its reply straight to the socket; a request completed
- * out of order keeps a copy of its reply until the requests before it are written. What the
+ * out of order keeps a copy of its reply until the requests before it are written. The replies of a
+ * chain are collected in {@code pendingOut} and written together when its last request completes
+ * (one system call for a client's pipeline, as the requests reached the server in one). What the
  * non-blocking socket does not take goes to {@code pendingOut}, flushed when the selector reports
  * the socket writable.
  *
@@ -84,6 +86,7 @@ public final class ClientConnection implements ReplySink {
   Request current;
   boolean inputClosed;
   boolean paused;
+  boolean lastReadFilled; // the last read filled the buffer: more input may be waiting
   // Holds a read buffer grown past the base size (a large or incomplete request), since when: the
   // net thread's eviction order (see NetThread#evictOldestHolder).
   boolean holdsGrownBuffer;
@@ -168,6 +171,7 @@ public final class ClientConnection implements ReplySink {
     if (n > 0) {
       readEnd += n;
     }
+    lastReadFilled = n > 0 && !readView.hasRemaining();
     return n;
   }
 
@@ -345,6 +349,19 @@ public final class ClientConnection implements ReplySink {
     return true;
   }
 
+  /**
+   * Net thread: whether the connection may be read again in this round (its last read filled the
+   * buffer, and it is neither closed nor paused).
+   */
+  boolean readsOn() {
+    if (!lastReadFilled || inputClosed || paused) {
+      return false;
+    }
+    synchronized (this) {
+      return !closed && !readingPausedForBacklog;
+    }
+  }
+
   /** Whether nothing is in flight or unsent (for the idle timeout). */
   synchronized boolean isIdle() {
     return inFlight.isEmpty() && !pendingOut.hasRemaining();
@@ -457,14 +474,26 @@ public final class ClientConnection implements ReplySink {
       if (forwarded) {
         admittedBytes -= request.wireLength() + REQUEST_OVERHEAD_BYTES;
       }
-      if (inFlight.peekFirst() == request && !pendingOut.hasRemaining()) {
+      // A chain's replies leave together, in one write, when its last request completes.
+      boolean corked = forwarded && chainOutstanding > 1;
+      boolean appended = false;
+      if (inFlight.peekFirst() == request) {
         inFlight.pollFirst();
-        writeDirect(reply);
+        Request next = inFlight.peekFirst();
+        if (corked || pendingOut.hasRemaining() || (next != null && next.completed)) {
+          appendPending(reply.array(), reply.arrayOffset() + reply.position(), reply.remaining());
+          appended = true;
+        } else {
+          writeDirect(reply);
+        }
         recycle(request);
       } else {
         keepReply(request, reply);
       }
-      writeCompletedHeads();
+      appended |= appendCompletedHeads();
+      if (appended && !corked) {
+        flushPending();
+      }
       if (forwarded && !closed && --chainOutstanding == 0) {
         if (pendingOut.remaining() >= HIGH_WATER_BYTES) {
           nextStalled = true; // the client is not reading: queue its next request once it has
@@ -503,7 +532,8 @@ public final class ClientConnection implements ReplySink {
     request.pendingReplyLength = length;
   }
 
-  private void writeCompletedHeads() {
+  /** Appends the replies of the completed requests at the head; returns whether there were any. */
+  private boolean appendCompletedHeads() {
     boolean appended = false;
     Request head;
     while ((head = inFlight.peekFirst()) != null && head.completed) {
@@ -512,9 +542,7 @@ public final class ClientConnection implements ReplySink {
       recycle(head);
       appended = true;
     }
-    if (appended) {
-      flushPending();
-    }
+    return appended;
   }
 
   private void dropCompletedHeads() {

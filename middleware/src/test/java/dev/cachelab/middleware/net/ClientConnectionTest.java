@@ -254,6 +254,7 @@ class ClientConnectionTest {
     assertTrue(queued.enqueued.isEmpty(), "the next chain waits for the whole first one");
     windowed.complete(requests.get(0), ByteBuffer.wrap(replies[0].getBytes(US_ASCII)));
     assertEquals(String.join("", replies), out.output());
+    assertEquals(1, out.writes, "the chain's replies leave in one write");
     assertEquals(1, queued.enqueued.size());
     Request next = queued.enqueued.get(0);
     assertSame(requests.get(4), next);
@@ -268,6 +269,7 @@ class ClientConnectionTest {
     assertEquals(ClientConnection.Admission.WAITING, windowed.admitForwarded(late, 2));
     for (int i = 4; i < 7; i++) {
       windowed.complete(requests.get(i), ByteBuffer.wrap(("R" + i + "\r\n").getBytes(US_ASCII)));
+      assertEquals(i < 6 ? 1 : 2, out.writes, "in order, held until the chain's last: " + i);
     }
     assertEquals(String.join("", replies) + "R4\r\nR5\r\nR6\r\n", out.output());
     assertSame(late, queued.enqueued.get(1));
@@ -319,6 +321,7 @@ class ClientConnectionTest {
   private static final class FakeChannel implements ClientChannel {
     private final ByteArrayOutputStream written = new ByteArrayOutputStream();
     int acceptBytes = Integer.MAX_VALUE;
+    int writes;
     ByteBuffer input = ByteBuffer.allocate(0);
     boolean readInterest = true;
     boolean writeInterest;
@@ -339,6 +342,7 @@ class ClientConnectionTest {
     @Override
     public int write(ByteBuffer from) {
       int n = Math.min(from.remaining(), acceptBytes);
+      writes++;
       byte[] bytes = new byte[n];
       from.get(bytes);
       written.write(bytes, 0, n);
