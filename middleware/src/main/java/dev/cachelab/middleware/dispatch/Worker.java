@@ -46,7 +46,8 @@ public final class Worker implements Runnable {
 
   /**
    * @param armAheadNanos how much earlier than the timeout the deadline is armed (the watchdog
-   *     period), so that the client hears within the timeout
+   *     period), so that the client hears within the timeout; the timeout is the one of the server
+   *     list a request was routed with
    */
   public Worker(
       RequestQueue queue,
@@ -54,13 +55,10 @@ public final class Worker implements Runnable {
       Watchdog watchdog,
       ReplicaDivergence divergence,
       ThreadRecorder recorder,
-      long timeoutNanos,
       long armAheadNanos,
       int maxBatch) {
     this.queue = queue;
-    this.backends =
-        new WorkerBackends(
-            generations, watchdog, Math.max(1, timeoutNanos - armAheadNanos), 2 * armAheadNanos);
+    this.backends = new WorkerBackends(generations, watchdog, armAheadNanos, 2 * armAheadNanos);
     this.recorder = recorder;
     this.reply = new ReplyBuilder(recorder, generations.get().errors());
     TargetReplies targets = new TargetReplies(MiddlewareConfig.MAX_SERVERS);
