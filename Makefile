@@ -28,10 +28,11 @@ K8S_CLUSTER ?= cachelab
 CILIUM      ?= 0
 export CILIUM
 # The local cluster of k8s-up (scripts/local-cluster.sh): NODES is pool:count (default the ASL 2017
-# shape, 3 x a1, 1 x a4, 2 x a2) or 1 for one node (with CILIUM=1, which enforces policies on one
-# node only); SCALE the factor of the pools' Azure sizes (auto: the largest that fits this
-# machine); PROFILE the bandwidth of the nodes' links (asl2017, asl2019, azure-v2, off).
-ASL2017_NODES := a1:3,a4:1,a2:2
+# §3 shape, 3 x a1, 1 x a4, 3 x a2: three client machines, so every shipped overlay fits) or 1
+# for one node (with CILIUM=1, which enforces policies on one node only); SCALE the factor of the
+# pools' Azure sizes (auto: the largest that fits this machine); PROFILE the bandwidth of the
+# nodes' links (asl2017, asl2019, azure-v2, off).
+ASL2017_NODES := a1:3,a4:1,a2:3
 NODES       ?= $(if $(filter 1,$(CILIUM)),1,$(ASL2017_NODES))
 SCALE       ?= auto
 PROFILE     ?= asl2017
@@ -112,7 +113,7 @@ report-shot: venv ## Rebuild RESULTS's report and screenshot the whole page with
 ##@ Kubernetes
 
 .PHONY: k8s-up
-k8s-up: deps k8s-tools images ## Start a real cluster on this machine (root; state in .cache/cluster): nodes NODES (default a1:3,a4:1,a2:2; 1: one node) at SCALE, links at PROFILE (CILIUM=1: one node, NetworkPolicies enforced); last line: export KUBECONFIG=...
+k8s-up: deps k8s-tools images ## Start a real cluster on this machine (root; state in .cache/cluster): nodes NODES (default a1:3,a4:1,a2:3; 1: one node) at SCALE, links at PROFILE (CILIUM=1: one node, NetworkPolicies enforced); last line: export KUBECONFIG=...
 	@TOOLS_DIR=$(TOOLS_DIR) CLUSTER_NETWORK_POLICY=$(if $(filter 1,$(CILIUM)),cilium,none) \
 	  CLUSTER_NODES=$(NODES) CLUSTER_SCALE=$(SCALE) CLUSTER_PROFILE=$(PROFILE) scripts/local-cluster.sh up >&2
 	@TOOLS_DIR=$(TOOLS_DIR) JAVA_HOME="$(JDK_HOME)" scripts/images.sh import >&2

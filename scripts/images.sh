@@ -46,12 +46,15 @@ image_ref() {
     java-base) echo "$registry/java-base:$("$(java_home)/bin/java" -XshowSettings:properties -version 2>&1 | awk '/java.version =/ {print $3}')" ;;
     middleware) echo "ghcr.io/cachelab/middleware:$app_version" ;;
     loadgen) echo "ghcr.io/cachelab/loadgen:$app_version" ;;
+    locust) echo "ghcr.io/cachelab/locust:$locust_version" ;;
     *) echo "error: unknown image $1 (one of: ${all_images[*]})" >&2; exit 2 ;;
   esac
 }
 # No memcached exporter: it is no Debian package, and its Go module is not in the module proxy
 # this project's machines use (local-values.yaml turns the exporters off).
-all_images=(pause coredns helper memcached redis redis-exporter prometheus node-exporter prometheus-operator java-base middleware loadgen)
+all_images=(pause coredns helper memcached redis redis-exporter prometheus node-exporter prometheus-operator java-base middleware loadgen locust)
+# locust from PyPI, the version the loadgen-locust component names (its benchmark patch's image tag).
+locust_version="$(sed -n 's|^ *image: ghcr.io/cachelab/locust:||p' "$root/manifests/components/loadgen-locust/set-benchmark-locust.patch.yaml")"
 
 java_home() { JAVA_HOME="${JAVA_HOME:-}" "$root/scripts/find-jdk.sh"; }
 
@@ -174,6 +177,27 @@ build_one() {
       # tools (busybox), and getent (glibc's, for the start barrier's name lookups).
       add_busybox "$rootfs"; add_file "$rootfs" /usr/bin/getent
       pack "$name" "$rootfs" ;;
+    locust)
+      # Debian's python3 (the binary, its standard library and the libraries they link) and a
+      # venv made with it at /opt/locust holding locust from PyPI (pip, the registry's client);
+      # busybox and getent for the Job scripts (run-locust.sh sources common.sh).
+      local py=/usr/bin/python3.11
+      [[ -x $py ]] || { echo "error: $py is missing: run scripts/install-debs.sh (python3, python3-venv)" >&2; exit 1; }
+      input="$root/manifests/components/loadgen-locust/set-benchmark-locust.patch.yaml"
+      fresh "$name" "$input" "$py" && { rm -rf "$rootfs"; return; }
+      add_busybox "$rootfs"; add_file "$rootfs" /usr/bin/getent; add_file "$rootfs" "$py"
+      ln -s python3.11 "$rootfs/usr/bin/python3"
+      tar -C / --exclude='python3.11/test' --exclude='python3.11/idlelib' --exclude='python3.11/tkinter' \
+        --exclude='python3.11/turtledemo' -cf - usr/lib/python3.11 | tar -C "$rootfs" -xf -
+      "$py" -m venv "$rootfs/opt/locust" || { echo "error: python3 -m venv failed: run scripts/install-debs.sh (python3-venv)" >&2; exit 1; }
+      "$rootfs/opt/locust/bin/pip" install --quiet --no-cache-dir --disable-pip-version-check "locust==$locust_version" \
+        || { echo "error: pip install locust==$locust_version failed (PyPI unreachable?)" >&2; exit 1; }
+      # The venv's scripts name the build path in their #! lines; in the image it is /opt/locust.
+      sed -i "1s|^#!$rootfs/opt/locust/|#!/opt/locust/|" "$rootfs"/opt/locust/bin/*
+      sed -i "/^command = /d" "$rootfs/opt/locust/pyvenv.cfg"
+      local f; while IFS= read -r f; do add_libs "$rootfs" "$f"; done < <(find "$rootfs/usr/lib/python3.11" "$rootfs/opt/locust" -name '*.so*' -type f)
+      mkdir -p "$rootfs/usr/local/bin"; ln -s /opt/locust/bin/locust "$rootfs/usr/local/bin/locust"
+      pack "$name" "$rootfs" /opt/locust/bin/locust ;;
     middleware | loadgen)
       build_jib "$name"; rm -rf "$rootfs"; return ;;
   esac

@@ -9,8 +9,8 @@
 #   scripts/local-cluster.sh down   stop it and restore the machine (also after a failed `up`)
 #   scripts/local-cluster.sh status exit 0 if it runs
 #
-# Nodes (CLUSTER_NODES): by default the ASL 2017 shape `a1:3,a4:1,a2:2` (three server machines,
-# one middleware machine, two client machines), each node labelled `agentpool=<pool>` and
+# Nodes (CLUSTER_NODES): by default the ASL 2017 §3 shape `a1:3,a4:1,a2:3` (three server machines,
+# one middleware machine, three client machines; layout.py DEFAULT_NODES), each node labelled `agentpool=<pool>` and
 # `kubernetes.azure.com/agentpool=<pool>` as AKS labels its pools. The pools' Azure sizes (a1 1,
 # a2 2, a4 8 cores; 1.75, 3.5, 14 GiB) are scaled by one factor (CLUSTER_SCALE, default the
 # largest that fits: the caps add up to at most the cores left after CLUSTER_CONTROL_PLANE_MCPU)
@@ -61,7 +61,7 @@ cilium_sysctls=(net/ipv4/conf/all/rp_filter net/ipv4/conf/default/rp_filter net/
 state="$dir/machine-state"
 pids="$dir/pids"
 # Multi-node layout (see the header); `1` is the single node above.
-nodes_arg="${CLUSTER_NODES:-a1:3,a4:1,a2:2}"
+nodes_arg="${CLUSTER_NODES:-a1:3,a4:1,a2:3}"
 scale_arg="${CLUSTER_SCALE:-auto}"
 profile="${CLUSTER_PROFILE:-asl2017}"
 control_plane_mcpu="${CLUSTER_CONTROL_PLANE_MCPU:-500}"

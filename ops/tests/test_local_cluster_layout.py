@@ -27,19 +27,40 @@ def load() -> ModuleType:
 layout = load()
 
 
-def test_the_default_asl2017_shape_on_two_cores_is_scaled_by_a_tenth() -> None:
-    factor, nodes = layout.layout("a1:3,a4:1,a2:2", "auto", "asl2017", 2, MEMORY_MIB, 500)
-    assert factor == 0.1
+def test_the_default_asl2017_shape_on_two_cores_is_scaled_to_fit() -> None:
+    """Three client machines as in ASL 2017 §3: 17 pool cores in the 1.5 cores left."""
+    assert layout.DEFAULT_NODES == "a1:3,a4:1,a2:3"
+    factor, nodes = layout.layout(layout.DEFAULT_NODES, "auto", "asl2017", 2, MEMORY_MIB, 500)
+    assert factor == 0.088
     rows = {name: (pool, cpu, mib, mbit) for name, pool, cpu, mib, mbit in nodes}
     assert rows == {
-        "cachelab-a1-0": ("a1", 100, 179, 100),
-        "cachelab-a1-1": ("a1", 100, 179, 100),
-        "cachelab-a1-2": ("a1", 100, 179, 100),
-        "cachelab-a4-0": ("a4", 800, 1434, 700),
-        "cachelab-a2-0": ("a2", 200, 358, 200),
-        "cachelab-a2-1": ("a2", 200, 358, 200),
+        "cachelab-a1-0": ("a1", 88, 158, 100),
+        "cachelab-a1-1": ("a1", 88, 158, 100),
+        "cachelab-a1-2": ("a1", 88, 158, 100),
+        "cachelab-a4-0": ("a4", 704, 1262, 700),
+        "cachelab-a2-0": ("a2", 176, 315, 200),
+        "cachelab-a2-1": ("a2", 176, 315, 200),
+        "cachelab-a2-2": ("a2", 176, 315, 200),
     }
     assert sum(cpu for _, _, cpu, _, _ in nodes) <= 2000 - 500
+
+
+def test_the_script_the_makefile_and_the_tier_default_to_the_same_layout() -> None:
+    root = repo_root()
+    script = (root / "scripts" / "local-cluster.sh").read_text()
+    assert f'nodes_arg="${{CLUSTER_NODES:-{layout.DEFAULT_NODES}}}"' in script
+    makefile = (root / "Makefile").read_text()
+    assert f"ASL2017_NODES := {layout.DEFAULT_NODES}\n" in makefile
+    conftest = (root / "ops" / "tests" / "k8s_real" / "conftest.py").read_text()
+    assert f'ASL2017_NODES = "{layout.DEFAULT_NODES}"' in conftest
+
+
+def test_a_second_a4_node_leaves_an_a1_node_too_small() -> None:
+    """Why the two middlewares share one a4 node: 25 pool cores give an a1 node < 128 MiB."""
+    with pytest.raises(layout.LayoutError) as refused:
+        layout.layout("a1:3,a4:2,a2:3", "auto", "asl2017", 2, MEMORY_MIB, 500)
+    assert "less than 50m CPU or 128 MiB" in str(refused.value)
+    assert "e.g. a1:3,a4:1,a2:3 (17)" in str(refused.value)
 
 
 @pytest.mark.parametrize("profile", ["asl2017", "asl2019", "azure-v2"])

@@ -4,11 +4,11 @@ under a bandwidth profile (the rates of cachelab.local.shaping, the local runner
 
     layout.py NODES SCALE PROFILE CORES MEM_MIB CONTROL_PLANE_MCPU
 
-NODES is `a1:3,a4:1,a2:2` (pool:count), SCALE a factor or `auto` (the largest that fits, at most
-1), CORES and MEM_MIB the machine's, CONTROL_PLANE_MCPU what the control plane and the nodes'
-daemons keep. Prints `scale F` and then one `node NAME POOL CPU_M MEMORY_MIB MBIT` line per node
-(MBIT 0: unshaped), or one `error: ...` line on stderr and exit 2 when the machine cannot hold
-the layout, with what would fit.
+NODES is `a1:3,a4:1,a2:3` (pool:count; DEFAULT_NODES), SCALE a factor or `auto` (the largest
+that fits, at most 1), CORES and MEM_MIB the machine's, CONTROL_PLANE_MCPU what the control plane
+and the nodes' daemons keep. Prints `scale F` and then one `node NAME POOL CPU_M MEMORY_MIB
+MBIT` line per node (MBIT 0: unshaped), or one `error: ...` line on stderr and exit 2 when the
+machine cannot hold the layout, with what would fit.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "ops"))
 
 from cachelab.local.shaping import POOL_MBIT, PROFILES, ROLE_MBIT
 
+# The default layout: the ASL 2017 §3 shape, three server machines, the middleware machine and
+# three client machines (scripts/local-cluster.sh and the Makefile default to the same).
+DEFAULT_NODES = "a1:3,a4:1,a2:3"
 # Azure sizes of the seeds' machines: A1 1 vCPU 1.75 GiB, A2 2 vCPU 3.5 GiB, A4 8 vCPU 14 GiB.
 POOL_SIZES = {"a1": (1, 1792), "a2": (2, 3584), "a4": (8, 14336)}
 # The ASL hosts: servers on A1, clients on A2, the middleware on A4 (cachelab.spec.Hosts).
@@ -46,7 +49,7 @@ def parse_nodes(text: str) -> list[tuple[str, int]]:
         if pool not in POOL_SIZES or not count.isdigit() or int(count) < 1:
             raise LayoutError(
                 f"NODES={text!r}: expected pool:count entries separated by commas with pools "
-                f"{', '.join(POOL_SIZES)} and counts >= 1 (e.g. a1:3,a4:1,a2:2), or 1 for one node"
+                f"{', '.join(POOL_SIZES)} and counts >= 1 (e.g. {DEFAULT_NODES}), or 1 for one node"
             )
         if pool in dict(pools):
             raise LayoutError(f"NODES={text!r}: pool {pool} named twice")
@@ -103,7 +106,7 @@ def layout(
         raise LayoutError(
             f"NODES={nodes}: {pool_cores} pool cores (a1 1, a2 2, a4 8) at SCALE={factor:g} "
             f"give a node less than {MIN_NODE_MCPU}m CPU or {MIN_NODE_MEMORY_MIB} MiB, and "
-            f"{fits}; would fit: at most {most} pool cores, e.g. a1:3,a4:1,a2:2 (15) or "
+            f"{fits}; would fit: at most {most} pool cores, e.g. {DEFAULT_NODES} (17) or "
             f"a1:1,a4:1,a2:1 (11)"
         )
     out = []

@@ -62,3 +62,18 @@ def test_local_values_name_only_images_that_make_images_builds(tmp_path: Path) -
     assert used <= built, f"not built by scripts/images.sh: {used - built}"
     assert len(used) == 4  # memcached, redis, middleware, helper
     assert {c["imagePullPolicy"] for c in containers} == {"Never"}
+
+
+def test_every_overlays_jobs_run_images_that_make_images_builds() -> None:
+    """So that `kubectl apply -k` of any shipped overlay runs on the local cluster: the
+    project's loadgen (preload and benchmark) and, in the locust overlay, its locust image."""
+    built = set(built_images().values())
+    for overlay in sorted((MANIFESTS / "overlays").iterdir()):
+        out = run(["kubectl", "kustomize", overlay]).stdout
+        images = {
+            c["image"]
+            for doc in yaml.safe_load_all(out)
+            if doc and doc["kind"] == "Job"
+            for c in doc["spec"]["template"]["spec"]["containers"]
+        }
+        assert images and images <= built, f"{overlay.name}: not built: {images - built}"

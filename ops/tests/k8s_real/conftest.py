@@ -1,5 +1,5 @@
 """Fixtures of the real-cluster tier: one local cluster (scripts/local-cluster.sh) for the module,
-by default in the ASL 2017 shape (nodes a1 x 3, a4, a2 x 2 in network namespaces of their own),
+by default in the ASL 2017 §3 shape (nodes a1 x 3, a4, a2 x 3 in network namespaces of their own),
 with every image of scripts/images.sh imported, and one testbed release installed with
 charts/testbed/examples/local-values.yaml (local-one-node-values.yaml on one node).
 
@@ -27,7 +27,7 @@ from k8s.tools import CHART, ROOT, TOOLS_BIN, run, tool
 
 LOCAL_VALUES = CHART / "examples" / "local-values.yaml"
 ONE_NODE_VALUES = CHART / "examples" / "local-one-node-values.yaml"
-ASL2017_NODES = "a1:3,a4:1,a2:2"  # the script's default layout
+ASL2017_NODES = "a1:3,a4:1,a2:3"  # the script's default layout (layout.py DEFAULT_NODES)
 # Kernel settings the cluster may change (kubelet, kube-proxy, Cilium) and `down` restores.
 SYSCTLS = (
     "vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops",

@@ -82,7 +82,7 @@ def test_nodes_are_ready_with_their_pool_labels_allocatable_and_caps(
     real_cluster: LocalCluster,
 ) -> None:
     layout = real_cluster.layout()
-    assert sorted(n["pool"] for n in layout) == ["a1"] * 3 + ["a2"] * 2 + ["a4"]
+    assert sorted(n["pool"] for n in layout) == ["a1"] * 3 + ["a2"] * 3 + ["a4"]
     nodes = {n["metadata"]["name"]: n for n in real_cluster.get("nodes")["items"]}
     assert sorted(nodes) == sorted(str(n["name"]) for n in layout)
     cores = os.cpu_count() or 1
@@ -407,7 +407,7 @@ def test_cachelab_run_target_k8s_sweeps_workers_on_the_real_cluster(
     assert status["state"] == "complete" and status["runs_done"] == 2, status
     metadata = json.loads((results / "metadata.json").read_text())
     # the nodes' scale factor is a setting of the run, printed with the others on its report
-    assert run_info(metadata, status)["settings"]["node_scale"] == "0.1", metadata["settings"]
+    assert run_info(metadata, status)["settings"]["node_scale"] == "0.088", metadata["settings"]
     with (results / "summary.csv").open() as f:
         reader = csv.DictReader(f)
         rows = list(reader)
