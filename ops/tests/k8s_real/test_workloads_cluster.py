@@ -8,8 +8,9 @@ the client nodes, and an overlay applied before its release, which fails naming 
 that installs it.
 
 Order matters: the overlay without a release is applied first and checked after the redis
-tests (its Job waits RELEASE_WAIT_S, 60 s, before it fails), and each release is removed before
-the next one needs the a4 node.
+release's tests and the overlay release's own (its Job waits RELEASE_WAIT_S, 60 s, before it
+fails, and holds an a2 node's room until then, so it must be done before the overlay's Jobs
+start), and each release is removed before the next one needs the a4 node.
 """
 
 from __future__ import annotations
@@ -240,34 +241,6 @@ def test_hash_routing_replicates_each_set_and_a_multi_get_spans_the_servers(
     assert merged == values
 
 
-def test_an_overlay_applied_before_its_release_fails_naming_what_to_install(
-    real_cluster: LocalCluster, unreleased: float
-) -> None:
-    """The Job's pod fails after RELEASE_WAIT_S, its log and its termination message (shown by
-    `kubectl describe pod`) name the helm command of the overlay."""
-
-    def failed() -> dict[str, Any] | None:
-        job = real_cluster.get("job", "-n", UNRELEASED_NS, "preload")
-        conditions = {c["type"]: c["status"] for c in job["status"].get("conditions", [])}
-        return job if conditions.get("Failed") == "True" else None
-
-    wait_for("the preload Job without a release to fail", failed, timeout_s=240)
-    print(f"failed {time.monotonic() - unreleased:.0f} s after kubectl apply")
-    hint = (
-        "Install it first: helm upgrade --install testbed charts/testbed -f "
-        f"manifests/overlays/{UNRELEASED_OVERLAY.name}/testbed-values.yaml --wait"
-    )
-    log = real_cluster.kubectl("logs", "-n", UNRELEASED_NS, "job/preload")
-    line = "no testbed release in this namespace: testbed-middleware does not resolve after 60s."
-    assert f"{line} {hint}" in log, log
-    (pod,) = pods(real_cluster, UNRELEASED_NS, "batch.kubernetes.io/job-name=preload")
-    message = pod["status"]["containerStatuses"][0]["state"]["terminated"]["message"]
-    assert hint in message, message
-    describe = real_cluster.kubectl("describe", "pod", "-n", UNRELEASED_NS, pod["metadata"]["name"])
-    assert hint in describe
-    real_cluster.kubectl("delete", "namespace", UNRELEASED_NS, "--wait=false")
-
-
 # ---------------------------------------------------------------- the overlay's release
 
 
@@ -326,6 +299,34 @@ def test_a_sharded_multi_get_is_split_over_the_three_servers(
     split = [a - b for a, b in zip(after, before, strict=True)]
     print(f"9-key get split over the servers: {split}")
     assert split == [3, 3, 3], split
+
+
+def test_an_overlay_applied_before_its_release_fails_naming_what_to_install(
+    real_cluster: LocalCluster, unreleased: float
+) -> None:
+    """The Job's pod fails after RELEASE_WAIT_S, its log and its termination message (shown by
+    `kubectl describe pod`) name the helm command of the overlay."""
+
+    def failed() -> dict[str, Any] | None:
+        job = real_cluster.get("job", "-n", UNRELEASED_NS, "preload")
+        conditions = {c["type"]: c["status"] for c in job["status"].get("conditions", [])}
+        return job if conditions.get("Failed") == "True" else None
+
+    wait_for("the preload Job without a release to fail", failed, timeout_s=240)
+    print(f"failed {time.monotonic() - unreleased:.0f} s after kubectl apply")
+    hint = (
+        "Install it first: helm upgrade --install testbed charts/testbed -f "
+        f"manifests/overlays/{UNRELEASED_OVERLAY.name}/testbed-values.yaml --wait"
+    )
+    log = real_cluster.kubectl("logs", "-n", UNRELEASED_NS, "job/preload")
+    line = "no testbed release in this namespace: testbed-middleware does not resolve after 60s."
+    assert f"{line} {hint}" in log, log
+    (pod,) = pods(real_cluster, UNRELEASED_NS, "batch.kubernetes.io/job-name=preload")
+    message = pod["status"]["containerStatuses"][0]["state"]["terminated"]["message"]
+    assert hint in message, message
+    describe = real_cluster.kubectl("describe", "pod", "-n", UNRELEASED_NS, pod["metadata"]["name"])
+    assert hint in describe
+    real_cluster.kubectl("delete", "namespace", UNRELEASED_NS, "--wait=false")
 
 
 def test_the_shipped_three_client_overlay_runs_unmodified_and_is_collected(
