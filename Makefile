@@ -182,7 +182,7 @@ test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm ins
 ##@ Benchmark
 
 .PHONY: bench
-bench: deps build ## Proxies (direct/twemproxy/ASL floor in C/middleware) for memcached and, with redis-benchmark, for redis; loadgen vs memcaslap: ops/s, latency, CPU/request.
+bench: deps build ## Proxies (direct/twemproxy/ASL floor in C/middleware) for memcached (loadgen, memcaslap loads) and redis (redis-benchmark, with and without -P 16): ops/s, CPU/request, targets side by side (over an hour at its defaults; BENCH_QUICK=1: shorter runs, fewer rounds).
 	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench
 
 ##@ Monitoring

@@ -264,10 +264,13 @@ def _note(console: Console, message: str) -> None:
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
-    problem = _not_results(args.results_dir)
+    from cachelab.report import build_report
+    from cachelab.report.search_report import is_search
+
+    searched = Path(args.results_dir).is_dir() and is_search(Path(args.results_dir))
+    problem = None if searched else _not_results(args.results_dir)
     if problem:
         return _error(console, problem)
-    from cachelab.report import build_report
 
     try:
         index = build_report(args.results_dir)
@@ -277,7 +280,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
     record_command(Path(args.results_dir) / "metadata.json")
     console.print(f"report: [bold]{index}[/]", highlight=False)
-    note = incomplete_note(args.results_dir)
+    note = None if searched else incomplete_note(args.results_dir)
     if note:
         _note(console, note)
     return 0
@@ -403,8 +406,28 @@ def add_search_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=None,
         help="highest load tried (requests/s, or clients per thread for a closed-loop spec)",
     )
+    search.add_argument(
+        "--no-probe",
+        dest="probe",
+        action="store_false",
+        help="open loop: start at the spec's rate, not from a closed-loop capacity probe",
+    )
     search.add_argument("--point", type=int, default=None, help="the point of a swept spec")
-    search.add_argument("--target", choices=["local"], default="local")
+    search.add_argument("--target", choices=["local", "k8s"], default="local")
+    search.add_argument(
+        "--values",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="k8s: the values files of your cluster for the release (repeatable; default "
+        "$CACHELAB_K8S_VALUES, `:`-separated)",
+    )
+    search.add_argument(
+        "--loadgen",
+        choices=["cachelab", "memtier"],
+        default=None,
+        help="k8s: the Jobs' loadgen image (default $CACHELAB_K8S_LOADGEN or cachelab)",
+    )
     search.add_argument(
         "--results", type=Path, default=None, help="results base folder (default: <repo>/results)"
     )
@@ -414,20 +437,41 @@ def add_search_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def cmd_search(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.k8s.kube import K8sError
+    from cachelab.k8s.plan import PlanError
     from cachelab.processes import ProcessError
-    from cachelab.search import SearchError, choose_point, run_local, settings_for
+    from cachelab.search import (
+        SearchError,
+        choose_point,
+        k8s_problem,
+        run_k8s,
+        run_local,
+        settings_for,
+    )
     from cachelab.slo import SloError
 
     try:
         spec = choose_point(load_spec(args.spec), args.point)
-        settings = settings_for(spec, args.slo, args.tolerance, args.attempts, args.max_load)
+        settings = settings_for(
+            spec, args.slo, args.tolerance, args.attempts, args.max_load, args.probe
+        )
     except SpecError as error:
         return _error(console, f"{error}{spec_hint(args.spec)}")
     except (SloError, SearchError) as error:
         return _error(console, str(error))
+    if args.target == "local" and (args.values or args.loadgen):
+        return _error(console, "--values and --loadgen are for --target k8s")
+    options = RunOptions.from_args(args)
+    if args.target == "k8s" and (problem := k8s_problem(spec, settings, options)) is not None:
+        return _error(console, problem)
     try:
-        folder, _ = run_local(args.spec, settings, args.point, args.results, args.resume, console)
-    except (SearchError, ProcessError) as error:
+        if args.target == "k8s":
+            folder, _ = run_k8s(args.spec, settings, args.point, options, console)
+        else:
+            folder, _ = run_local(
+                args.spec, settings, args.point, args.results, args.resume, console
+            )
+    except (SearchError, ProcessError, PlanError, K8sError) as error:
         return _error(console, str(error))
     except KeyboardInterrupt:
         _error(console, "interrupted; every step measured is in search.csv (go on with --resume)")

@@ -10,6 +10,10 @@ For each seed the spec names (`seeds:`) and each of the seed's published curves
   only throughput it is N / X (the interactive law with Z = 0: clients over throughput), said so in
   the row.
 
+A curve over something other than the load (a value size at the seed's highest client count) has
+no knee and no low load: it compares its saturation (the highest throughput over its x) and is
+drawn over its own x.
+
 Absolute numbers depended on the seeds' 2016-2019 cloud VMs, so the ratios are a comparison of
 shapes and scale, not a pass or fail. Pure functions over summary.csv; any thread.
 """
@@ -31,6 +35,7 @@ from cachelab.seeds import SeedCurve, curves_for
 KNEE_FRAC = 0.95
 THROUGHPUT = "throughput_ops_per_s"
 RESPONSE_TIME = "response_time_ms"
+LOAD_AXES = ("total_clients", "topology.clients_per_thread", "workload.rate_ops")
 
 
 class FidelityError(ValueError):
@@ -44,6 +49,7 @@ class Curve:
     x: list[float]
     throughput: list[float]
     response_time_ms: list[float]
+    load_axis: bool = True  # x is the load (clients, rate); else no knee and no low load
 
     @property
     def saturation(self) -> float:
@@ -51,6 +57,8 @@ class Curve:
 
     @property
     def knee(self) -> float:
+        if not self.load_axis:
+            return math.nan
         top = self.saturation
         for x, tp in zip(self.x, self.throughput, strict=True):
             if tp >= KNEE_FRAC * top:
@@ -59,6 +67,8 @@ class Curve:
 
     @property
     def low_load_rt_ms(self) -> float:
+        if not self.load_axis:
+            return math.nan
         return self.response_time_ms[0] if self.response_time_ms else math.nan
 
 
@@ -73,6 +83,7 @@ class FidelityRow:
     ours: Curve
     theirs: Curve
     rt_from_law: bool  # the seed's low-load response time is N / X
+    x: str = "total_clients"  # the summary.csv column both curves are drawn over
 
     def ratios(self) -> dict[str, float]:
         def ratio(a: float, b: float) -> float:
@@ -88,8 +99,11 @@ class FidelityRow:
 def seed_curve(curve: SeedCurve) -> tuple[Curve, bool]:
     """The seed's points as a Curve, and whether its response time comes from N / X."""
     xs, tps = curve.series(THROUGHPUT)
+    load = curve.x in LOAD_AXES
     if curve.has(RESPONSE_TIME):
-        return Curve(xs, tps, curve.series(RESPONSE_TIME)[1]), False
+        return Curve(xs, tps, curve.series(RESPONSE_TIME)[1], load), False
+    if not load:
+        return Curve(xs, tps, [math.nan] * len(xs), load), False
     law = [1000.0 * x / tp if tp else math.nan for x, tp in zip(xs, tps, strict=True)]
     return Curve(xs, tps, law), True
 
@@ -112,6 +126,7 @@ def our_curve(rows: Sequence[dict[str, str]], x: str) -> Curve:
         xs,
         [statistics.fmean(_float(r[THROUGHPUT]) for r in by_x[v]) for v in xs],
         [statistics.fmean(_float(r.get(RESPONSE_TIME)) for r in by_x[v]) for v in xs],
+        x in LOAD_AXES,
     )
 
 
@@ -145,6 +160,7 @@ def fidelity_rows(results_dir: Path) -> list[FidelityRow]:
                     our_curve(mine, curve.x),
                     theirs,
                     from_law,
+                    curve.x,
                 )
             )
     if not found:

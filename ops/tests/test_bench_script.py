@@ -286,3 +286,47 @@ def _without_markers(tmp_path: Path) -> Path:
     doc = tmp_path / "plain.md"
     doc.write_text("# Performance\n")
     return doc
+
+
+def test_memcaslap_loads_are_connections_get_share_and_value_size(bench: ModuleType) -> None:
+    loads = bench.memcaslap_loads.parse_loads("32:90:1024,256:100:16384")
+    assert [load.label for load in loads] == [
+        "memcaslap -c 32, 90:10, 1 KiB",
+        "memcaslap -c 256, read-only, 16 KiB",
+    ]
+    if "BENCH_MEMCASLAP_LOADS" not in bench.config.os.environ:
+        default = bench.memcaslap_loads.parse_loads(bench.config.MEMCASLAP_LOADS)
+        assert {(x.connections, x.get_percent, x.value_bytes) for x in default} == {
+            (c, g, v) for c in (32, 256) for g in (90, 100) for v in (1024, 16384)
+        }
+
+
+def _caslap(bench: ModuleType, target: str, ops: list[float], cpu: list[float]) -> list[Any]:
+    return [
+        bench.memcaslap_loads.CaslapRun(target, "load", o, int(o * 8), c, 5.0)
+        for o, c in zip(ops, cpu, strict=True)
+    ]
+
+
+def test_memcaslap_targets_are_per_round_ratios_and_cpu_against_twemproxy_and_memcached(
+    bench: ModuleType,
+) -> None:
+    runs = {
+        "load": {
+            "twemproxy": _caslap(bench, "twemproxy", [100e3, 80e3, 90e3], [10.0, 12.0, 11.0]),
+            "cachelab-t2-b16": _caslap(
+                bench, "cachelab-t2-b16", [140e3, 100e3, 90e3], [8.0, 9.0, 10.0]
+            ),
+        }
+    }
+    failed = bench.memcaslap_loads.CaslapRun("twemproxy", "load", 0.0, 0, None, 0.0, "failed")
+    runs["load"]["twemproxy"].append(failed)
+    targets = {t.name: t for t in bench.summary.caslap_targets(runs)}
+    ops = targets["cachelab-t2-b16 ops/s vs twemproxy, load"]
+    assert round(ops.measured, 2) == 1.25  # rounds 1.40, 1.25, 1.00
+    assert ops.met() is False
+    cpu = targets["cachelab-t2-b16 CPU/req vs twemproxy, load"]
+    assert round(cpu.measured, 3) == round(9.0 / 11.0, 3)
+    assert cpu.met() is True
+    own = targets["cachelab-t2-b16 CPU/req vs memcached's own, load"]
+    assert own.measured == 9.0 / 5.0  # the median round (100,000 ops/s) against memcached's 5 us

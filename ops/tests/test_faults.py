@@ -147,6 +147,28 @@ def test_the_injector_keeps_the_schedule_and_ends_what_is_in_force(tmp_path: Pat
     assert (tmp_path / "faults.json").is_file()
 
 
+def test_an_origin_learnt_late_shifts_the_faults_and_keeps_their_length() -> None:
+    """The loadgens' second 0 was 2 s before the injector learnt it (a slow first read of their
+    progress): the fault due at 0.5 s begins at once and still lasts its 0.4 s."""
+    spec = parse_spec(
+        {
+            **BASE,
+            "run": {"duration_s": 60},
+            "faults": [{"at_s": 0.5, "action": "stop", "target": "server-0", "for_s": 0.4}],
+        }
+    )
+    targets = Recorder()
+    origin = targets.started - 2.0
+    injector = FaultInjector(spec.faults, targets, lambda: origin).start()
+    deadline = time.monotonic() + 20
+    while len(targets.calls) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (event,) = injector.stop()
+    assert [what for what, _, _ in targets.calls] == ["stop", "resume"]
+    assert event.began_s >= 2.0
+    assert event.ended_s - event.began_s == pytest.approx(0.4, abs=0.2)
+
+
 def test_a_restart_not_yet_due_is_not_done_after_the_run() -> None:
     spec = parse_spec(
         {

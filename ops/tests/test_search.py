@@ -105,6 +105,53 @@ def test_bisection_says_when_nothing_passes_or_nothing_fails() -> None:
     assert everything.answer() == 1000.0
 
 
+def queue_p99_ms(rate: float, capacity: float = 45_000.0, service_ms: float = 0.2) -> float:
+    """A queue's p99: it grows as 1 / (1 - utilisation) and is unbounded past the capacity."""
+    return service_ms / (1 - rate / capacity) if rate < capacity else 1000.0
+
+
+@pytest.mark.parametrize("limit_ms", [0.3, 1.0, 4.0])
+@pytest.mark.parametrize("capacity", [None, 41_000.0, 45_000.0])
+def test_the_guided_search_finds_a_queues_knee_in_few_steps(
+    limit_ms: float, capacity: float | None
+) -> None:
+    """Knees at 15,000, 36,000 and 42,750 requests/s; with the probe's capacity (exact, or 9 %
+    low, as a closed loop of few clients measures it) or without one (from the spec's start)."""
+    knee = 45_000.0 * (1 - 0.2 / limit_ms)
+    search = Bisection(20_000.0, 0.05, lowest=10.0, highest=1_000_000.0)
+    search.guide(limit_ms, capacity)
+    steps = 0
+    while (rate := search.next_value()) is not None:
+        steps += 1
+        p99 = queue_p99_ms(rate)
+        search.record(rate, p99 <= limit_ms, p99)
+    answer = search.answer()
+    assert answer is not None
+    assert answer <= knee and (knee - answer) / answer <= 0.05
+    assert steps <= (4 if capacity else 5)
+    plain = Bisection(20_000.0, 0.05, lowest=10.0, highest=1_000_000.0)
+    plain_steps = 0
+    while (rate := plain.next_value()) is not None:
+        plain_steps += 1
+        plain.record(rate, queue_p99_ms(rate) <= limit_ms)
+    assert steps < plain_steps
+
+
+@pytest.mark.parametrize("start", [1_000.0, 20_000.0, 90_000.0, 400_000.0])
+def test_the_guided_search_survives_a_knee_no_queue_has(start: float) -> None:
+    """The flat-then-steep system fits no 1 / (1 - x / c): the guard bisects to the knee."""
+    search = Bisection(start, 0.05, lowest=10.0, highest=1_000_000.0)
+    search.guide(1.0, 60_000.0)
+    steps = 0
+    while (rate := search.next_value()) is not None:
+        steps += 1
+        search.record(rate, fake_p99_ms(rate) <= 1.0, fake_p99_ms(rate))
+    answer = search.answer()
+    assert answer is not None
+    assert answer <= 37_500.0 and (37_500.0 - answer) / answer <= 0.05
+    assert steps <= 20
+
+
 # --- steps judged as Lancet does -----------------------------------------------------------------
 
 
@@ -162,6 +209,10 @@ class FakeSystem:
         self.runs += 1
         if self.interrupt_at is not None and self.runs == self.interrupt_at:
             raise KeyboardInterrupt
+        if load == 0:  # the closed-loop probe: its clients carry the capacity
+            m = measurement(math.nan, CAPACITY_OPS, 5.0)
+            m.run = f"p{step}-r{attempt}"
+            return m
         achieved = load * (1.3 if step in self.noisy_steps and attempt == 0 else 1.0)
         m = measurement(load, achieved, fake_p99_ms(load))
         m.run = f"p{step}-r{attempt}"
@@ -210,6 +261,34 @@ def test_an_interrupted_search_resumes_with_nothing_lost(tmp_path: Path) -> None
     assert second.runs == whole.runs - 3
     loads = [r["load"] for r in rows(tmp_path / "cut")]
     assert loads == [r["load"] for r in rows(tmp_path / "whole")]
+
+
+CAPACITY_OPS = 40_000.0
+
+
+def test_a_probed_search_starts_from_the_capacity_and_resumes_without_probing_again(
+    tmp_path: Path,
+) -> None:
+    system = FakeSystem()
+    answer = SearchDriver(settings(probe=True), tmp_path, system).run()
+    written = rows(tmp_path)
+    assert written[0]["verdict"] == "probe"
+    assert (written[0]["step"], written[0]["load"]) == ("0", "0")
+    assert "capacity probe: 40,000 ops/s" in written[0]["note"]
+    assert float(written[1]["load"]) == CAPACITY_OPS / 2  # the first open-loop step
+    assert answer.load is not None and (37_500 - answer.load) / answer.load <= 0.05
+    assert answer.runs == len(written) == system.runs
+    again = FakeSystem()
+    resumed = SearchDriver(settings(probe=True), tmp_path, again).run()
+    assert again.runs == 0 and resumed.load == answer.load
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    with pytest.raises(KeyboardInterrupt):
+        SearchDriver(settings(probe=True), cut, FakeSystem(interrupt_at=2)).run()
+    third = FakeSystem()
+    SearchDriver(settings(probe=True), cut, third).run()
+    assert [r["verdict"] for r in rows(cut)].count("probe") == 1
+    assert third.runs == system.runs - 1
 
 
 def test_the_figure_is_written(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """End to end: `cachelab search` on a small open-loop spec with real processes, interrupted after
-its first step and resumed; and `cachelab run` of an open-loop point (offered and achieved rates
-in summary.csv)."""
+its first step (the closed-loop capacity probe) and resumed; and `cachelab run` of an open-loop
+point (offered and achieved rates in summary.csv)."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def test_a_search_interrupted_and_resumed(tmp_path: Path) -> None:
     assert "every step measured is in search.csv" in out
     folder = next(base.glob("search-e2e/*"))
     kept = read_csv(folder / "search.csv")
-    assert kept and kept[0]["load"] == "250"
+    assert kept and kept[0]["verdict"] in ("probe", "repeat") and kept[0]["load"] == "0"
 
     done = subprocess.run(
         cachelab(*search[:-2], "--resume", str(folder)),
@@ -76,9 +76,11 @@ def test_a_search_interrupted_and_resumed(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     steps = read_csv(folder / "search.csv")
     assert steps[: len(kept)] == kept  # nothing measured before the interrupt was lost
+    (probe,) = [s for s in steps if s["verdict"] == "probe"]  # not probed again on resume
+    capacity = float(probe["throughput_ops_per_s"])
     decided = [s for s in steps if s["verdict"] in ("pass", "fail")]
-    assert decided[0]["load"] == "250"
-    assert all(250 <= float(s["load"]) <= 500 for s in decided)  # bracketed by --max-load
+    assert float(decided[0]["load"]) == pytest.approx(min(500, capacity / 2), rel=1e-4)
+    assert all(0 < float(s["load"]) <= 500 for s in decided)  # bracketed by --max-load
     passed = [float(s["load"]) for s in decided if s["verdict"] == "pass"]
     for step in decided:
         assert float(step["throughput_ops_per_s"]) > 0
@@ -86,6 +88,8 @@ def test_a_search_interrupted_and_resumed(tmp_path: Path) -> None:
         assert float(step["slo_low_ms"]) <= float(step["p99_ms"]) <= float(step["slo_high_ms"])
     answer = (folder / "answer.txt").read_text()
     assert answer.startswith(f"{max(passed):g} requests/s meets p99<=2000ms"), answer
+    assert "calibrated MVA (at the closed-loop probe p0-r" in answer
+    assert "bottleneck at the answer" in answer
     assert (folder / "search.png").stat().st_size > 10_000
 
 

@@ -28,6 +28,7 @@ from bench.config import (
     OUT_BASE,
     PARTS,
     PROXY_ROUNDS,
+    QUICK,
     REDIS_LOADS,
     REDIS_REQUESTS,
     REDIS_WARMUP_REQUESTS,
@@ -35,6 +36,7 @@ from bench.config import (
     SECONDS,
     WARMUP_SECONDS,
 )
+from bench.memcaslap_loads import caslap_rounds
 from bench.proxies import (
     Row,
     print_budget,
@@ -53,6 +55,7 @@ from bench.servers import (
 from bench.summary import (
     PERFORMANCE_DOC,
     Target,
+    caslap_targets,
     memcached_targets,
     redis_targets,
     rewrite_section,
@@ -131,14 +134,15 @@ def main() -> int:
             sys.stdout = terminal
     (out_dir / "bench.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     print(f"saved: {out_dir}/bench.txt and bench.json")
-    if set(PARTS) >= {"1", "2", "3"} and os.environ.get("BENCH_DOC", "1") != "0":
+    full = set(PARTS) >= {"1", "2", "3", "4"} and not QUICK
+    if full and os.environ.get("BENCH_DOC", "1") != "0":
         output = (out_dir / "bench.txt").read_text(encoding="utf-8")
         loads = [record["load_average_at_start"], record["load_average_at_end"]]
         latest = section(out_dir.name, record["targets_table"], output, loads)
         rewrite_section(PERFORMANCE_DOC, latest)
         print(f"rewritten: {PERFORMANCE_DOC} (its latest-run section)")
     else:
-        print(f"{PERFORMANCE_DOC} not rewritten (a partial run, or BENCH_DOC=0)")
+        print(f"{PERFORMANCE_DOC} not rewritten (a partial or quick run, or BENCH_DOC=0)")
     return 0
 
 
@@ -157,6 +161,7 @@ def run_bench() -> dict[str, Any]:
         "redis_requests": REDIS_REQUESTS,
         "redis_warmup_requests": REDIS_WARMUP_REQUESTS,
         "redis_loads": [f"-d {d} -P {p}" for d, p in REDIS_LOADS],
+        "quick": QUICK,
     }
     print(
         f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start"
@@ -179,6 +184,13 @@ def run_bench() -> dict[str, Any]:
                 for load, runs in loads.items()
             }
             targets += redis_targets(loads)
+        if "4" in PARTS:
+            caslap = caslap_rounds(work)
+            record["memcaslap_loads"] = {
+                load: {name: [asdict(r) for r in runs] for name, runs in by_target.items()}
+                for load, by_target in caslap.items()
+            }
+            targets += caslap_targets(caslap)
     record["load_average_at_end"] = os.getloadavg()[0]
     averages = [record["load_average_at_start"], record["load_average_at_end"]]
     table = targets_table(targets, averages, os.cpu_count() or 1)

@@ -70,7 +70,7 @@ def build_floor() -> Path | str:
     return binary
 
 
-def start_memcached(port: int, work: Path) -> ManagedProcess:
+def start_memcached(port: int, work: Path, memory_mb: int = 1024) -> ManagedProcess:
     cmd = [
         "memcached",
         "-l",
@@ -82,7 +82,7 @@ def start_memcached(port: int, work: Path) -> ManagedProcess:
         "-t",
         "2",
         "-m",
-        "1024",
+        str(memory_mb),
     ]
     if os.geteuid() == 0:
         cmd += ["-u", "root"]

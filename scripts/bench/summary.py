@@ -12,6 +12,7 @@ from pathlib import Path
 from statistics import median
 
 from bench.config import ROOT
+from bench.memcaslap_loads import CaslapRun, cpu_ratio, median_run, per_round_ratios
 from bench.proxies import Row
 from bench.redis_proxies import RedisRow
 
@@ -129,6 +130,47 @@ def redis_targets(runs: dict[str, dict[str, list[RedisRow]]]) -> list[Target]:
                     detail,
                 )
             )
+    return targets
+
+
+def caslap_targets(by_load: dict[str, dict[str, list[CaslapRun]]]) -> list[Target]:
+    """Part 4's targets per load: the batched worker's ops/s against twemproxy's (median of the
+    per-round ratios) and its CPU per request against twemproxy's (medians); each proxy's CPU per
+    request against memcached's own, for information."""
+    targets = []
+    for load, by_target in by_load.items():
+        nut = by_target.get("twemproxy", [])
+        batched = by_target.get(BATCHED_WORKER, [])
+        ratios = per_round_ratios(batched, nut)
+        targets.append(
+            Target(
+                f"{BATCHED_WORKER} ops/s vs twemproxy, {load}",
+                median(ratios) if ratios else None,
+                1.30,
+                False,
+                "rounds " + ", ".join(f"{x:.2f}" for x in ratios) if ratios else "",
+            )
+        )
+        targets.append(
+            Target(
+                f"{BATCHED_WORKER} CPU/req vs twemproxy, {load}",
+                cpu_ratio(batched, nut),
+                0.85,
+                True,
+            )
+        )
+        for name, runs in by_target.items():
+            row = median_run(runs)
+            if row and row.proxy_cpu_us is not None and row.server_cpu_us > 0:
+                targets.append(
+                    Target(
+                        f"{name} CPU/req vs memcached's own, {load}",
+                        row.proxy_cpu_us / row.server_cpu_us,
+                        float("inf"),
+                        True,
+                        "information",
+                    )
+                )
     return targets
 
 

@@ -104,8 +104,12 @@ class FaultInjector:
             for event in self.events:
                 event.note = "the loadgens never reported their start"
             return
-        for at_s, k, begin in self._schedule():
-            if self._stop.wait(max(0.0, at_s - self._now_s())):
+        schedule = self._schedule()
+        # an origin learnt after the first fault was due (a slow first read of the loadgens'
+        # progress) shifts every fault by as much, so each still lasts its for_s
+        late_s = max(0.0, self._now_s() - schedule[0][0]) if schedule else 0.0
+        for at_s, k, begin in schedule:
+            if self._stop.wait(max(0.0, at_s + late_s - self._now_s())):
                 return
             with self._lock:
                 if self._stop.is_set():

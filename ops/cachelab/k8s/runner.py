@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ import yaml
 from rich.console import Console
 
 from cachelab.experiment import ExperimentLoop, Selection, open_for_resume
+from cachelab.faults import FaultInjector
+from cachelab.faults.k8s import K8sFaultTargets, is_local_cluster, k8s_fault_problem, resolve
 from cachelab.k8s import plan
 from cachelab.k8s.collect import CollectError, log_without_blocks, result_blocks
 from cachelab.k8s.kube import K8sError, Kube, find_helm
@@ -66,7 +69,7 @@ def _option(value: str | None, env: str, default: str) -> str:
     return value if value else os.environ.get(env, default)
 
 
-def _values_files(options: RunOptions) -> tuple[list[Path], str]:
+def values_files(options: RunOptions) -> tuple[list[Path], str]:
     """The release's extra values files (--values, else $CACHELAB_K8S_VALUES) and where they
     came from, for error messages."""
     if options.values:
@@ -180,13 +183,20 @@ class K8sRunner:
             record["preload"] = self._preload_checks(spec)
         middlewares = self._middleware_pods()
         before = {name: self._scrape(pod) for name, pod in middlewares.items()}
+        faulty = self._fault_targets(spec, middlewares) if spec.faults else None
         started = time.time()
         self.kube.kubectl(
             "patch", "job/benchmark", "--type=merge", "-p", '{"spec":{"suspend":false}}'
         )
         record["benchmark_released_epoch_ms"] = started * 1000.0
         usage = UsageSampler(self.kube, run_dir, self._run_pods, label_key)
-        progress = self._progress_poll(spec)
+        origin = OriginTracker()
+        progress = self._progress_poll(spec, origin if faulty is not None else None)
+        injector = (
+            FaultInjector(spec.faults, faulty, origin.origin).start()
+            if faulty is not None
+            else None
+        )
 
         def each_poll() -> None:
             usage.poll()
@@ -199,6 +209,10 @@ class K8sRunner:
             )
         finally:
             usage.close()
+            if injector is not None and faulty is not None:
+                injector.stop()
+                faulty.resume_all()
+                injector.write(run_dir)
         record["usage"] = {
             "source": "kubelet summary API (stats/summary) through the API server",
             "cpu": "cpu.csv",
@@ -273,16 +287,39 @@ class K8sRunner:
         pods = self.kube.get("pod", "-l", selector)
         return {str(p["metadata"]["uid"]) for p in pods.get("items", [])}
 
-    def _progress_poll(self, spec: Spec) -> Callable[[], None] | None:
+    def _fault_targets(self, spec: Spec, middlewares: dict[str, dict[str, Any]]) -> K8sFaultTargets:
+        """The pods and containers the spec's faults hit (K8sFaultError names a missing one)."""
+        backend = spec.topology.backend
+        selector = (
+            f"app.kubernetes.io/instance={self.target.release},"
+            f"app.kubernetes.io/component={backend}"
+        )
+        servers = [p["metadata"]["name"] for p in self.kube.get("pod", "-l", selector)["items"]]
+        pods = resolve(spec, servers, list(middlewares), self.target.fullname)
+        targets = K8sFaultTargets(pods, lambda name: self.kube.get("pod", name))
+        targets.prepare()
+        return targets
+
+    def _progress_poll(
+        self, spec: Spec, origin: OriginTracker | None = None
+    ) -> Callable[[], None] | None:
         """What `_wait_job` calls once per poll while the benchmark runs: the pods' progress
-        lines to the live line (None without a live line)."""
-        if self.live is None:
+        lines to the live line and to `origin` (None with neither)."""
+        if self.live is None and origin is None:
             return None
+        live = self.live
+
+        def each_second(sample: LiveSample) -> None:
+            if origin is not None:
+                origin.seen(sample)
+            if live is not None:
+                live(sample)
+
         follower = ProgressFollower(
             lambda pod: self.kube.kubectl(
                 "logs", pod, "-c", "loadgen", f"--tail={TAIL_LINES}", timeout_s=10
             ),
-            self.live,
+            each_second,
             (K8sError,),
         )
         pods: list[str] = []
@@ -401,7 +438,8 @@ class K8sRunner:
             blocks = {b.instance: b for b in result_blocks(log) if b.job == "benchmark"}
             for instance in range(instances):
                 index = machine * instances + instance
-                (run_dir / f"loadgen-{index}.log").write_text(log_without_blocks(log))
+                text = instance_log(log_without_blocks(log), machine, instance)
+                (run_dir / f"loadgen-{index}.log").write_text(text)
                 block = blocks.get(str(instance))
                 if block is None:
                     missing.append(f"machine {machine} instance {instance}: no result in {name}")
@@ -518,16 +556,57 @@ def _stats(data: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def run(
-    spec: Spec,
-    options: RunOptions,
-    console: Console,
-    selection: Selection,
-    resume: Path | None = None,
-) -> tuple[ResultsDir, Status]:
-    """Entry point of `cachelab run SPEC --target k8s` (a new results folder, or `resume`'s).
-    Raises PlanError or K8sError, naming the problem, before anything is installed."""
-    root = repo_root()
+class OriginTracker:
+    """When the loadgens' second 0 was (monotonic), from the first progress second the
+    runner sees in the pods' logs: late by up to one poll and one `kubectl logs`, so a fault's
+    times are early by as much. The runner's thread calls `seen`, the injector's `origin`."""
+
+    def __init__(self) -> None:
+        self._origin: float | None = None
+
+    def seen(self, sample: LiveSample) -> None:
+        if self._origin is None:
+            self._origin = time.monotonic() - sample.second
+
+    def origin(self) -> float | None:
+        return self._origin
+
+
+def instance_log(log: str, machine: int, instance: int) -> str:
+    """A pod's log with the progress lines of its other instances left out (each instance's
+    per-second series for the fault timeline)."""
+    ours = f"progress machine={machine} instance={instance}: "
+    return "".join(
+        line
+        for line in log.splitlines(keepends=True)
+        if not line.startswith("progress machine=") or line.startswith(ours)
+    )
+
+
+@dataclass(frozen=True)
+class Session:
+    """A reachable cluster and what every run on it shares (from `connect`)."""
+
+    root: Path
+    target: plan.Target
+    kube: Kube
+    facts: dict[str, Any]
+    extra: list[Path]
+    timeout_s: float
+
+    def new_results(self, spec: Spec, options: RunOptions) -> ResultsDir:
+        """A new results folder for `spec` under the options' base."""
+        return prepare_results(
+            spec, options, self.root, self.kube, self.facts, self.target, self.extra
+        )
+
+    def runner(self, spec: Spec, results: ResultsDir, console: Console) -> K8sRunner:
+        return K8sRunner(spec, results, self.kube, self.target, self.extra, self.timeout_s, console)
+
+
+def target_of(options: RunOptions) -> plan.Target:
+    """The release, loadgen and bandwidth of a run (options, else the environment); PlanError
+    for a loadgen the runner cannot read."""
     target = plan.Target(
         release=_option(options.release, "CACHELAB_K8S_RELEASE", "testbed"),
         loadgen=_option(options.loadgen, "CACHELAB_K8S_LOADGEN", "cachelab"),
@@ -538,8 +617,15 @@ def run(
             f"loadgen: {target.loadgen!r}: the runner reads memtier JSON, so one of "
             f"{', '.join(plan.LOADGENS)} (locust runs from `cachelab render --loadgen locust`)"
         )
+    return target
+
+
+def connect(options: RunOptions, specs: Sequence[Spec] = ()) -> Session:
+    """Check the options and `specs` (each point's) and reach the cluster. Raises PlanError or
+    K8sError, naming the problem, before anything is installed."""
+    target = target_of(options)
     namespace = _option(options.namespace, "CACHELAB_K8S_NAMESPACE", "default")
-    extra, source = _values_files(options)
+    extra, source = values_files(options)
     for path in extra:
         if not path.is_file():
             raise plan.PlanError(f"{source}: {path} is not a file")
@@ -547,24 +633,42 @@ def run(
         timeout_s = float(os.environ.get("CACHELAB_K8S_TIMEOUT_S", "600"))
     except ValueError:
         raise plan.PlanError("CACHELAB_K8S_TIMEOUT_S: not a number of seconds") from None
-    points = spec.points()
-    for point in points:
-        plan.check(point.spec)
-        plan.job_config(point.spec, target)
+    for spec in specs:
+        plan.check(spec)
+        plan.job_config(spec, target)
+        if (problem := k8s_fault_problem(spec, local_cluster=True)) is not None:
+            raise plan.PlanError(problem)
+    root = repo_root()
     kube = Kube(namespace=namespace, helm_binary=find_helm(root))
     facts = kube.cluster_facts()
     if "error" in facts:
         raise K8sError(f"cannot reach the cluster: {facts['error']}")
+    for spec in specs:
+        if (problem := k8s_fault_problem(spec, is_local_cluster(facts))) is not None:
+            raise plan.PlanError(problem)
+    return Session(root, target, kube, facts, extra, timeout_s)
+
+
+def run(
+    spec: Spec,
+    options: RunOptions,
+    console: Console,
+    selection: Selection,
+    resume: Path | None = None,
+) -> tuple[ResultsDir, Status]:
+    """Entry point of `cachelab run SPEC --target k8s` (a new results folder, or `resume`'s).
+    Raises PlanError or K8sError, naming the problem, before anything is installed."""
+    session = connect(options, [p.spec for p in spec.points()])
     previous: Status | None = None
     if resume is not None:
         results, previous = open_for_resume(spec, resume, "k8s")
     else:
-        results = prepare_results(spec, options, root, kube, facts, target, extra)
+        results = session.new_results(spec, options)
     console.print(f"results: {results.path}", highlight=False)
     warning = load_warning(os.getloadavg()[0], os.cpu_count(), "on this machine at the start")
     if warning:  # the loadgens run in the cluster; this machine only drives them
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-    runner = K8sRunner(spec, results, kube, target, extra, timeout_s, console)
+    runner = session.runner(spec, results, console)
     reporter = RunLines(console, spec.run.duration_s)
     runner.live = reporter.live
     loop = ExperimentLoop(

@@ -46,6 +46,7 @@ from cachelab.columns import (
 from cachelab.report import analysis as report_analysis
 from cachelab.report import plots, plots_analysis
 from cachelab.report.extras import extra_sections
+from cachelab.report.search_report import build_search_report, is_search
 from cachelab.results import ResultsError
 from cachelab.results.experiment import Experiment, read_experiment
 from cachelab.results.hdr import density_ms, merge_histograms, percentiles_ms
@@ -433,6 +434,8 @@ def build_report(results_dir: Path) -> Path:
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise ReportError(f"{results_dir}: not a directory")
+    if is_search(results_dir) and not (results_dir / "summary.csv").is_file():
+        return build_search_report(results_dir)
     try:
         experiment = read_experiment(results_dir)
     except ResultsError as error:

@@ -10,7 +10,7 @@ from pathlib import Path
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from cachelab.search.steps import FAIL, PASS, Step
+from cachelab.search.steps import FAIL, PASS, REPEAT, Step
 from cachelab.slo import Slo
 
 SEARCH_FIGURE = "search.png"
@@ -37,7 +37,7 @@ def plot_search(
         ax.errorbar(
             xs, ys, yerr=[low, high], fmt=marker, color=colour, capsize=3, label=f"SLO {text}"
         )
-    repeated = [s for s in steps if s.verdict not in _STYLE]
+    repeated = [s for s in steps if s.verdict == REPEAT]
     if repeated:
         ax.plot(
             [s.load for s in repeated],

@@ -14,6 +14,14 @@ from matplotlib.figure import Figure
 from cachelab.fidelity import HEADER, FidelityError, FidelityRow, fidelity_rows, table_rows
 
 SEEDS_FIGURE = "seeds.png"
+X_LABELS = {
+    "total_clients": "total clients",
+    "workload.value_bytes": "value size (bytes), at the seed's highest client count",
+}
+
+
+def x_label(column: str) -> str:
+    return X_LABELS.get(column, column)
 
 
 def plot_seed_overlay(ax: Axes, rows: Sequence[FidelityRow], x_label: str) -> None:
@@ -49,8 +57,11 @@ def seeds_section(results_dir: Path, out: Path) -> dict[str, Any] | None:
         rows = fidelity_rows(results_dir)
     except FidelityError:
         return None
-    figure = Figure(figsize=(8.0, 4.6))
-    plot_seed_overlay(figure.add_subplot(), rows, "total clients")
+    axes = sorted({row.x for row in rows})
+    figure = Figure(figsize=(8.0 * len(axes), 4.6))
+    for k, x in enumerate(axes):
+        chosen = [row for row in rows if row.x == x]
+        plot_seed_overlay(figure.add_subplot(1, len(axes), k + 1), chosen, x_label(x))
     figure.tight_layout()
     figure.savefig(out / SEEDS_FIGURE, dpi=110)
     table = [dict(zip(HEADER, cells, strict=True)) for cells in table_rows(rows)]

@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from cachelab.options import RunOptions
 from cachelab.search.bisection import Bisection, Bracket
 from cachelab.search.driver import (
     DEFAULT_MAX_ATTEMPTS,
@@ -23,8 +25,13 @@ from cachelab.search.driver import (
     SearchError,
     SearchSettings,
 )
+from cachelab.search.steps import PROBE
 from cachelab.slo import parse_slo
 from cachelab.spec import LOADGEN_MAX_RATE_PER_THREAD, Spec, load_spec
+
+if TYPE_CHECKING:
+    from cachelab.experiment import Executor
+    from cachelab.results import ResultsDir
 
 __all__ = [
     "Answer",
@@ -34,7 +41,9 @@ __all__ = [
     "SearchError",
     "SearchSettings",
     "choose_point",
+    "k8s_problem",
     "load_label",
+    "run_k8s",
     "run_local",
     "settings_for",
 ]
@@ -66,9 +75,11 @@ def settings_for(
     tolerance_pct: float = DEFAULT_TOLERANCE_PCT,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     max_load: float | None = None,
+    probe: bool = True,
 ) -> SearchSettings:
-    """The search of one configuration (up to `max_load` if given); every problem is a
-    SloError or SearchError."""
+    """The search of one configuration (up to `max_load` if given; an open-loop one starting
+    from a closed-loop capacity probe unless `probe` is False); every problem is a SloError or
+    SearchError."""
     parse_slo(slo)
     if not 0 < tolerance_pct < 100:
         raise SearchError(f"--tolerance {tolerance_pct:g}: must be between 0 and 100 (percent)")
@@ -89,7 +100,8 @@ def settings_for(
                 f"{highest:g}"
             )
         highest = max_load
-    return SearchSettings(slo, axis, start, lowest, highest, tolerance_pct, max_attempts)
+    probing = probe and spec.workload.open_loop
+    return SearchSettings(slo, axis, start, lowest, highest, tolerance_pct, max_attempts, probing)
 
 
 def load_label(settings: SearchSettings, spec: Spec) -> str:
@@ -100,8 +112,24 @@ def load_label(settings: SearchSettings, spec: Spec) -> str:
 
 
 def steps_estimate(settings: SearchSettings) -> int:
-    """Roughly how many steps a search takes: a few to bracket, then halvings to the tolerance."""
+    """Roughly how many runs a search takes: a guided open-loop one its probe and about four
+    steps; otherwise a few to bracket, then halvings to the tolerance."""
+    if settings.open_loop:
+        return int(settings.probe) + 4
     return 3 + max(1, math.ceil(math.log2(100.0 / settings.tolerance_pct)))
+
+
+def _check_resume(resume: Path, settings: SearchSettings, full: Spec) -> None:
+    from cachelab.results import ResultsDir
+
+    saved = SearchSettings.load(resume)
+    if saved != settings:
+        raise SearchError(
+            f"--resume {resume}: it searched {saved.slo} on {saved.axis} with tolerance "
+            f"{saved.tolerance_pct:g} %, not this search"
+        )
+    if load_spec(ResultsDir(resume).spec_file) != full:
+        raise SearchError(f"--resume {resume}: its spec.yaml is not this spec")
 
 
 def run_local(
@@ -113,54 +141,112 @@ def run_local(
     console: Console,
 ) -> tuple[Path, Answer]:
     """The search on the local target (new folder under `base`, or `resume`'s)."""
-    from cachelab.experiment import _signals_as_interrupt, shielded
     from cachelab.local.runner import LocalRunner, prepare_results
     from cachelab.local.tools import Toolchain
     from cachelab.paths import repo_root
-    from cachelab.report.search_plots import write_search_figure
-    from cachelab.results import ResultsDir, finish_metadata
-    from cachelab.results.noise import load_warning
-    from cachelab.search.measure import RunnerSteps
-    from cachelab.terminal import RunLines
+    from cachelab.results import ResultsDir
 
     full = load_spec(spec_path)
     spec = choose_point(full, point)
     root = repo_root()
     tools = Toolchain.discover(root, need_middleware=spec.topology.middlewares > 0)
     if resume is not None:
+        _check_resume(resume, settings, full)
         results = ResultsDir(resume)
-        saved = SearchSettings.load(resume)
-        if saved != settings:
-            raise SearchError(
-                f"--resume {resume}: it searched {saved.slo} on {saved.axis} with tolerance "
-                f"{saved.tolerance_pct:g} %, not this search"
-            )
-        if load_spec(results.spec_file) != full:
-            raise SearchError(f"--resume {resume}: its spec.yaml is not this spec")
     else:
         results = prepare_results(
             full, spec_path, base or root / "results", tools, {"target": "local", "search": True}
         )
         settings.save(results.path)
+    return _drive(spec, settings, results, LocalRunner(spec, spec_path, results, tools), console)
+
+
+def k8s_problem(spec: Spec, settings: SearchSettings, options: RunOptions) -> str | None:
+    """Why this search cannot run on Kubernetes (one line), or None; nothing is installed."""
+    from cachelab.k8s import plan
+    from cachelab.k8s.runner import target_of, values_files
+
+    extra, _ = values_files(options)
+    if not extra:
+        return (
+            "--target k8s: each step installs the release with the point's values over your "
+            "cluster's: name them with --values FILE or $CACHELAB_K8S_VALUES (e.g. "
+            "charts/testbed/examples/local-values.yaml on the local cluster)"
+        )
+    loads = {settings.start, settings.highest} | ({0.0} if settings.probe else set())
+    try:
+        target = target_of(options)
+        for load in sorted(loads):
+            value: float | int = load if settings.open_loop else int(load)
+            stepped = spec.with_values({settings.axis: value})
+            plan.check(stepped)
+            plan.job_config(stepped, target)
+    except plan.PlanError as error:
+        return str(error)
+    return None
+
+
+def run_k8s(
+    spec_path: Path,
+    settings: SearchSettings,
+    point: int | None,
+    options: RunOptions,
+    console: Console,
+) -> tuple[Path, Answer]:
+    """The search on Kubernetes: every step is a run of the benchmark Jobs (new folder under
+    `options.results`, or `options.resume`'s)."""
+    from cachelab.k8s.runner import connect
+    from cachelab.results import ResultsDir
+
+    full = load_spec(spec_path)
+    spec = choose_point(full, point)
+    problem = k8s_problem(spec, settings, options)
+    if problem is not None:
+        raise SearchError(problem)
+    session = connect(options, [spec])
+    if options.resume is not None:
+        _check_resume(options.resume, settings, full)
+        results = ResultsDir(options.resume)
+    else:
+        results = session.new_results(full, options)
+        settings.save(results.path)
+    return _drive(spec, settings, results, session.runner(spec, results, console), console)
+
+
+def _drive(
+    spec: Spec,
+    settings: SearchSettings,
+    results: ResultsDir,
+    runner: Executor,
+    console: Console,
+) -> tuple[Path, Answer]:
+    """The search's steps run by `runner` into `results`; the answer, the figure and the model
+    written beside them."""
+    from cachelab.experiment import _signals_as_interrupt, shielded
+    from cachelab.report.search_plots import write_search_figure
+    from cachelab.results import finish_metadata
+    from cachelab.results.metadata import read_metadata
+    from cachelab.results.noise import load_warning
+    from cachelab.search.measure import RunnerSteps
+    from cachelab.search.model import beside_model
+    from cachelab.search.steps import Step
+    from cachelab.terminal import RunLines
+
     console.print(f"results: {results.path}", highlight=False)
     warning = load_warning(os.getloadavg()[0], os.cpu_count(), "at the start")
     if warning:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     slo = parse_slo(settings.slo)
-    runner = LocalRunner(spec, spec_path, results, tools)
     reporter = RunLines(console, spec.run.duration_s)
-    runner.live = reporter.live
+    runner.live = reporter.live  # type: ignore[attr-defined]
     steps = RunnerSteps(
         spec, settings.axis, slo, results, runner, reporter, steps_estimate(settings)
     )
 
-    def show(step: object) -> None:
-        from cachelab.search.steps import Step
-
-        assert isinstance(step, Step)
+    def show(step: Step) -> None:
+        load = "closed loop" if step.verdict == PROBE else f"{step.load:g}"
         console.print(
-            f"  step {step.step} attempt {step.attempt}: {step.load:g} -> {step.verdict} "
-            f"({step.note})",
+            f"  step {step.step} attempt {step.attempt}: {load} -> {step.verdict} ({step.note})",
             highlight=False,
         )
 
@@ -174,5 +260,12 @@ def run_local(
             write_search_figure(results.path, driver.steps, slo, driver.answer().load, label)
             finish_metadata(results.metadata_file)
     unit = "requests/s" if settings.open_loop else "clients per thread"
-    (results.path / ANSWER_FILE).write_text(answer.text(slo, unit) + "\n")
+    text = answer.text(slo, unit)
+    host = read_metadata(results.metadata_file).get("host") or {}
+    cores = int(host.get("cpu_count") or os.cpu_count() or 0) if isinstance(host, dict) else 0
+    model = beside_model(results.path, driver.steps, answer.load, cores)
+    if model is not None:
+        model.save(results.path)
+        text += "\n" + model.text()
+    (results.path / ANSWER_FILE).write_text(text + "\n")
     return results.path, answer

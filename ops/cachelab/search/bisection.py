@@ -1,16 +1,27 @@
-"""The search's arithmetic: bracket the SLO's knee by doubling or halving, then bisect.
+"""The search's arithmetic: bracket the SLO's knee, then narrow the bracket to the tolerance.
 
 `Bisection` asks for the next load to try (`next_value`) and is told whether it met the SLO
 (`record`). From the start value it doubles while steps pass (or halves while they fail) until
 one load passes and a higher one fails; then it halves that bracket until its width is within
 `tolerance_frac` of the passing end (for a whole-number load such as a client count, until the
-two ends are neighbours). Pure; one thread.
+two ends are neighbours).
+
+On a continuous load (an open-loop rate) told the SLO's limit and each step's statistic, it is
+guided instead: the statistic is fitted as y = a / (1 - x / c), the latency of a queue whose
+capacity is c (two measured steps, or one and the `capacity` a closed-loop probe measured), and
+the next load is aimed a third of the tolerance below the predicted knee c (1 - a / limit), or
+one tolerance beyond the bracket's end nearest the knee, so that the next step closes the
+bracket; with a capacity the first step is at `CAPACITY_START_FRAC` of it. When no fit exists or
+a fitted step fails to halve the bracket, it bisects. Pure; one thread.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+CAPACITY_START_FRAC = 0.5  # the first step of a search that knows the capacity
+SIGNIFICANT = 5  # digits of a continuous load
 
 
 @dataclass(frozen=True)
@@ -51,13 +62,30 @@ class Bisection:
         self.passed: float | None = None
         self.failed: float | None = None
         self.steps: list[tuple[float, bool]] = []
+        self.limit: float | None = None  # the SLO's limit: set to fit the statistic (guided)
+        self.capacity: float | None = None
+        self.statistics: dict[float, float] = {}
+        self._widths: list[float] = []
+
+    def guide(self, limit: float, capacity: float | None = None) -> None:
+        """Fit the measured statistic against `limit`; with a `capacity` (the throughput a
+        closed-loop probe carried) the first step is at CAPACITY_START_FRAC of it."""
+        self.limit = limit
+        if capacity is not None and capacity > 0 and math.isfinite(capacity):
+            self.capacity = capacity
+            if not self.steps:
+                first = self._round(CAPACITY_START_FRAC * capacity)
+                self.start = min(self.highest, max(self.lowest, first))
 
     @property
     def bracket(self) -> Bracket:
         return Bracket(self.passed, self.failed)
 
-    def record(self, value: float, passed: bool) -> None:
+    def record(self, value: float, passed: bool, statistic: float = math.nan) -> None:
+        self._widths.append(self.bracket.width_frac)
         self.steps.append((value, passed))
+        if math.isfinite(statistic) and statistic > 0:
+            self.statistics[value] = statistic
         if passed:
             if self.passed is None or value > self.passed:
                 self.passed = value
@@ -65,7 +93,10 @@ class Bisection:
             self.failed = value
 
     def _round(self, value: float) -> float:
-        return float(math.floor(value)) if self.whole else value
+        """A whole number, or SIGNIFICANT digits (what search.csv keeps for a resume)."""
+        if self.whole:
+            return float(math.floor(value))
+        return float(f"{value:.{SIGNIFICANT}g}")
 
     def done(self) -> bool:
         return self.next_value() is None
@@ -74,6 +105,15 @@ class Bisection:
         """The next load to measure, or None when the search is over."""
         if not self.steps:
             return self.start
+        if self.limit is not None and not self.whole:
+            value = self._guided()
+            if value is None:
+                return None
+            value = self._round(value)
+            inside = (self.passed is None or value > self.passed) and (
+                self.failed is None or value < self.failed
+            )
+            return value if inside else None
         passed, failed = self.passed, self.failed
         if failed is None:  # every step passed: go up
             assert passed is not None
@@ -83,7 +123,7 @@ class Bisection:
         if passed is None:  # every step failed: go down
             if failed <= self.lowest:
                 return None
-            return max(self.lowest, self._round(failed / 2) if self.whole else failed / 2)
+            return max(self.lowest, self._round(failed / 2))
         if failed - passed <= (1 if self.whole else 0):
             return None
         if self.bracket.width_frac <= self.tolerance_frac:
@@ -92,6 +132,68 @@ class Bisection:
         if middle <= passed or middle >= failed:
             return None
         return middle
+
+    def _fit(self) -> tuple[float, float] | None:
+        """(a, c) of y = a / (1 - x / c) through the steps nearest the knee (None: no fit)."""
+        ys = self.statistics
+        passed = sorted(x for x, ok in self.steps if ok and x in ys)
+        failed = sorted(x for x, ok in self.steps if not ok and x in ys)
+        pairs = []
+        if passed and failed:
+            pairs.append((passed[-1], failed[0]))
+        if len(passed) >= 2:
+            pairs.append((passed[-2], passed[-1]))
+        for x1, x2 in pairs:
+            y1, y2 = ys[x1], ys[x2]
+            if y2 > y1 and x2 > x1:
+                c = (y2 * x2 - y1 * x1) / (y2 - y1)
+                if c > x2:
+                    return y1 * (1 - x1 / c), c
+        if self.capacity is not None:
+            below = [x for x in (*passed, *failed) if x < self.capacity]
+            if below:
+                x = max(below)
+                return ys[x] * (1 - x / self.capacity), self.capacity
+        return None
+
+    def knee_estimate(self) -> float | None:
+        """The load where the fitted statistic reaches the limit (None: no fit)."""
+        fit = self._fit()
+        if fit is None or self.limit is None:
+            return None
+        a, c = fit
+        return c * (1 - a / self.limit) if a < self.limit else None
+
+    def _guided(self) -> float | None:
+        passed, failed, tol = self.passed, self.failed, self.tolerance_frac
+        if passed is not None and failed is not None and self.bracket.width_frac <= tol:
+            return None
+        if passed is not None and passed >= self.highest:
+            return None
+        if failed is not None and failed <= self.lowest:
+            return None
+        low = passed if passed is not None else max(self.lowest, (failed or 0) / 4)
+        high = failed if failed is not None else min(self.highest, 2 * (passed or self.lowest))
+        stalled = len(self._widths) >= 2 and not (self.bracket.width_frac <= 0.5 * self._widths[-2])
+        knee = self.knee_estimate()
+        both = passed is not None and failed is not None
+        if knee is None or (both and stalled and math.isfinite(self._widths[-2])):
+            if passed is None:
+                return max(self.lowest, high / 2)
+            if failed is None:
+                return min(self.highest, 2 * low)
+            return (low + high) / 2
+        step = 1 + tol * 0.999
+        if passed is not None and knee <= passed * (1 + tol / 2):
+            value = passed * step  # a miss just above the highest pass closes the bracket
+        elif failed is not None and knee >= failed / (1 + tol / 2):
+            value = failed / step  # a pass just below the lowest miss closes it
+        else:
+            value = knee * (1 - tol / 3)
+        value = min(max(value, low * step if passed is not None else low), high)
+        if failed is not None and value >= failed:
+            value = (low + high) / 2
+        return min(self.highest, max(self.lowest, value))
 
     def answer(self) -> float | None:
         """The highest load that met the SLO (None: even the lowest failed)."""

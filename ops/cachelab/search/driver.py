@@ -23,10 +23,12 @@ from cachelab.search.steps import (
     FAIL,
     MEASUREMENT_FIELDS,
     PASS,
+    PROBE,
     REPEAT,
     Measurement,
     Step,
     judge,
+    judge_probe,
 )
 from cachelab.slo import Slo, parse_slo
 
@@ -51,6 +53,7 @@ class SearchSettings:
     highest: float
     tolerance_pct: float = DEFAULT_TOLERANCE_PCT
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    probe: bool = False  # open loop: one closed-loop run first measures the capacity
 
     @property
     def open_loop(self) -> bool:
@@ -164,6 +167,8 @@ class SearchDriver:
             settings.highest,
             whole=settings.whole,
         )
+        if settings.open_loop:
+            self.bisection.guide(self.slo.limit_ms)
         self.steps: list[Step] = []
         self._replay()
 
@@ -179,12 +184,22 @@ class SearchDriver:
                 _measurement_of(row),
             )
             self.steps.append(step)
-            if step.verdict in (PASS, FAIL):
-                self.bisection.record(step.load, step.verdict == PASS)
+            self._learn(step)
+
+    def _learn(self, step: Step) -> None:
+        if step.verdict == PROBE:
+            self.bisection.guide(self.slo.limit_ms, step.measurement.throughput_ops_per_s)
+        elif step.verdict in (PASS, FAIL):
+            statistic = step.measurement.statistic_ms(self.slo)
+            self.bisection.record(step.load, step.verdict == PASS, statistic)
 
     @property
     def decided(self) -> int:
         return sum(s.verdict in (PASS, FAIL) for s in self.steps)
+
+    @property
+    def probed(self) -> bool:
+        return any(s.verdict == PROBE for s in self.steps)
 
     def _append(self, step: Step) -> None:
         self.steps.append(step)
@@ -201,14 +216,34 @@ class SearchDriver:
         """Measure until the bracket is narrow enough; KeyboardInterrupt passes through after
         the attempts measured so far are in search.csv."""
         try:
+            if self.settings.probe and not self.probed:
+                self._probe()
             while (load := self.bisection.next_value()) is not None:
                 self._decide(load)
         finally:
             self.executor.close()
         return self.answer()
 
+    def _index(self) -> int:
+        return self.decided + int(self.probed)
+
+    def _probe(self) -> None:
+        """One closed-loop run of the configuration (load 0: no offered rate): the throughput
+        it carries bounds the open-loop knee and places the first step."""
+        index = self._index()
+        for attempt in range(self.settings.max_attempts):
+            measurement = self.executor.measure(index, attempt, 0.0)
+            verdict, note = judge_probe(measurement)
+            step = Step(index, attempt, 0.0, verdict, note, measurement)
+            self._append(step)
+            if self.on_step is not None:
+                self.on_step(step)
+            if verdict == PROBE:
+                self._learn(step)
+                return
+
     def _decide(self, load: float) -> None:
-        index = self.decided
+        index = self._index()
         attempt = sum(1 for s in self.steps if s.step == index)
         while True:
             measurement = self.executor.measure(index, attempt, load)
@@ -221,7 +256,7 @@ class SearchDriver:
             if self.on_step is not None:
                 self.on_step(step)
             if verdict != REPEAT:
-                self.bisection.record(load, verdict == PASS)
+                self._learn(step)
                 return
             attempt += 1
 
@@ -233,7 +268,7 @@ class SearchDriver:
             load=load,
             bracket=self.bisection.bracket,
             steps=self.decided,
-            runs=len(self.steps),
+            runs=len(self.steps),  # the probe's included
             throughput_ops_per_s=m.throughput_ops_per_s if m else math.nan,
             statistic_ms=m.statistic_ms(self.slo) if m else math.nan,
             statistic_high_ms=m.slo_high_ms if m else math.nan,

@@ -3,7 +3,8 @@
 `RunnerSteps` turns a step into a `Point` (the search's spec with the load's field set), has the
 experiment executor (cachelab.local.runner.LocalRunner) run it into raw/p<step>-r<attempt>, and
 reads it back through cachelab.results into a `Measurement`: the summary row's numbers and, from
-the loadgens' merged HDR histograms, p99.9 and the SLO percentile's 95 % interval.
+the loadgens' merged HDR histograms, p99.9 and the SLO percentile's 95 % interval. A Kubernetes
+run's middleware throughput is left out (its counters span the whole Job).
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ def measurement_of(data: RunData, slo: Slo) -> Measurement:
         rate_verdict=str(row.get("rate_verdict") or ""),
         cpu_loadgen_cores=_number(row, "cpu_loadgen_cores"),
     )
+    if data.record.extra.get("target") == "k8s":
+        # the middleware's counters of a Kubernetes run span the whole Job (scraped before and
+        # after it), not the measured seconds: no client-vs-middleware check of the step
+        m.mw_throughput_ops_per_s = math.nan
     merged = merge_histograms(c.histogram for c in data.clients)
     if merged is not None and merged.get_total_count() > 0:
         m.requests = int(merged.get_total_count())

@@ -25,6 +25,7 @@ RATE_TOLERANCE_FRAC = 0.05
 PASS = "pass"
 FAIL = "fail"
 REPEAT = "repeat"
+PROBE = "probe"  # the closed-loop capacity probe of an open-loop search
 
 
 @dataclass
@@ -133,3 +134,15 @@ def judge(m: Measurement, slo: Slo, open_loop: bool) -> tuple[str, str]:
         sure = m.slo_high_ms <= slo.limit_ms if math.isfinite(m.slo_high_ms) else True
         return PASS, shown + ("" if sure else " (its 95 % interval reaches the limit)")
     return FAIL, shown
+
+
+def judge_probe(m: Measurement) -> tuple[str, str]:
+    """(verdict, why) of the closed-loop capacity probe: `probe` once it measured a throughput."""
+    if m.status != "ok":
+        return REPEAT, f"run {m.status}"
+    if not math.isfinite(m.throughput_ops_per_s) or m.throughput_ops_per_s <= 0:
+        return REPEAT, "no throughput measured"
+    return PROBE, (
+        f"closed-loop capacity probe: {m.throughput_ops_per_s:,.0f} ops/s with "
+        f"{m.total_clients} clients"
+    )

@@ -4,6 +4,8 @@ import dev.cachelab.middleware.backend.Prober;
 import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.Protocol;
+import dev.cachelab.middleware.config.ServerTimeouts;
+import dev.cachelab.middleware.config.ServersFile;
 import dev.cachelab.middleware.dispatch.ReplicaDivergence;
 import dev.cachelab.middleware.dispatch.RequestQueue;
 import dev.cachelab.middleware.dispatch.ServerSet;
@@ -53,7 +55,12 @@ public final class Middleware {
     boolean redis = config.protocol() == Protocol.REDIS;
     this.queue = new RequestQueue(config.queueCapacity(), config.workerBatch());
     this.stats = new StatsRegistry(config.servers(), config.workers());
-    this.servers = new ServerSet(config);
+    this.servers =
+        new ServerSet(
+            config,
+            config.serversFile() != null
+                ? ServersFile.read(config.serversFile()).timeouts(config)
+                : ServerTimeouts.of(config));
     BufferBudget budget = new BufferBudget(config.effectiveBufferBudgetBytes());
     InetSocketAddress listen = new InetSocketAddress(config.listenAddress(), config.port());
     try {
@@ -66,7 +73,8 @@ public final class Middleware {
               redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply,
               decoders(config, KeyPlacement.following(() -> servers.current().router())),
               budget,
-              TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()));
+              TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()),
+              config.workerBatch());
     } catch (BindException e) {
       throw new ListenFailure("listen", listen, "-l, -p", e);
     }
@@ -89,7 +97,6 @@ public final class Middleware {
         "accept_failures",
         "Failed accepts (e.g. out of file descriptors); each pauses accepting for 100 ms.",
         net::acceptFailures);
-    long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(config.backendTimeoutMs());
     long watchdogPeriodNanos = Watchdog.periodNanos(config.backendTimeoutMs());
     stats.servers(servers.current().servers(), servers.current().health());
     this.watchdog = new Watchdog(watchdogPeriodNanos);
@@ -115,12 +122,11 @@ public final class Middleware {
               watchdog,
               divergence,
               stats.newRecorder(),
-              timeoutNanos,
               watchdogPeriodNanos,
               config.workerBatch()));
     }
     if (config.serversFile() != null) {
-      this.reloader = new ServersFileReloader(config.serversFile(), servers, stats);
+      this.reloader = new ServersFileReloader(config, servers, stats);
       stats.value(
           "servers_file_reloads",
           "Reloads of --servers-file (on SIGHUP or a change) that found it valid.",

@@ -1,6 +1,8 @@
 package dev.cachelab.middleware;
 
 import dev.cachelab.middleware.config.ConfigException;
+import dev.cachelab.middleware.config.MiddlewareConfig;
+import dev.cachelab.middleware.config.ServerTimeouts;
 import dev.cachelab.middleware.config.ServersFile;
 import dev.cachelab.middleware.dispatch.ServerSet;
 import dev.cachelab.middleware.stats.StatsRegistry;
@@ -28,6 +30,7 @@ final class ServersFileReloader implements Runnable {
   private static boolean signalHandled;
 
   private final Path file;
+  private final MiddlewareConfig config;
   private final ServerSet servers;
   private final StatsRegistry stats;
   private final Semaphore wake = new Semaphore(0);
@@ -36,8 +39,9 @@ final class ServersFileReloader implements Runnable {
   private volatile boolean running = true;
   private byte[] lastContents;
 
-  ServersFileReloader(Path file, ServerSet servers, StatsRegistry stats) {
-    this.file = file;
+  ServersFileReloader(MiddlewareConfig config, ServerSet servers, StatsRegistry stats) {
+    this.file = config.serversFile();
+    this.config = config;
     this.servers = servers;
     this.stats = stats;
     this.lastContents = contents();
@@ -92,9 +96,9 @@ final class ServersFileReloader implements Runnable {
   }
 
   private void reload() {
-    List<String> list;
+    ServersFile.Contents contents;
     try {
-      list = ServersFile.read(file);
+      contents = ServersFile.read(file);
     } catch (ConfigException e) {
       failedReloads.incrementAndGet();
       System.err.println(
@@ -102,18 +106,24 @@ final class ServersFileReloader implements Runnable {
               + e.getMessage()
               + "; keeping the "
               + servers.current().size()
-              + " servers in use");
+              + " servers and the timeouts in use");
       return;
     }
     reloads.incrementAndGet();
-    if (servers.apply(list)) {
+    List<String> list = contents.servers();
+    ServerTimeouts timeouts = contents.timeouts(config);
+    if (servers.apply(list, timeouts)) {
       stats.servers(servers.current().servers(), servers.current().health());
       System.err.println(
           "cachelab middleware: servers from "
               + file
               + ": "
               + String.join(" ", list)
-              + " (server list "
+              + ", backend timeout "
+              + timeouts.backendTimeoutMs()
+              + " ms, eject retry "
+              + timeouts.ejectRetryMs()
+              + " ms (server list "
               + servers.current().id()
               + ")");
     }

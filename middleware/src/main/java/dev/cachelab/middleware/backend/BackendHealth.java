@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class BackendHealth {
   private final String name;
   private final int failureLimit;
-  private final long retryIntervalNanos;
+  private volatile long retryIntervalNanos; // changed by a reload of the servers file
   private final int maxWaiters;
   private final AtomicInteger consecutiveFailures = new AtomicInteger();
   private final AtomicInteger waiters = new AtomicInteger();
@@ -53,6 +53,16 @@ public final class BackendHealth {
     this.failureLimit = failureLimit;
     this.retryIntervalNanos = retryIntervalNanos;
     this.maxWaiters = Math.max(1, maxWaiters);
+  }
+
+  /** Any thread (the reloading one): how long an ejected server stays out from now on. */
+  public void retryIntervalNanos(long nanos) {
+    retryIntervalNanos = nanos;
+  }
+
+  /** How long an ejected server stays out before it is probed. */
+  public long retryIntervalNanos() {
+    return retryIntervalNanos;
   }
 
   /** The server's {@code host:port}. */

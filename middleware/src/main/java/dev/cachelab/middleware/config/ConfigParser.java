@@ -73,10 +73,12 @@ public final class ConfigParser {
         showDefaultValue = Visibility.NEVER,
         paramLabel = "<file>",
         description =
-            "File with the backend servers instead of -m: host:port, one a line (# comments)."
-                + " Re-read on SIGHUP and when it changes (checked every second): added servers"
-                + " join, removed ones finish their requests; an invalid file is refused and the"
-                + " servers in use keep serving. Default: none.")
+            "File with the backend servers instead of -m: host:port, one a line (# comments),"
+                + " and optionally backend-timeout-ms=<ms> and eject-retry-ms=<ms> lines, which"
+                + " override those flags while they are in the file. Re-read on SIGHUP and when it"
+                + " changes (checked every second): added servers join, removed ones finish their"
+                + " requests, new timeouts apply to the requests routed after; an invalid file is"
+                + " refused and the servers and timeouts in use keep serving. Default: none.")
     Path serversFile;
 
     @Option(
@@ -282,7 +284,7 @@ public final class ConfigParser {
               : "-m, --servers-file: both given (expected: one of them)");
     }
     List<String> servers =
-        flags.serversFile != null ? ServersFile.read(flags.serversFile) : flags.servers;
+        flags.serversFile != null ? ServersFile.read(flags.serversFile).servers() : flags.servers;
     return new MiddlewareConfig(
         flags.listenAddress,
         flags.port,

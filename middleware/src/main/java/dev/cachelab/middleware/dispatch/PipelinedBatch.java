@@ -11,8 +11,11 @@ import java.util.Arrays;
  * Single-server requests taken together from the queue ({@code --worker-batch}): all sent, one
  * write per server, then their replies read in order, each request completed as its reply arrives.
  * A server that fails fails its remaining requests of the batch, except reads with a fallback
- * replica: those are retried there one by one after the batch ({@link SingleRead#retry}). One per
- * worker; its thread only.
+ * replica: those are retried there one by one after the batch ({@link SingleRead#retry}). A server
+ * whose requests in the batch are all such reads is hedged as a single read is ({@link
+ * BackendConnection#hedge}): if it has not answered within its hedge delay its reads go to their
+ * fallbacks, so a stopped server costs them that delay, not the timeout. One per worker; its thread
+ * only.
  */
 final class PipelinedBatch {
   /** Completes one request of the batch with the reply built so far. */
@@ -30,6 +33,8 @@ final class PipelinedBatch {
   private final int[] unanswered;
   private final boolean[] broken;
   private final boolean[] brokenTimedOut;
+  private final boolean[] brokenCutShort;
+  private final boolean[] hedgeable;
   private boolean severalServers;
 
   PipelinedBatch(
@@ -48,6 +53,8 @@ final class PipelinedBatch {
     this.unanswered = new int[n];
     this.broken = new boolean[n];
     this.brokenTimedOut = new boolean[n];
+    this.brokenCutShort = new boolean[n];
+    this.hedgeable = new boolean[n];
   }
 
   /** Whether the request may join a pipelined batch: one server, not split, not local. */
@@ -62,8 +69,15 @@ final class PipelinedBatch {
     Arrays.fill(unanswered, 0);
     Arrays.fill(broken, false);
     Arrays.fill(brokenTimedOut, false);
+    Arrays.fill(brokenCutShort, false);
+    Arrays.fill(hedgeable, true);
     for (int i = 0; i < count; i++) {
       compose(requests[i], i);
+    }
+    for (int server = 0; server < backends.size(); server++) {
+      if (unanswered[server] > 0 && hedgeable[server] && !broken[server]) {
+        backends.get(server).hedge();
+      }
     }
     long sentNanos = System.nanoTime();
     int servers = 0;
@@ -81,8 +95,7 @@ final class PipelinedBatch {
             backends.get(server).setAside(); // the replies are read in request order
           }
         } catch (IOException e) {
-          broken[server] = true;
-          brokenTimedOut[server] = WorkerBackends.fail(backends.get(server));
+          fail(server);
         }
       }
     }
@@ -108,7 +121,11 @@ final class PipelinedBatch {
       Request request = retries[i];
       retries[i] = null;
       reply.reset();
-      reply.reportFailure(request.server(0), false);
+      if (brokenCutShort[request.server(0)]) {
+        reply.countCutShort(request.server(0));
+      } else {
+        reply.reportFailure(request.server(0), false);
+      }
       singleRead.retry(
           request,
           singleRead.fallbackFor(request, request.server(0)),
@@ -125,17 +142,32 @@ final class PipelinedBatch {
     completion.complete(request);
   }
 
-  /** A read whose server failed (not by timing out) and that has a fallback replica. */
+  /**
+   * A read whose server failed (not by timing out, unless a hedge cut it short) and that has a
+   * fallback replica.
+   */
   private boolean retriable(Request request, int server) {
-    return !brokenTimedOut[server]
-        && request.fallbackServer() >= 0
+    return (!brokenTimedOut[server] || brokenCutShort[server]) && hasFallback(request, server);
+  }
+
+  private static boolean hasFallback(Request request, int server) {
+    return request.fallbackServer() >= 0
         && request.fallbackServer() != server
         && request.family() == Command.Family.RETRIEVAL;
+  }
+
+  /** Marks the server's connection broken after a failed send or read. */
+  private void fail(int server) {
+    BackendConnection backend = backends.get(server);
+    broken[server] = true;
+    brokenCutShort[server] = backend.cutShort();
+    brokenTimedOut[server] = WorkerBackends.fail(backend);
   }
 
   private void compose(Request request, int index) {
     int server = request.server(0);
     BackendConnection backend = backends.get(server);
+    hedgeable[server] &= hasFallback(request, server);
     sent[index] = false;
     request.sentNanos = 0;
     if (broken[server]) {
@@ -174,8 +206,7 @@ final class PipelinedBatch {
         backend.setAside(); // until this server's next reply in request order
       }
     } catch (IOException e) {
-      broken[server] = true;
-      brokenTimedOut[server] = WorkerBackends.fail(backend);
+      fail(server);
       if (retriable(request, server)) {
         return false;
       }

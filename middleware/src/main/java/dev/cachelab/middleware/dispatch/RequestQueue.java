@@ -38,10 +38,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * workers parked the net thread re-checks at least every millisecond ({@link #awaitsWorkers}).
  * Without batches every request wakes a worker of its own as before (the ASL worker's queueing
  * model).
+ *
+ * <p>Chains: an entry may be the first of a chain of one connection's requests ({@link
+ * Request#chainNext}, {@link Request#chainLength} of them, at most the batch), which a worker takes
+ * whole, in order; lengths and batches count the requests.
  */
 public final class RequestQueue {
   private final ReentrantLock lock = new ReentrantLock();
   private final ArrayDeque<Request> queue = new ArrayDeque<>(); // guarded by lock
+  private int queuedRequests; // guarded by lock: the requests of the entries in queue
   // Parked workers, the most recent first; guarded by lock.
   private final ArrayDeque<Waiter> parked = new ArrayDeque<>();
   private int waking; // guarded by lock: workers unparked and not yet back under the lock
@@ -115,6 +120,16 @@ public final class RequestQueue {
   }
 
   /**
+   * Net thread: stamps a request that joined the chain of a request staged in this round (it is
+   * published with it); returns the queue length the request found.
+   */
+  public int stageJoined(Request request) {
+    int lengthBefore = length.getAndIncrement();
+    request.enqueuedNanos = System.nanoTime();
+    return lengthBefore;
+  }
+
+  /**
    * Net thread: appends the staged requests and wakes as many workers as they need (with nothing
    * staged, re-checks requests that were left to running workers at the last publish).
    */
@@ -128,8 +143,11 @@ public final class RequestQueue {
       long now = System.nanoTime();
       Request request;
       while ((request = staged.pollFirst()) != null) {
-        request.publishedNanos = now;
+        for (Request r = request; r != null; r = r.chainNext) {
+          r.publishedNanos = now;
+        }
         queue.addLast(request);
+        queuedRequests += request.chainLength;
       }
       toWake = signalNeeded(now);
       recheck = batch > 1 && !queue.isEmpty() && !parked.isEmpty();
@@ -153,7 +171,7 @@ public final class RequestQueue {
    * them as a list to {@link #unpark} after unlocking.
    */
   private Waiter signalNeeded(long now) {
-    int needed = (queue.size() + batch - 1) / batch - waking;
+    int needed = (queuedRequests + batch - 1) / batch - waking;
     if (needed > 0 && batch > 1 && running > 1 && !parked.isEmpty()) {
       needed -= Math.max(0, runningRecently(now) - 1);
     }
@@ -199,18 +217,22 @@ public final class RequestQueue {
   }
 
   /**
-   * Any thread (a worker queueing a connection's next pipelined request): stamps and appends now;
-   * returns the queue length the request found.
+   * Any thread (a worker queueing a connection's next pipelined requests, a chain): stamps and
+   * appends now; returns the queue length the request found.
    */
   public int enqueue(Request request) {
-    int lengthBefore = length.getAndIncrement();
-    request.enqueuedNanos = System.nanoTime();
-    request.publishedNanos = request.enqueuedNanos;
+    int lengthBefore = length.getAndAdd(request.chainLength);
+    long now = System.nanoTime();
+    for (Request r = request; r != null; r = r.chainNext) {
+      r.enqueuedNanos = now;
+      r.publishedNanos = now;
+    }
     Waiter toWake;
     lock.lock();
     try {
       queue.addLast(request);
-      toWake = signalNeeded(request.enqueuedNanos);
+      queuedRequests += request.chainLength;
+      toWake = signalNeeded(now);
     } finally {
       lock.unlock();
     }
@@ -220,7 +242,8 @@ public final class RequestQueue {
 
   /**
    * Worker: waits for requests and takes up to {@code into.length} of them (at most the queue's
-   * batch), each stamped with its dequeue time; returns how many. A poison pill is returned alone.
+   * batch; a chain whole, and only if it fits, unless it is the first), each stamped with its
+   * dequeue time; returns how many. A poison pill is returned alone.
    */
   public int take(Request[] into) throws InterruptedException {
     int max = Math.min(into.length, batch);
@@ -248,12 +271,24 @@ public final class RequestQueue {
         if (request.connection == null) { // a poison pill, which belongs to no connection
           if (n == 0) {
             into[n++] = queue.pollFirst();
+            queuedRequests--;
           }
           break;
         }
+        int size = request.chainLength;
+        if (n > 0 && n + size > max) {
+          break;
+        }
         queue.pollFirst();
-        request.dequeuedNanos = now;
-        into[n++] = request;
+        queuedRequests -= size;
+        Request r = request;
+        while (r != null) {
+          Request next = r.chainNext;
+          r.chainNext = null;
+          r.dequeuedNanos = now;
+          into[n++] = r;
+          r = next;
+        }
       }
       if (into[0].connection != null) {
         self.running = true;
@@ -308,6 +343,7 @@ public final class RequestQueue {
     lock.lock();
     try {
       queue.addLast(poison);
+      queuedRequests++;
       if (!parked.isEmpty()) {
         toWake = signalNext(null);
       }

@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendHealth;
+import dev.cachelab.middleware.config.ServerTimeouts;
 import java.net.InetSocketAddress;
 import java.util.List;
 
@@ -12,6 +13,8 @@ import java.util.List;
  * used by the net thread only.
  *
  * @param id 1 for the configuration at start, one more for each change
+ * @param timeouts the backend timeout its requests are served with, and the ejected servers' retry
+ *     interval
  */
 public record ServerGeneration(
     int id,
@@ -19,7 +22,8 @@ public record ServerGeneration(
     List<InetSocketAddress> addresses,
     List<BackendHealth> health,
     Router router,
-    ErrorReplies errors) {
+    ErrorReplies errors,
+    ServerTimeouts timeouts) {
 
   public ServerGeneration {
     servers = List.copyOf(servers);

@@ -4,29 +4,37 @@ import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.Protocol;
 import dev.cachelab.middleware.config.Routing;
+import dev.cachelab.middleware.config.ServerTimeouts;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The current {@link ServerGeneration} and the changes to it: {@link #apply} makes a new generation
- * from a new server list (a server kept keeps its health: its ejection, its counts). Readers (the
- * net thread, workers, the prober) take {@link #current()} without a lock; changes are made by the
- * reloading thread, one at a time.
+ * from a new server list or new timeouts (a server kept keeps its health: its ejection, its counts;
+ * a new retry interval applies to every server from the next ejection on). Readers (the net thread,
+ * workers, the prober) take {@link #current()} without a lock; changes are made by the reloading
+ * thread, one at a time.
  */
 public final class ServerSet {
   private final MiddlewareConfig config;
   private final Map<String, BackendHealth> healthByServer = new ConcurrentHashMap<>();
   private final AtomicLong changes = new AtomicLong();
   private volatile ServerGeneration current;
+  private ServerTimeouts timeouts; // guarded by this (the constructor, then apply)
 
-  /** Builds the first generation from the configured servers. */
+  /** Builds the first generation from the configured servers, with the flags' timeouts. */
   public ServerSet(MiddlewareConfig config) {
+    this(config, ServerTimeouts.of(config));
+  }
+
+  /** Builds the first generation from the configured servers and {@code timeouts}. */
+  public ServerSet(MiddlewareConfig config, ServerTimeouts timeouts) {
     this.config = config;
+    this.timeouts = timeouts;
     this.current = build(1, config.servers());
   }
 
@@ -40,14 +48,29 @@ public final class ServerSet {
   }
 
   /**
-   * Makes {@code servers} (already validated) the server list if it differs from the current one.
+   * Makes {@code servers} (already validated) the server list if it differs from the current one,
+   * with the current timeouts.
    *
    * @return whether it changed
    */
   public synchronized boolean apply(List<String> servers) {
+    return apply(servers, timeouts);
+  }
+
+  /**
+   * Makes {@code servers} and {@code next} (already validated) the configuration if either differs
+   * from the current one; requests routed before keep the timeout they were routed with.
+   *
+   * @return whether it changed
+   */
+  public synchronized boolean apply(List<String> servers, ServerTimeouts next) {
     ServerGeneration old = current;
-    if (old.servers().equals(servers)) {
+    if (old.servers().equals(servers) && timeouts.equals(next)) {
       return false;
+    }
+    if (!timeouts.equals(next)) {
+      timeouts = next;
+      healthByServer.values().forEach(h -> h.retryIntervalNanos(next.ejectRetryNanos()));
     }
     current = build(old.id() + 1, servers);
     changes.incrementAndGet();
@@ -69,14 +92,14 @@ public final class ServerSet {
         config.protocol() == Protocol.REDIS
             ? ProtocolErrorReplies.redis(servers)
             : ProtocolErrorReplies.memcached(servers);
-    return new ServerGeneration(id, servers, addresses, health, router, errors);
+    return new ServerGeneration(id, servers, addresses, health, router, errors, timeouts);
   }
 
   private BackendHealth newHealth(String server) {
     return new BackendHealth(
         server,
         config.ejectAfterFailures(),
-        TimeUnit.MILLISECONDS.toNanos(config.ejectRetryMs()),
+        timeouts.ejectRetryNanos(),
         config.effectiveBackendMaxWaiters());
   }
 }

@@ -46,7 +46,8 @@ public final class Worker implements Runnable {
 
   /**
    * @param armAheadNanos how much earlier than the timeout the deadline is armed (the watchdog
-   *     period), so that the client hears within the timeout
+   *     period), so that the client hears within the timeout; the timeout is the one of the server
+   *     list a request was routed with
    */
   public Worker(
       RequestQueue queue,
@@ -54,13 +55,10 @@ public final class Worker implements Runnable {
       Watchdog watchdog,
       ReplicaDivergence divergence,
       ThreadRecorder recorder,
-      long timeoutNanos,
       long armAheadNanos,
       int maxBatch) {
     this.queue = queue;
-    this.backends =
-        new WorkerBackends(
-            generations, watchdog, Math.max(1, timeoutNanos - armAheadNanos), 2 * armAheadNanos);
+    this.backends = new WorkerBackends(generations, watchdog, armAheadNanos, 2 * armAheadNanos);
     this.recorder = recorder;
     this.reply = new ReplyBuilder(recorder, generations.get().errors());
     TargetReplies targets = new TargetReplies(MiddlewareConfig.MAX_SERVERS);
@@ -95,9 +93,15 @@ public final class Worker implements Runnable {
 
   /**
    * Processes {@code batch[0, taken)}: the single-server requests among them are pipelined, the
-   * others processed one by one.
+   * others processed one by one (after them; in request order when the batch holds a chain).
    */
   private void processTaken(int taken) {
+    for (int i = 0; i < taken; i++) {
+      if (batch[i].chained) {
+        processInOrder(taken);
+        return;
+      }
+    }
     int pipelinedCount = 0;
     ServerGeneration first = batch[0].generation; // pipelined: those routed with the first's list
     for (int i = 0; i < taken; i++) {
@@ -106,26 +110,64 @@ public final class Worker implements Runnable {
         batch[i] = null;
       }
     }
-    if (pipelinedCount > 0) {
-      use(pipelined[0].generation);
-      try {
-        pipelinedBatch.run(pipelined, pipelinedCount);
-      } catch (RuntimeException e) {
-        reportOnce(e);
-      }
-      Arrays.fill(pipelined, 0, pipelinedCount, null);
-    }
+    runPipelined(pipelinedCount);
     for (int i = 0; i < taken; i++) {
       Request request = batch[i];
       if (request != null) {
         batch[i] = null;
-        try {
-          process(request);
-        } catch (RuntimeException e) {
-          // Never let one request kill the worker (the request is dropped).
-          reportOnce(e);
-        }
+        processSafely(request);
       }
+    }
+  }
+
+  /**
+   * Processes {@code batch[0, taken)} holding a chain (several requests of one connection) in
+   * request order: runs of requests that can be pipelined together are pipelined, each other
+   * request is processed alone between them, so none overtakes a request of its connection before
+   * it (a {@code get} after a replicated {@code set}).
+   */
+  private void processInOrder(int taken) {
+    int count = 0;
+    for (int i = 0; i < taken; i++) {
+      Request request = batch[i];
+      batch[i] = null;
+      boolean joins =
+          PipelinedBatch.accepts(request)
+              && (count == 0 || request.generation == pipelined[0].generation);
+      if (!joins) {
+        runPipelined(count);
+        count = 0;
+      }
+      if (PipelinedBatch.accepts(request)) {
+        pipelined[count++] = request;
+      } else {
+        processSafely(request);
+      }
+    }
+    runPipelined(count);
+  }
+
+  /** Pipelines {@code pipelined[0, count)} (one alone is processed as such). */
+  private void runPipelined(int count) {
+    if (count == 1) {
+      processSafely(pipelined[0]);
+    } else if (count > 1) {
+      use(pipelined[0].generation);
+      try {
+        pipelinedBatch.run(pipelined, count);
+      } catch (RuntimeException e) {
+        reportOnce(e);
+      }
+    }
+    Arrays.fill(pipelined, 0, count, null);
+  }
+
+  private void processSafely(Request request) {
+    try {
+      process(request);
+    } catch (RuntimeException e) {
+      // Never let one request kill the worker (the request is dropped).
+      reportOnce(e);
     }
   }
 

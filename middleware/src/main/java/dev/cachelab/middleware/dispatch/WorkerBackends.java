@@ -28,11 +28,13 @@ final class WorkerBackends {
   private final Watchdog watchdog;
   private BackendConnection[] connections = new BackendConnection[0];
   private ServerGeneration generation;
-  private final long timeoutNanos;
+  private final long armAheadNanos;
+  private long timeoutNanos;
   private final long graceNanos;
 
   /**
-   * @param timeoutNanos the deadline armed for each request, counted from its dequeue
+   * @param armAheadNanos how much earlier than the generation's backend timeout the deadline of a
+   *     request is armed, counted from its dequeue (the watchdog's period)
    * @param graceNanos the time a connection set aside still has to answer when the worker comes
    *     back to it after its deadline was spent on another server (see {@link
    *     BackendConnection#setAside})
@@ -40,11 +42,11 @@ final class WorkerBackends {
   WorkerBackends(
       Supplier<ServerGeneration> currentGeneration,
       Watchdog watchdog,
-      long timeoutNanos,
+      long armAheadNanos,
       long graceNanos) {
     this.currentGeneration = currentGeneration;
     this.watchdog = watchdog;
-    this.timeoutNanos = timeoutNanos;
+    this.armAheadNanos = armAheadNanos;
     this.graceNanos = graceNanos;
     use(currentGeneration.get());
   }
@@ -55,6 +57,7 @@ final class WorkerBackends {
       return;
     }
     generation = next;
+    timeoutNanos = Math.max(1, next.timeouts().backendTimeoutNanos() - armAheadNanos);
     connections = new BackendConnection[next.size()];
     for (int i = 0; i < connections.length; i++) {
       String server = next.servers().get(i);

@@ -14,14 +14,19 @@ import java.util.concurrent.atomic.AtomicLong;
  * replies must leave in request order (guarded by this object's monitor, shared by the net thread
  * and the workers that complete requests).
  *
- * <p>One forwarded request per connection is with the workers at a time, as memcached itself serves
- * a connection's requests one after another: a pipelined {@code get} never overtakes the {@code
- * set} (or {@code noreply} write) before it. Later forwarded requests wait in {@code waiting}; the
- * worker that completes one queues the next, so the net thread is not woken.
+ * <p>One chain of forwarded requests per connection is with the workers at a time: up to {@code
+ * window} requests (the worker batch; 1 for the ASL worker) decoded in one round of the net thread,
+ * queued as one entry that a single worker takes whole and serves in request order (the requests of
+ * one server pipelined on its one connection, as memcached serves a connection's requests one after
+ * another). So a pipelined {@code get} never overtakes the {@code set} (or {@code noreply} write)
+ * before it. Later forwarded requests wait in {@code waiting}; the worker that completes the last
+ * request of a chain queues the next chain from them, so the net thread is not woken.
  *
  * <p>Ordering: the net thread appends each request to {@code inFlight} before it is queued. A
  * worker completing the head request writes its reply straight to the socket; a request completed
- * out of order keeps a copy of its reply until the requests before it are written. What the
+ * out of order keeps a copy of its reply until the requests before it are written. The replies of a
+ * chain are collected in {@code pendingOut} and written together when its last request completes
+ * (one system call for a client's pipeline, as the requests reached the server in one). What the
  * non-blocking socket does not take goes to {@code pendingOut}, flushed when the selector reports
  * the socket writable.
  *
@@ -81,6 +86,7 @@ public final class ClientConnection implements ReplySink {
   Request current;
   boolean inputClosed;
   boolean paused;
+  boolean lastReadFilled; // the last read filled the buffer: more input may be waiting
   // Holds a read buffer grown past the base size (a large or incomplete request), since when: the
   // net thread's eviction order (see NetThread#evictOldestHolder).
   boolean holdsGrownBuffer;
@@ -91,7 +97,13 @@ public final class ClientConnection implements ReplySink {
   private final ArrayDeque<Request> inFlight = new ArrayDeque<>();
   private final ArrayDeque<Request> pool = new ArrayDeque<>();
   private final ArrayDeque<Request> waiting = new ArrayDeque<>();
+  private final int window;
   private boolean forwardedBusy;
+  private int chainOutstanding; // requests of the chain with the workers, not yet completed
+  // The chain the net thread is still building in round openRound (staged, not yet published).
+  private Request openHead;
+  private Request openTail;
+  private long openRound;
   private volatile long scratchReservedBytes; // written under this; read without it (fast path)
   private ByteBuffer pendingOut = ByteBuffer.allocate(0);
   private boolean closeWhenDrained;
@@ -101,12 +113,31 @@ public final class ClientConnection implements ReplySink {
   private boolean readingPausedForBacklog;
   private boolean nextStalled;
 
+  /** What {@link #admitForwarded} did with a request. */
+  enum Admission {
+    /** Starts a chain: the caller stages it now. */
+    HEAD,
+    /** Joined the chain staged in this round: the caller counts it in the queue. */
+    JOINED,
+    /** Waits for the chain with the workers (its completion queues it). */
+    WAITING
+  }
+
+  /**
+   * @param window forwarded requests of this connection that may be with the workers at once (in
+   *     one chain), 1 or more
+   */
   ClientConnection(
-      ClientChannel channel, ConnectionEvents net, BufferBudget budget, RequestDecoder parser) {
+      ClientChannel channel,
+      ConnectionEvents net,
+      BufferBudget budget,
+      RequestDecoder parser,
+      int window) {
     this.channel = channel;
     this.net = net;
     this.budget = budget;
     this.parser = parser;
+    this.window = Math.max(1, window);
   }
 
   // ---- net thread -------------------------------------------------------------------------------
@@ -140,6 +171,7 @@ public final class ClientConnection implements ReplySink {
     if (n > 0) {
       readEnd += n;
     }
+    lastReadFilled = n > 0 && !readView.hasRemaining();
     return n;
   }
 
@@ -239,21 +271,41 @@ public final class ClientConnection implements ReplySink {
   }
 
   /**
-   * Appends a forwarded request to the in-flight list.
-   *
-   * @return true if the caller must queue it now; false if it waits for the connection's previous
-   *     forwarded request (its completion will queue it)
+   * Net thread: appends a forwarded request to the in-flight list and to a chain. A request starts
+   * a chain when none is with the workers; it joins the chain started in the same round ({@code
+   * round}: the net thread's selector round, whose staged requests are published together at its
+   * end) while that chain is shorter than the window; otherwise it waits.
    */
-  synchronized boolean admitForwarded(Request request) {
+  synchronized Admission admitForwarded(Request request, long round) {
     inFlight.addLast(request);
     admittedBytes += request.wireLength() + REQUEST_OVERHEAD_BYTES;
     updateBacklog();
-    if (forwardedBusy) {
-      waiting.addLast(request);
-      return false;
+    request.chainNext = null;
+    request.chainLength = 1;
+    request.chained = false;
+    if (!forwardedBusy) {
+      forwardedBusy = true;
+      chainOutstanding = 1;
+      openHead = request;
+      openTail = request;
+      openRound = round;
+      return Admission.HEAD;
     }
-    forwardedBusy = true;
-    return true;
+    if (openHead != null
+        && openRound == round
+        && chainOutstanding < window
+        && waiting.isEmpty()
+        && !closed) {
+      openTail.chainNext = request;
+      openTail = request;
+      openHead.chainLength++;
+      openHead.chained = true;
+      request.chained = true;
+      chainOutstanding++;
+      return Admission.JOINED;
+    }
+    waiting.addLast(request);
+    return Admission.WAITING;
   }
 
   /** Stops reading and closes once every in-flight reply is written (quit, lost framing). */
@@ -297,6 +349,19 @@ public final class ClientConnection implements ReplySink {
     return true;
   }
 
+  /**
+   * Net thread: whether the connection may be read again in this round (its last read filled the
+   * buffer, and it is neither closed nor paused).
+   */
+  boolean readsOn() {
+    if (!lastReadFilled || inputClosed || paused) {
+      return false;
+    }
+    synchronized (this) {
+      return !closed && !readingPausedForBacklog;
+    }
+  }
+
   /** Whether nothing is in flight or unsent (for the idle timeout). */
   synchronized boolean isIdle() {
     return inFlight.isEmpty() && !pendingOut.hasRemaining();
@@ -334,13 +399,29 @@ public final class ClientConnection implements ReplySink {
     }
   }
 
+  /** Queues the next chain, up to the window, from the waiting requests (or marks none busy). */
   private void queueNextWaiting() {
-    Request next = waiting.pollFirst();
-    if (next == null) {
+    openHead = null;
+    openTail = null;
+    Request head = waiting.pollFirst();
+    if (head == null) {
       forwardedBusy = false;
-    } else {
-      net.enqueueWaiting(next);
+      return;
     }
+    head.chainNext = null;
+    head.chainLength = 1;
+    Request tail = head;
+    Request next;
+    while (head.chainLength < window && (next = waiting.pollFirst()) != null) {
+      tail.chainNext = next;
+      next.chainNext = null;
+      next.chained = true;
+      tail = next;
+      head.chainLength++;
+    }
+    head.chained = head.chainLength > 1;
+    chainOutstanding = head.chainLength;
+    net.enqueueWaiting(head);
   }
 
   void setReading(boolean reading) {
@@ -393,15 +474,27 @@ public final class ClientConnection implements ReplySink {
       if (forwarded) {
         admittedBytes -= request.wireLength() + REQUEST_OVERHEAD_BYTES;
       }
-      if (inFlight.peekFirst() == request && !pendingOut.hasRemaining()) {
+      // A chain's replies leave together, in one write, when its last request completes.
+      boolean corked = forwarded && chainOutstanding > 1;
+      boolean appended = false;
+      if (inFlight.peekFirst() == request) {
         inFlight.pollFirst();
-        writeDirect(reply);
+        Request next = inFlight.peekFirst();
+        if (corked || pendingOut.hasRemaining() || (next != null && next.completed)) {
+          appendPending(reply.array(), reply.arrayOffset() + reply.position(), reply.remaining());
+          appended = true;
+        } else {
+          writeDirect(reply);
+        }
         recycle(request);
       } else {
         keepReply(request, reply);
       }
-      writeCompletedHeads();
-      if (forwarded && !closed) {
+      appended |= appendCompletedHeads();
+      if (appended && !corked) {
+        flushPending();
+      }
+      if (forwarded && !closed && --chainOutstanding == 0) {
         if (pendingOut.remaining() >= HIGH_WATER_BYTES) {
           nextStalled = true; // the client is not reading: queue its next request once it has
         } else {
@@ -439,7 +532,8 @@ public final class ClientConnection implements ReplySink {
     request.pendingReplyLength = length;
   }
 
-  private void writeCompletedHeads() {
+  /** Appends the replies of the completed requests at the head; returns whether there were any. */
+  private boolean appendCompletedHeads() {
     boolean appended = false;
     Request head;
     while ((head = inFlight.peekFirst()) != null && head.completed) {
@@ -448,9 +542,7 @@ public final class ClientConnection implements ReplySink {
       recycle(head);
       appended = true;
     }
-    if (appended) {
-      flushPending();
-    }
+    return appended;
   }
 
   private void dropCompletedHeads() {
@@ -525,6 +617,7 @@ public final class ClientConnection implements ReplySink {
 
   private void recycle(Request request) {
     request.connection = null;
+    request.chainNext = null;
     if (pool.size() < POOL_LIMIT && request.heldBytes() < LARGE_REQUEST_BYTES) {
       pool.addLast(request); // a large one is left to the collector, not kept for small ones
     }

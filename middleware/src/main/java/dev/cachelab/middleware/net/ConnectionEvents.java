@@ -7,7 +7,10 @@ import dev.cachelab.middleware.protocol.Request;
  * connection's monitor (the net thread or a worker completing a request).
  */
 interface ConnectionEvents {
-  /** The connection's next pipelined forwarded request, to be queued for the workers now. */
+  /**
+   * The connection's next chain of pipelined forwarded requests (its first, linked by {@link
+   * Request#chainNext}), to be queued for the workers now.
+   */
   void enqueueWaiting(Request request);
 
   /** A connection paused for its backlog may be read again. */

@@ -56,6 +56,8 @@ public final class NetThread implements Runnable, ConnectionEvents {
   private final AtomicLong budgetEvictions = new AtomicLong();
   private long nextHolderPruneNanos;
   private final long idleTimeoutNanos;
+  private final int clientWindow;
+  private long round; // selector rounds (net thread only): a chain joins requests of one round
   private long nextIdleScanNanos;
   private final AtomicLong idleClosed = new AtomicLong();
   private final SelectionKey serverKey;
@@ -69,7 +71,12 @@ public final class NetThread implements Runnable, ConnectionEvents {
   private volatile boolean running = true;
   private volatile boolean stopAccepting;
 
-  /** Binds the listening socket (so the port is known before the thread starts). */
+  /**
+   * Binds the listening socket (so the port is known before the thread starts).
+   *
+   * @param clientWindow forwarded requests of one client connection with the workers at once, taken
+   *     by one worker together (see {@link ClientConnection}): the worker batch
+   */
   public NetThread(
       InetSocketAddress listen,
       RequestQueue queue,
@@ -78,7 +85,8 @@ public final class NetThread implements Runnable, ConnectionEvents {
       Supplier<byte[]> statsReply,
       Supplier<RequestDecoder> decoders,
       BufferBudget budget,
-      long idleTimeoutNanos)
+      long idleTimeoutNanos,
+      int clientWindow)
       throws IOException {
     this.selector = Selector.open();
     this.server = ServerSocketChannel.open();
@@ -99,6 +107,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
     this.decoders = decoders;
     this.budget = budget;
     this.idleTimeoutNanos = idleTimeoutNanos;
+    this.clientWindow = Math.max(1, clientWindow);
     queue.onRoom(selector::wakeup);
   }
 
@@ -129,8 +138,8 @@ public final class NetThread implements Runnable, ConnectionEvents {
   }
 
   /**
-   * A worker queues a connection's next pipelined request after completing the previous one. Its
-   * queue length is not sampled (the sampler is the net thread's single-writer recorder).
+   * A worker queues a connection's next chain of pipelined requests after completing the previous
+   * one. Its queue length is not sampled (the sampler is the net thread's single-writer recorder).
    */
   @Override
   public void enqueueWaiting(Request request) {
@@ -171,6 +180,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
   public void run() {
     try {
       while (running) {
+        round++;
         if (stopAccepting && server.isOpen()) {
           closeServer();
         }
@@ -256,7 +266,8 @@ public final class NetThread implements Runnable, ConnectionEvents {
         channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
         SocketClientChannel client = new SocketClientChannel(channel);
-        ClientConnection connection = new ClientConnection(client, this, budget, decoders.get());
+        ClientConnection connection =
+            new ClientConnection(client, this, budget, decoders.get(), clientWindow);
         client.attach(channel.register(selector, SelectionKey.OP_READ, connection));
         connections.incrementAndGet();
         totalConnections++;
@@ -286,7 +297,23 @@ public final class NetThread implements Runnable, ConnectionEvents {
     }
   }
 
+  /**
+   * Reads per round from one connection at most, while each read fills its buffer: a pipeline
+   * larger than the base buffer (16 SETs of 1 KiB) is decoded in one round, so its requests go to
+   * the workers as one chain.
+   */
+  static final int MAX_READS_PER_ROUND = 8;
+
   private void onReadable(ClientConnection connection) throws IOException {
+    for (int reads = 0; reads < MAX_READS_PER_ROUND; reads++) {
+      readOnce(connection);
+      if (!connection.readsOn()) {
+        return;
+      }
+    }
+  }
+
+  private void readOnce(ClientConnection connection) throws IOException {
     int n = connection.read();
     while (n == ClientConnection.OVER_BUDGET && evictOldestHolder(connection)) {
       n = connection.read();
@@ -446,8 +473,10 @@ public final class NetThread implements Runnable, ConnectionEvents {
         ServerGeneration generation = generations.get();
         generation.router().route(request);
         request.generation = generation;
-        if (c.admitForwarded(request)) {
-          recorder.recordQueueLength(queue.stage(request));
+        switch (c.admitForwarded(request, round)) {
+          case HEAD -> recorder.recordQueueLength(queue.stage(request));
+          case JOINED -> recorder.recordQueueLength(queue.stageJoined(request));
+          case WAITING -> {}
         }
       }
       case LOCAL -> {

@@ -75,6 +75,19 @@ public final class Request {
   public long reservedBytes;
 
   public boolean completed;
+
+  /**
+   * A connection's forwarded requests that go to the workers together (one worker takes them all,
+   * in order; see {@code net.ClientConnection}): the next one, set on every member but the last.
+   */
+  public Request chainNext;
+
+  /** On the first request of a chain: how many it holds (1 when it is alone). */
+  public int chainLength = 1;
+
+  /** Whether the request was queued with others of its connection (a chain longer than one). */
+  public boolean chained;
+
   public byte[] pendingReply = new byte[0];
   public int pendingReplyLength;
 

@@ -19,7 +19,21 @@ class ServersFileTest {
   @Test
   void oneServerALineWithCommentsAndBlankLines() {
     String text = "# the memcached pods\n\n  a:11211  \r\nb:11211\n# c:11211\n";
-    assertThat(ServersFile.parse(FILE, text)).containsExactly("a:11211", "b:11211");
+    assertThat(ServersFile.parse(FILE, text).servers()).containsExactly("a:11211", "b:11211");
+  }
+
+  @Test
+  void timeoutsAsNameEqualsValueLinesOverrideTheFlagsWhileInTheFile() throws Exception {
+    String text = "a:11211\nbackend-timeout-ms = 250\n# eject-retry-ms=1\neject-retry-ms=1500\n";
+    ServersFile.Contents contents = ServersFile.parse(FILE, text);
+    assertThat(contents.servers()).containsExactly("a:11211");
+    MiddlewareConfig config =
+        ConfigParser.parse(
+            new String[] {"-l", "127.0.0.1", "-p", "1", "-t", "1", "-s", "false", "-m", "a:1"});
+    assertThat(contents.timeouts(config)).isEqualTo(new ServerTimeouts(250, 1500));
+    ServersFile.Contents none = ServersFile.parse(FILE, "a:11211\n");
+    assertThat(none.timeouts(config))
+        .isEqualTo(new ServerTimeouts(config.backendTimeoutMs(), config.ejectRetryMs()));
   }
 
   @ParameterizedTest
@@ -31,6 +45,16 @@ class ServersFileTest {
         "a:0|line 1: a:0 (expected: host:port with port 1..65535)",
         "a:1\\na:1|line 2: a:1 given twice (expected: each server once)",
         "# none\\n|: 0 servers (expected: 1..64, one host:port a line)",
+        "a:1\\nbackend-timeout-ms=0|line 2: backend-timeout-ms=0"
+            + " (expected: backend-timeout-ms=1..600000)",
+        "a:1\\nbackend-timeout-ms=1s|line 2: backend-timeout-ms=1s"
+            + " (expected: backend-timeout-ms=1..600000)",
+        "a:1\\neject-retry-ms=3600001|line 2: eject-retry-ms=3600001"
+            + " (expected: eject-retry-ms=1..3600000)",
+        "a:1\\neject-retry-ms=5\\neject-retry-ms=6|line 3: eject-retry-ms given twice"
+            + " (expected: each setting once)",
+        "a:1\\ntimeout=5|line 2: timeout=5"
+            + " (expected: host:port, backend-timeout-ms=<ms> or eject-retry-ms=<ms>)",
       })
   void aBadFileIsNamedWithItsLine(String text, String message) {
     assertThatThrownBy(() -> ServersFile.parse(FILE, text.replace("\\n", "\n")))

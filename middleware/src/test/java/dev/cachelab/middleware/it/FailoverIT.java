@@ -44,9 +44,20 @@ class FailoverIT {
     stoppedServerRun(32);
   }
 
+  /** The batched worker at its other defaults: a stopped server's pipelined reads are hedged. */
+  @Test
+  void thirtyTwoClientsOfTheBatchedWorkerKeepTheirRateWhileOneOfThreeServersIsStopped()
+      throws Exception {
+    stoppedServerRun(32, "-t", "2", "-s", "false", "--worker-batch", "16");
+  }
+
   private static void stoppedServerRun(int clientCount) throws Exception {
+    stoppedServerRun(clientCount, "-t", "8", "-s", "false");
+  }
+
+  private static void stoppedServerRun(int clientCount, String... flags) throws Exception {
     List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
-    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "8", "-s", "false")) {
+    try (RunningMiddleware mw = RunningMiddleware.start(servers, flags)) {
       try (TextClient client = mw.client()) {
         assertThat(client.call("set hot 0 0 3\r\nhot\r\n")).isEqualTo("STORED\r\n");
       }
@@ -74,10 +85,11 @@ class FailoverIT {
       }
       BackendHealth health = mw.middleware().stats().health(1);
       System.out.printf(
-          "FailoverIT %d clients, defaults: %d ops/s before, %d during the 5 s stop (%.0f %%), %d"
+          "FailoverIT %d clients, %s: %d ops/s before, %d during the 5 s stop (%.0f %%), %d"
               + " in the second after SIGCONT (%.0f %%); %d failed replies, %d replies slower"
               + " than %d ms, %d ejections, %d hedges, back in rotation: %s%n",
           clientCount,
+          String.join(" ", flags),
           before,
           during,
           100.0 * during / before,

@@ -2,6 +2,8 @@ package dev.cachelab.middleware.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.cachelab.middleware.config.ServerTimeouts;
+import dev.cachelab.middleware.dispatch.ServerSet;
 import dev.cachelab.middleware.testing.ClientThreads;
 import dev.cachelab.middleware.testing.MemcachedProcess;
 import dev.cachelab.middleware.testing.RunningMiddleware;
@@ -139,6 +141,63 @@ class ServersFileReloadIT {
       assertThat(mw.stat("servers_file_failed_reloads")).isZero();
       assertThat(mw.stat("server_list_changes")).isZero();
       assertThat(mw.middleware().servers().current().id()).isEqualTo(1);
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /**
+   * Timeouts in the file ({@code backend-timeout-ms=}, {@code eject-retry-ms=}) override the flags
+   * at start and on reload; an invalid value is refused and the timeouts in use stay; a setting
+   * taken out of the file falls back to its flag.
+   */
+  @Test
+  void timeoutsInTheFileApplyAtStartAndOnReload(@TempDir Path dir) throws Exception {
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(1);
+    MemcachedProcess server = servers.get(0);
+    Path file = dir.resolve("servers");
+    replace(file, server.address() + "\nbackend-timeout-ms=200\n");
+    try (RunningMiddleware mw =
+            RunningMiddleware.startWithFlags(
+                "-t",
+                "2",
+                "-s",
+                "false",
+                "--backend-timeout-ms",
+                "5000",
+                "--servers-file",
+                file.toString());
+        TextClient client = mw.client()) {
+      client.setTimeoutMillis(10_000);
+      ServerSet set = mw.middleware().servers();
+      assertThat(set.current().timeouts()).isEqualTo(new ServerTimeouts(200, 500));
+      assertThat(client.call("set t 0 0 1\r\nt\r\n")).isEqualTo("STORED\r\n");
+      server.signal("STOP");
+      long started = System.nanoTime();
+      String reply;
+      try {
+        reply = client.call("get t\r\n");
+      } finally {
+        server.signal("CONT");
+      }
+      long waitedMillis = (System.nanoTime() - started) / 1_000_000;
+      assertThat(reply).isEqualTo("SERVER_ERROR backend " + server.address() + " timed out\r\n");
+      // 200 ms from the file, not the flag's 5,000 (a wide margin for a loaded machine).
+      assertThat(waitedMillis).as("ms until the timeout's reply").isLessThan(3_000);
+
+      replace(file, server.address() + "\nbackend-timeout-ms=0\n");
+      awaitStat(mw, "servers_file_failed_reloads", 1);
+      assertThat(set.current().timeouts()).isEqualTo(new ServerTimeouts(200, 500));
+      assertThat(mw.stat("server_list_changes")).isZero();
+
+      replace(
+          file,
+          "# the timeout falls back to its flag\n" + server.address() + "\neject-retry-ms=1500\n");
+      awaitStat(mw, "server_list_changes", 1);
+      assertThat(set.current().timeouts()).isEqualTo(new ServerTimeouts(5000, 1500));
+      assertThat(set.current().health().get(0).retryIntervalNanos()).isEqualTo(1_500_000_000L);
+      assertThat(client.call("get t\r\n")).isEqualTo("VALUE t 0 1\r\nt\r\nEND\r\n");
+      assertThat(mw.stat("servers_file_failed_reloads")).isEqualTo(1);
     } finally {
       servers.forEach(MemcachedProcess::close);
     }

@@ -26,7 +26,8 @@ class ClientConnectionTest {
   private final RecordedEvents events = new RecordedEvents();
   private final BufferBudget budget = new BufferBudget(64L << 20);
   private final ClientConnection connection =
-      new ClientConnection(channel, events, budget, new RequestParser(1 << 20));
+      new ClientConnection(channel, events, budget, new RequestParser(1 << 20), 1);
+  private long round;
 
   @Test
   void repliesLeaveInRequestOrderWhenLaterRequestsCompleteFirst() {
@@ -52,9 +53,15 @@ class ClientConnectionTest {
       requests.add(connection.acquire());
       decodeInto(requests.get(i), "get k" + i + "\r\n");
     }
-    assertTrue(connection.admitForwarded(requests.get(0)), "the first is queued at once");
+    assertEquals(
+        ClientConnection.Admission.HEAD,
+        connection.admitForwarded(requests.get(0), round),
+        "the first is queued at once");
     for (int i = 1; i < n; i++) {
-      assertFalse(connection.admitForwarded(requests.get(i)), "later ones wait: request " + i);
+      assertEquals(
+          ClientConnection.Admission.WAITING,
+          connection.admitForwarded(requests.get(i), round),
+          "later ones wait with a window of one: request " + i);
     }
     StringBuilder expected = new StringBuilder();
     for (int i = 0; i < n; i++) {
@@ -196,6 +203,80 @@ class ClientConnectionTest {
     assertEquals(0, budget.usedBytes(), "the base buffer is not charged to the budget");
   }
 
+  @Test
+  void aWindowChainsTheRequestsOfOneRoundAndQueuesTheNextChainWhenTheLastCompletes() {
+    FakeChannel out = new FakeChannel();
+    RecordedEvents queued = new RecordedEvents();
+    ClientConnection windowed =
+        new ClientConnection(out, queued, budget, new RequestParser(1 << 20), 4);
+    List<Request> requests = new ArrayList<>();
+    List<ClientConnection.Admission> admissions = new ArrayList<>();
+    String[] lines = {
+      "get a\r\n",
+      "set b 0 0 1\r\nx\r\n",
+      "get c d\r\n",
+      "get e\r\n", // round 1: a chain of 4
+      "get f\r\n",
+      "delete g\r\n",
+      "get h\r\n", // round 1: past the window, they wait
+    };
+    for (String line : lines) {
+      Request request = windowed.acquire();
+      byte[] bytes = line.getBytes(US_ASCII);
+      assertEquals(bytes.length, windowed.parser.decode(bytes, 0, bytes.length, request), line);
+      requests.add(request);
+      admissions.add(windowed.admitForwarded(request, 1));
+    }
+    assertEquals(ClientConnection.Admission.HEAD, admissions.get(0));
+    for (int i = 1; i < 4; i++) {
+      assertEquals(ClientConnection.Admission.JOINED, admissions.get(i), lines[i]);
+    }
+    for (int i = 4; i < lines.length; i++) {
+      assertEquals(ClientConnection.Admission.WAITING, admissions.get(i), lines[i]);
+    }
+    Request head = requests.get(0);
+    assertEquals(4, head.chainLength);
+    Request member = head;
+    for (int i = 0; i < 4; i++) {
+      assertSame(requests.get(i), member, "the chain keeps request order");
+      assertTrue(member.chained);
+      member = member.chainNext;
+    }
+    assertEquals(null, member, "the chain ends at the window");
+
+    // Completed out of order (two servers answering at different times): replies in order, and
+    // the next chain only once the whole first one is done.
+    String[] replies = {"END\r\n", "STORED\r\n", "VALUE c 0 1\r\nc\r\nEND\r\n", "END\r\n"};
+    for (int i : new int[] {3, 1, 2}) {
+      windowed.complete(requests.get(i), ByteBuffer.wrap(replies[i].getBytes(US_ASCII)));
+    }
+    assertEquals("", out.output(), "nothing before the first reply");
+    assertTrue(queued.enqueued.isEmpty(), "the next chain waits for the whole first one");
+    windowed.complete(requests.get(0), ByteBuffer.wrap(replies[0].getBytes(US_ASCII)));
+    assertEquals(String.join("", replies), out.output());
+    assertEquals(1, out.writes, "the chain's replies leave in one write");
+    assertEquals(1, queued.enqueued.size());
+    Request next = queued.enqueued.get(0);
+    assertSame(requests.get(4), next);
+    assertEquals(3, next.chainLength, "the waiting requests go as one chain");
+    assertSame(requests.get(5), next.chainNext);
+    assertSame(requests.get(6), next.chainNext.chainNext);
+
+    // A request of a later round does not join a chain already with the workers.
+    Request late = windowed.acquire();
+    byte[] bytes = "get z\r\n".getBytes(US_ASCII);
+    windowed.parser.decode(bytes, 0, bytes.length, late);
+    assertEquals(ClientConnection.Admission.WAITING, windowed.admitForwarded(late, 2));
+    for (int i = 4; i < 7; i++) {
+      windowed.complete(requests.get(i), ByteBuffer.wrap(("R" + i + "\r\n").getBytes(US_ASCII)));
+      assertEquals(i < 6 ? 1 : 2, out.writes, "in order, held until the chain's last: " + i);
+    }
+    assertEquals(String.join("", replies) + "R4\r\nR5\r\nR6\r\n", out.output());
+    assertSame(late, queued.enqueued.get(1));
+    assertEquals(1, late.chainLength);
+    assertFalse(late.chained);
+  }
+
   // ---- helpers ------------------------------------------------------------------------------
 
   /** Decodes one forwarded request and admits it as the net thread does. */
@@ -203,7 +284,7 @@ class ClientConnectionTest {
     Request request = connection.acquire();
     decodeInto(request, input);
     assertEquals(Request.Status.FORWARD, request.status(), input);
-    if (connection.admitForwarded(request)) {
+    if (connection.admitForwarded(request, round) == ClientConnection.Admission.HEAD) {
       events.enqueued.add(request);
     }
     return request;
@@ -240,6 +321,7 @@ class ClientConnectionTest {
   private static final class FakeChannel implements ClientChannel {
     private final ByteArrayOutputStream written = new ByteArrayOutputStream();
     int acceptBytes = Integer.MAX_VALUE;
+    int writes;
     ByteBuffer input = ByteBuffer.allocate(0);
     boolean readInterest = true;
     boolean writeInterest;
@@ -260,6 +342,7 @@ class ClientConnectionTest {
     @Override
     public int write(ByteBuffer from) {
       int n = Math.min(from.remaining(), acceptBytes);
+      writes++;
       byte[] bytes = new byte[n];
       from.get(bytes);
       written.write(bytes, 0, n);

@@ -1,0 +1,175 @@
+"""Faults on Kubernetes without a cluster: the pods a spec's faults name, the container's
+processes found through /proc, the signals sent, the checks before a run, and each instance's
+per-second series cut from its pod's log."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cachelab.cli import main
+from cachelab.faults.k8s import (
+    K8sFaultError,
+    K8sFaultTargets,
+    container_pids,
+    is_local_cluster,
+    k8s_fault_problem,
+    resolve,
+)
+from cachelab.k8s.runner import OriginTracker, instance_log
+from cachelab.spec import parse_spec
+from cachelab.terminal import LiveSample
+
+CONTAINER = "c0ffee" * 10 + "abcd"
+SPEC: dict[str, Any] = {
+    "name": "faulty",
+    "topology": {"threads": 1, "clients_per_thread": 2, "middlewares": 1, "servers": 3},
+    "run": {"duration_s": 12, "warmup_s": 1, "cooldown_s": 1},
+    "faults": [{"at_s": 4, "action": "stop", "target": "server-1", "for_s": 3}],
+}
+
+
+def fake_proc(tmp_path: Path) -> Path:
+    proc = tmp_path / "proc"
+    for pid, cgroup in (
+        (4321, f"12:cpu:/kubepods/besteffort/pod1/{CONTAINER}\n"),
+        (4400, f"12:cpu:/kubepods/besteffort/pod1/{CONTAINER}\n"),
+        (5000, "12:cpu:/user.slice\n"),
+    ):
+        (proc / str(pid)).mkdir(parents=True)
+        (proc / str(pid) / "cgroup").write_text(cgroup)
+    (proc / "self").mkdir()
+    return proc
+
+
+def pod(restarts: int = 0, ready: bool = True) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "testbed-memcached-1"},
+        "status": {
+            "containerStatuses": [
+                {
+                    "name": "memcached",
+                    "containerID": f"containerd://{CONTAINER}",
+                    "restartCount": restarts,
+                    "ready": ready,
+                }
+            ]
+        },
+    }
+
+
+def test_a_containers_processes_are_found_by_its_id(tmp_path: Path) -> None:
+    assert container_pids(CONTAINER, fake_proc(tmp_path)) == [4321, 4400]
+    assert container_pids("f" * 64, fake_proc(tmp_path / "other")) == []
+
+
+def test_stop_resume_and_kill_signal_every_process_of_the_container(tmp_path: Path) -> None:
+    sent: list[tuple[int, int]] = []
+    restarts = [0]
+    targets = K8sFaultTargets(
+        {"server-1": ("testbed-memcached-1", "memcached")},
+        lambda name: pod(restarts[0]),
+        fake_proc(tmp_path),
+        lambda pid, signum: sent.append((pid, signum)),
+    )
+    targets.prepare()
+    looked_up: list[str] = []
+
+    def counted(name: str) -> dict[str, Any]:
+        looked_up.append(name)
+        return pod(restarts[0])
+
+    targets.get_pod = counted
+    assert targets.stop("server-1") == 4321
+    assert not looked_up  # prepared: the stop only signals
+    targets.resume("server-1")
+    assert sent == [
+        (4321, signal.SIGSTOP), (4400, signal.SIGSTOP),
+        (4321, signal.SIGCONT), (4400, signal.SIGCONT),
+    ]  # fmt: skip
+    sent.clear()
+    assert targets.kill("server-1") == 4321
+    assert sent == [(4321, signal.SIGKILL), (4400, signal.SIGKILL)]
+    restarts[0] = 1  # the kubelet started the container again
+    assert targets.start_again("server-1") == 4321
+    with pytest.raises(K8sFaultError, match="server-2: no such pod"):
+        targets.stop("server-2")
+
+
+def test_a_container_with_no_process_here_is_one_line(tmp_path: Path) -> None:
+    targets = K8sFaultTargets(
+        {"server-1": ("testbed-memcached-1", "memcached")},
+        lambda name: pod(),
+        tmp_path,
+        lambda pid, signum: None,
+    )
+    with pytest.raises(K8sFaultError, match="no process of its container on this machine"):
+        targets.stop("server-1")
+
+
+def test_targets_resolve_to_the_releases_pods() -> None:
+    spec = parse_spec(
+        {**SPEC, "faults": [*SPEC["faults"], {"at_s": 2, "action": "stop",
+                                              "target": "middleware-0", "for_s": 1}]}
+    )  # fmt: skip
+    servers = [f"testbed-memcached-{i}" for i in range(3)]
+    middlewares = ["testbed-middleware-7d9-x", "testbed-middleware-7d9-a"]
+    found = resolve(spec, servers, middlewares, "testbed")
+    assert found == {
+        "server-1": ("testbed-memcached-1", "memcached"),
+        "middleware-0": ("testbed-middleware-7d9-a", "middleware"),
+    }
+    with pytest.raises(K8sFaultError, match=r"server-1: no pod testbed-memcached-1 \(the release"):
+        resolve(spec, ["testbed-memcached-0"], ["m"], "testbed")
+
+
+def test_faults_that_cannot_run_on_the_cluster_say_why() -> None:
+    stop = parse_spec(SPEC)
+    assert k8s_fault_problem(stop, local_cluster=True) is None
+    remote = k8s_fault_problem(stop, local_cluster=False)
+    assert remote is not None and remote.startswith("faults.0: stop on server-1: on Kubernetes")
+    slow = parse_spec({**SPEC, "faults": [{**SPEC["faults"][0], "action": "slow"}]})
+    problem = k8s_fault_problem(slow, local_cluster=True)
+    assert problem is not None and "slow is not carried out on Kubernetes" in problem
+    local = {"nodes": [{"name": "cachelab-a1-0", "labels": {"cachelab.dev/scale": "0.5"}}]}
+    assert is_local_cluster(local)
+    assert not is_local_cluster({"nodes": [{"name": "aks-a1-123", "labels": {}}]})
+
+
+def test_a_slow_fault_on_k8s_is_one_line_before_the_cluster_is_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "faulty.yaml"
+    spec.write_text(yaml.safe_dump({**SPEC, "faults": [{**SPEC["faults"][0], "action": "slow"}]}))
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))
+    code = main(["run", str(spec), "--target", "k8s", "--results", str(tmp_path / "r")])
+    out = capsys.readouterr().out
+    assert code == 2
+    assert out.startswith("error: faults.0: slow on server-1: slow is not carried out"), out
+    assert not (tmp_path / "r").exists()
+
+
+def test_each_instance_keeps_its_own_progress_lines() -> None:
+    log = (
+        "instance 0 -> a:1\n"
+        "progress machine=1 instance=0: [RUN #1 10%, 1 secs] 100 ops/sec\n"
+        "progress machine=1 instance=1: [RUN #1 10%, 1 secs] 200 ops/sec\n"
+        "done\n"
+    )
+    assert instance_log(log, 1, 1) == (
+        "instance 0 -> a:1\nprogress machine=1 instance=1: [RUN #1 10%, 1 secs] 200 ops/sec\ndone\n"
+    )
+
+
+def test_the_origin_is_the_first_second_seen() -> None:
+    origin = OriginTracker()
+    assert origin.origin() is None
+    origin.seen(LiveSample(second=3, ops_per_s=1.0, mean_ms=0.1, p99_ms=0.2, errors=0))
+    first = origin.origin()
+    assert first is not None
+    origin.seen(LiveSample(second=9, ops_per_s=1.0, mean_ms=0.1, p99_ms=0.2, errors=0))
+    assert origin.origin() == first

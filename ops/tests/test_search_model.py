@@ -1,0 +1,111 @@
+"""The search's answer beside the calibrated MVA: the model's saturation throughput, the station
+setting it and the bottleneck at the answer, in answer.txt's folder and in the search's report."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from cachelab.analysis.models import closed_model
+from cachelab.analysis.operational import analyse
+from cachelab.analysis.perpoint import measurement
+from cachelab.cli import main
+from cachelab.results.layout import RunDir
+from cachelab.results.run import read_run
+from cachelab.search.driver import SearchDriver, SearchSettings
+from cachelab.search.measure import measurement_of
+from cachelab.search.model import ModelBeside, beside_model
+from cachelab.search.steps import Measurement, judge
+from cachelab.slo import parse_slo
+from cachelab.summary import row_of
+
+SAMPLE = Path(__file__).parent / "data" / "search-sample"
+HOST_CORES = 2  # the machine the sample was measured on
+
+
+class NoRuns:
+    def measure(self, step: int, attempt: int, load: float) -> Measurement:
+        raise AssertionError("a finished search measures nothing")
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    copy = tmp_path / "search"
+    shutil.copytree(SAMPLE, copy)
+    return copy
+
+
+def test_the_answer_beside_the_models_saturation(folder: Path) -> None:
+    driver = SearchDriver(SearchSettings.load(folder), folder, NoRuns())
+    answer = driver.answer()
+    model = beside_model(folder, driver.steps, answer.load, HOST_CORES)
+    assert model is not None
+    assert model.load == answer.load == 500
+    assert (model.run, model.probe) == ("p0-r0", True)  # calibrated with the closed-loop probe
+    assert model.throughput_ops_per_s == pytest.approx(answer.throughput_ops_per_s, rel=1e-6)
+    # the ceiling is the probe's closed network's own bound at a population far past its knee
+    probe = read_run(RunDir(0, 0, folder / "raw" / "p0-r0"))
+    m = measurement(pd.Series(row_of(probe)), [probe], HOST_CORES)
+    closed = closed_model(m, analyse(m))
+    assert closed is not None
+    assert model.saturation_ops_per_s == pytest.approx(closed.throughput_bound_ops_per_s(10**6))
+    assert model.model_bottleneck in closed.names
+    # the probe carried what the model says it can, within the calibrated MVA's 15 %
+    assert m.throughput_ops_per_s == pytest.approx(model.saturation_ops_per_s, rel=0.15)
+    at_answer = read_run(RunDir(1, 0, folder / "raw" / "p1-r0"))
+    m = measurement(pd.Series(row_of(at_answer)), [at_answer], HOST_CORES)
+    assert model.bottleneck == analyse(m).bottleneck
+    assert 0 < model.bottleneck_utilisation <= 1.5
+    assert math.isfinite(model.answer_frac) and model.answer_frac > 0
+    assert "saturation" in model.text() and model.bottleneck in model.text()
+
+
+def test_no_answer_no_model_and_without_a_probe_the_answers_run(folder: Path) -> None:
+    driver = SearchDriver(SearchSettings.load(folder), folder, NoRuns())
+    assert beside_model(folder, driver.steps, None, HOST_CORES) is None
+    without = [s for s in driver.steps if s.verdict != "probe"]
+    model = beside_model(folder, without, 500, HOST_CORES)
+    assert model is not None and (model.run, model.probe) == ("p1-r0", False)
+
+
+def test_the_search_report_places_the_answer_beside_the_model(folder: Path) -> None:
+    driver = SearchDriver(SearchSettings.load(folder), folder, NoRuns())
+    model = beside_model(folder, driver.steps, driver.answer().load, HOST_CORES)
+    assert model is not None
+    model.save(folder)
+    assert ModelBeside.read(folder) == model
+    (folder / "answer.txt").write_text("500 requests/s meets p99<=2000ms\n" + model.text() + "\n")
+    assert main(["report", str(folder)]) == 0
+    index = folder / "report" / "index.html"
+    page = index.read_text()
+    assert "calibrated MVA: saturation throughput" in page
+    assert f"{model.saturation_ops_per_s:,.0f} ops/s" in page
+    assert model.bottleneck in page
+    assert (index.parent / "search.png").stat().st_size > 10_000
+    steps = page.partition("id='steps'")[2]
+    assert steps.count("<tr>") == 1 + 2  # the header, the probe and the step
+
+
+def test_a_kubernetes_steps_middleware_counters_are_not_judged(folder: Path) -> None:
+    """Its middleware counters span the whole Job: a client-vs-middleware gap is no noise."""
+    slo = parse_slo("p99<=2000ms")
+    run = folder / "raw" / "p1-r0"
+    local = measurement_of(read_run(RunDir(1, 0, run)), slo)
+    assert math.isfinite(local.mw_throughput_ops_per_s)
+    record = json.loads((run / "point.json").read_text())
+    record["target"] = "k8s"
+    (run / "point.json").write_text(json.dumps(record))
+    on_k8s = measurement_of(read_run(RunDir(1, 0, run)), slo)
+    assert math.isnan(on_k8s.mw_throughput_ops_per_s)
+    on_k8s.mw_throughput_ops_per_s = on_k8s.throughput_ops_per_s / 3  # as a whole Job's
+    assert judge(on_k8s, slo, True)[0] == "repeat"
+    on_k8s.mw_throughput_ops_per_s = math.nan
+    assert judge(on_k8s, slo, True)[0] == "pass"
