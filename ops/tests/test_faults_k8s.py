@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from cachelab.cli import main
 from cachelab.faults.k8s import (
     K8sFaultError,
     K8sFaultTargets,
+    LinkShaper,
     container_pids,
     is_local_cluster,
     k8s_fault_problem,
+    parent_pid,
     resolve,
 )
 from cachelab.k8s.runner import OriginTracker, instance_log
@@ -133,24 +133,50 @@ def test_faults_that_cannot_run_on_the_cluster_say_why() -> None:
     remote = k8s_fault_problem(stop, local_cluster=False)
     assert remote is not None and remote.startswith("faults.0: stop on server-1: on Kubernetes")
     slow = parse_spec({**SPEC, "faults": [{**SPEC["faults"][0], "action": "slow"}]})
-    problem = k8s_fault_problem(slow, local_cluster=True)
-    assert problem is not None and "slow is not carried out on Kubernetes" in problem
+    assert k8s_fault_problem(slow, local_cluster=True) is None
+    remote_slow = k8s_fault_problem(slow, local_cluster=False)
+    assert remote_slow is not None and "on Kubernetes the runner" in remote_slow
     local = {"nodes": [{"name": "cachelab-a1-0", "labels": {"cachelab.dev/scale": "0.5"}}]}
     assert is_local_cluster(local)
     assert not is_local_cluster({"nodes": [{"name": "aks-a1-123", "labels": {}}]})
 
 
-def test_a_slow_fault_on_k8s_is_one_line_before_the_cluster_is_asked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_a_slow_link_end_is_htb_at_the_rate_and_gets_its_previous_qdisc_back() -> None:
+    calls: list[list[str]] = []
+    shown = {"qdisc": "qdisc tbf 1: root refcnt 2 rate 100Mbit burst 256Kb lat 25ms\n"}
+
+    def fake_tc(netns: Path, args: list[str]) -> str:
+        calls.append([str(netns), *args])
+        return shown["qdisc"] if args[:2] == ["qdisc", "show"] else ""
+
+    shaper = LinkShaper(Path("/proc/7/ns/net"), "veth1", run=fake_tc)
+    shaper.apply(2.4)
+    assert calls[1][1:] == [
+        "qdisc", "replace", "dev", "veth1", "root", "handle", "7e:", "htb", "default", "1"
+    ]  # fmt: skip
+    assert calls[2][-4:] == ["rate", "2mbit", "ceil", "2mbit"]
+    shaper.clear()
+    assert calls[-2][1:] == ["qdisc", "del", "dev", "veth1", "root"]
+    assert calls[-1][1:] == [
+        "qdisc", "add", "dev", "veth1", "root", "handle", "1:", "tbf",
+        "rate", "100Mbit", "burst", "256Kb", "lat", "25ms",
+    ]  # fmt: skip
+    calls.clear()
+    shown["qdisc"] = "qdisc noqueue 0: root refcnt 2\n"
+    plain = LinkShaper(Path("/proc/7/ns/net"), "eth0", run=fake_tc)
+    plain.apply(0.2)
+    assert calls[2][-4:] == ["rate", "1mbit", "ceil", "1mbit"]  # at least 1 Mbit/s
+    calls.clear()
+    plain.clear()
+    assert calls == [["/proc/7/ns/net", "qdisc", "del", "dev", "eth0", "root"]]
+
+
+def test_a_process_parent_is_read_past_a_command_with_spaces_and_parentheses(
+    tmp_path: Path,
 ) -> None:
-    spec = tmp_path / "faulty.yaml"
-    spec.write_text(yaml.safe_dump({**SPEC, "faults": [{**SPEC["faults"][0], "action": "slow"}]}))
-    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))
-    code = main(["run", str(spec), "--target", "k8s", "--results", str(tmp_path / "r")])
-    out = capsys.readouterr().out
-    assert code == 2
-    assert out.startswith("error: faults.0: slow on server-1: slow is not carried out"), out
-    assert not (tmp_path / "r").exists()
+    (tmp_path / "42").mkdir()
+    (tmp_path / "42" / "stat").write_text("42 (containerd-shim (x) y) S 17 42 42 0 -1\n")
+    assert parent_pid(42, tmp_path) == 17
 
 
 def test_each_instance_keeps_its_own_progress_lines() -> None:

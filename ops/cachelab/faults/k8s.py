@@ -9,15 +9,20 @@ signals them as it signals local ones. stop and resume are SIGSTOP and SIGCONT t
 of the container; kill and restart are SIGKILL to them, after which the kubelet starts the
 container again (the pods' restartPolicy is Always): restart's end waits until the pod is ready
 with a new container. On a cluster whose nodes are other machines (AKS) the processes are not
-here; `k8s_fault_problem` says so before anything runs. slow is not carried out on Kubernetes
-(the local cluster shapes each node's link by its pool instead). Called from the injector's
-thread; `resolve` from the runner's.
+here; `k8s_fault_problem` says so before anything runs. slow puts an htb class at the fault's
+rate on both ends of the pod's link: its own `eth0` (what it sends), entered through the
+container's network namespace, and the peer of `eth0` in the node (what it receives), entered
+through the namespace of the container's parent, the runtime's shim, which runs in the node's;
+each end's previous root qdisc is put back afterwards (the default, or the one the CNI bandwidth
+plugin set for the pod's annotations, which the fault replaces while it lasts). Called from the
+injector's thread; `resolve` from the runner's.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -41,11 +46,6 @@ def k8s_fault_problem(spec: Spec, local_cluster: bool) -> str | None:
     """Why the spec's faults cannot run on this cluster (one line), or None."""
     for index, fault in enumerate(spec.faults):
         where = f"faults.{index}: {fault.action} on {fault.target}"
-        if fault.action == "slow":
-            return (
-                f"{where}: slow is not carried out on Kubernetes (the local cluster shapes "
-                "each node's link by its pool: CLUSTER_PROFILE); use stop, kill or restart"
-            )
         if not local_cluster:
             return (
                 f"{where}: on Kubernetes the runner signals the target's container on the "
@@ -68,6 +68,93 @@ def container_pids(container_id: str, proc: Path = PROC) -> list[int]:
         if container_id in cgroup:
             pids.append(int(entry.name))
     return sorted(pids)
+
+
+def parent_pid(pid: int, proc: Path = PROC) -> int:
+    """The parent of `pid` (field 4 of /proc/<pid>/stat, after the command in parentheses)."""
+    stat = (proc / str(pid) / "stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def run_tc(netns: Path, args: list[str]) -> str:
+    """`tc ARGS` (or `ip ARGS` when args[0] is "ip") inside the network namespace at `netns`;
+    K8sFaultError with tc's own line when it fails."""
+    command = args[1:] if args[0] == "ip" else ["tc", *args]
+    tool = ["ip", *command] if args[0] == "ip" else command
+    done = subprocess.run(
+        ["nsenter", f"--net={netns}", *tool], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        error = (done.stderr.strip().splitlines() or ["failed"])[-1]
+        raise K8sFaultError(f"{' '.join(tool)} in {netns}: {error}")
+    return done.stdout
+
+
+@dataclass
+class LinkShaper:
+    """One end of a pod's link limited by htb at a rate, its previous root qdisc kept to be put
+    back: `tc qdisc show` prints it, and a root that is not the default (noqueue, or a
+    multi-queue's mq/pfifo_fast) is re-added as shown."""
+
+    netns: Path
+    device: str
+    run: Callable[[Path, list[str]], str] = run_tc
+    previous: str = ""
+
+    def apply(self, mbit: float) -> None:
+        shown = self.run(self.netns, ["qdisc", "show", "dev", self.device, "root"]).strip()
+        default = not shown or shown.split()[1] in ("noqueue", "mq", "pfifo_fast")
+        self.previous = "" if default else shown
+        rate = f"{max(1, round(mbit))}mbit"
+        self.run(
+            self.netns,
+            [
+                "qdisc",
+                "replace",
+                "dev",
+                self.device,
+                "root",
+                "handle",
+                "7e:",
+                "htb",
+                "default",
+                "1",
+            ],
+        )
+        self.run(
+            self.netns,
+            ["class", "add", "dev", self.device, "parent", "7e:", "classid", "7e:1", "htb",
+             "rate", rate, "ceil", rate],
+        )  # fmt: skip
+
+    def clear(self) -> None:
+        self.run(self.netns, ["qdisc", "del", "dev", self.device, "root"])
+        if self.previous:  # e.g. "qdisc tbf 1: root refcnt 2 rate 100Mbit burst ... lat ..."
+            words = self.previous.split()
+            kind, handle, options = words[1], words[2], words[3:]
+            if options[:1] == ["root"]:
+                options = options[1:]
+            if options[:1] == ["refcnt"]:
+                options = options[2:]
+            self.run(
+                self.netns,
+                ["qdisc", "add", "dev", self.device, "root", "handle", handle, kind, *options],
+            )
+
+
+def pod_link_ends(pid: int, proc: Path = PROC) -> tuple[Path, Path, str]:
+    """(the pod's netns, the node's netns, the name of eth0's peer in the node) for a process of
+    the pod's container."""
+    pod_netns = proc / str(pid) / "ns" / "net"
+    node_netns = proc / str(parent_pid(pid, proc)) / "ns" / "net"
+    peer_index = run_tc(pod_netns, ["ip", "-o", "link", "show", "dev", "eth0"])
+    # "3: eth0@if17: <...>": the peer's ifindex in the node after "@if"
+    index = peer_index.split(":", 2)[1].split("@if", 1)[1]
+    for line in run_tc(node_netns, ["ip", "-o", "link"]).splitlines():
+        number, name = line.split(":", 2)[:2]
+        if number.strip() == index:
+            return pod_netns, node_netns, name.strip().split("@", 1)[0]
+    raise K8sFaultError(f"no peer of the pod's eth0 (ifindex {index}) in its node")
 
 
 def _container_status(pod: dict[str, Any], container: str) -> dict[str, Any]:
@@ -95,6 +182,7 @@ class K8sFaultTargets:
     _stopped: dict[str, list[int]] = field(default_factory=dict)
     _restarts: dict[str, int] = field(default_factory=dict)
     _pids: dict[str, list[int]] = field(default_factory=dict)
+    _shapers: dict[str, list[LinkShaper]] = field(default_factory=dict)
 
     def prepare(self) -> None:
         """Find every target's processes now (the runner's thread, before the benchmark), so
@@ -162,15 +250,29 @@ class K8sFaultTargets:
         raise K8sFaultError(f"{target}: not ready again after {READY_TIMEOUT_S:.0f} s")
 
     def slow(self, target: str, mbit: float) -> None:
-        raise K8sFaultError("slow is not carried out on Kubernetes")
+        """Both ends of the target's link at `mbit` (what it sends and what it receives)."""
+        pid = (self._pids.get(target) or self._lookup(target))[0]
+        pod_netns, node_netns, peer = pod_link_ends(pid, self.proc)
+        shapers = [LinkShaper(pod_netns, "eth0"), LinkShaper(node_netns, peer)]
+        self._shapers[target] = []
+        for shaper in shapers:
+            shaper.apply(mbit)
+            self._shapers[target].append(shaper)
 
     def unslow(self, target: str) -> None:
-        raise K8sFaultError("slow is not carried out on Kubernetes")
+        for shaper in self._shapers.pop(target, []):
+            try:
+                shaper.clear()
+            except K8sFaultError:
+                continue  # the pod is gone (restarted): its link went with it
 
     def resume_all(self) -> None:
-        """SIGCONT to everything still stopped (the run is over or interrupted)."""
+        """SIGCONT to everything still stopped and every link at its own rate again (the run is
+        over or interrupted)."""
         for target in list(self._stopped):
             self.resume(target)
+        for target in list(self._shapers):
+            self.unslow(target)
 
 
 def is_local_cluster(facts: dict[str, Any]) -> bool:

@@ -1,9 +1,10 @@
-"""Open loop, the search and a fault on the real local cluster (scripts/local-cluster.sh): one
-short open-loop run of the benchmark Jobs, a short search whose steps are such runs, and a
-memcached pod's process stopped for a few seconds while the loadgen measures.
+"""Open loop, the search and faults on the real local cluster (scripts/local-cluster.sh): one
+short open-loop run of the benchmark Jobs, a short search whose steps are such runs, a
+memcached pod's process stopped for a few seconds while the loadgen measures, and its pod's link
+slowed for a few seconds.
 
 Run as root with TOOLS_DIR and IMAGES_DIR exported (the tier's cluster fixture); the module
-starts one cluster (ASL 2017 layout) and installs one release for all three tests."""
+starts one cluster (ASL 2017 layout) and installs one release for all four tests."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 import yaml
 
 from cachelab.cli import main
+from cachelab.faults.k8s import container_pids, pod_link_ends, run_tc
 from cachelab.report import build_report
 
 from .conftest import LOCAL_VALUES, NAMESPACE, RELEASE, LocalCluster
@@ -137,3 +139,37 @@ def test_a_stopped_memcached_pod_recovers(
     assert math.isfinite(recover) and 0 <= recover <= 6.0, row
     index = build_report(results)
     assert (index.parent / "faults-p0-r0.png").stat().st_size > 10_000
+
+
+def test_a_slowed_memcached_pod_link_recovers_and_gets_its_qdiscs_back(
+    k8s_env: None, real_cluster: LocalCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """memcached's pod link cut to 1 Mbit/s both ways 4 s after the loadgen starts, for 3 s,
+    with 4 KiB values (a reply takes 33 ms at that rate): the loadgen sees the latency jump,
+    recovers once the link is back, and neither end of the link keeps the fault's htb."""
+    run = {**BASE["run"], "duration_s": 16}
+    workload = {**BASE["workload"], "value_bytes": 4096}
+    faults = [{"at_s": 4, "action": "slow", "target": "server-0", "for_s": 3, "rate_mbit": 1}]
+    spec = write_spec(tmp_path, "k8s-slow", run=run, workload=workload, faults=faults)
+    code = main(["run", str(spec), "--target", "k8s", "--results", str(tmp_path / "r")])
+    out = capsys.readouterr().out
+    print(out)
+    assert code == 0, out
+    (results,) = (tmp_path / "r" / "k8s-slow").iterdir()
+    (event,) = json.loads((results / "raw" / "p0-r0" / "faults.json").read_text())
+    print(event)
+    assert not event["note"], event
+    assert event["ended_s"] - event["began_s"] == pytest.approx(3.0, abs=0.5)
+    (row,) = read_rows(results / "summary.csv")
+    print({k: row[k] for k in ("fault", "fault_detect_s", "fault_recover_s", "status")})
+    assert row["fault"] == "slow server-0"
+    detect, recover = float(row["fault_detect_s"]), float(row["fault_recover_s"])
+    assert 0 <= detect <= 3.0 + 2.0, row
+    assert math.isfinite(recover) and 0 <= recover <= 6.0, row
+    pod = real_cluster.get("pod", "-n", NAMESPACE, f"{RELEASE}-memcached-0")
+    (status,) = [s for s in pod["status"]["containerStatuses"] if s["name"] == "memcached"]
+    pids = container_pids(str(status["containerID"]).split("://", 1)[-1])
+    pod_netns, node_netns, peer = pod_link_ends(pids[0])
+    for netns, device in ((pod_netns, "eth0"), (node_netns, peer)):
+        shown = run_tc(netns, ["qdisc", "show", "dev", device])
+        assert "7e:" not in shown, f"{device} in {netns} kept the fault's qdisc: {shown}"
