@@ -44,7 +44,21 @@ def _servers(docs: list[dict[str, Any]]) -> list[str]:
     args = _middleware_args(docs)
     assert args[args.index("--servers-file") + 1] == "/etc/cachelab/servers"
     config_map = _one(docs, "ConfigMap", "testbed-middleware-servers")
-    return [line for line in config_map["data"]["servers"].splitlines() if line]
+    return [line for line in config_map["data"]["servers"].splitlines() if line and "=" not in line]
+
+
+def test_the_timeouts_are_in_the_servers_file_so_a_change_needs_no_restart() -> None:
+    """backendTimeoutMs and ejectRetryMs reach the middleware as lines of its mounted servers
+    file, which it re-reads when the file changes, not as flags (a changed flag is a rollout)."""
+    docs = _render(
+        "--set", "middleware.backendTimeoutMs=250", "--set", "middleware.ejectRetryMs=900"
+    )
+    args = _middleware_args(docs)
+    assert "--backend-timeout-ms" not in args and "--eject-retry-ms" not in args, args
+    config_map = _one(docs, "ConfigMap", "testbed-middleware-servers")
+    lines = config_map["data"]["servers"].splitlines()
+    assert "backend-timeout-ms=250" in lines and "eject-retry-ms=900" in lines, lines
+    assert _servers(docs) and all(":" in s for s in _servers(docs))
 
 
 def test_redis_backend_makes_the_middleware_speak_resp_to_the_redis_pods() -> None:
