@@ -63,7 +63,8 @@ VARIABLES = {
 # (local-values.yaml turns the exporters off; docs/kubernetes.md says so).
 NO_EXPORTER = re.compile(r"\bmemcached_\w+")
 # One point, 1 loadgen -> 1 middleware -> 1 memcached on the pools of local-values.yaml; long
-# enough for the 15 s scrapes of the loadgen's PodMonitor to see it twice.
+# enough for the 15 s scrapes of the loadgen's PodMonitor to see it at least twice after the
+# pod's discovery and a first scrape up to one interval late (30 s measured was once too short).
 SPEC: dict[str, Any] = yaml.safe_load("""
 name: k8s-real-monitored
 description: "real cluster, monitored: 1 loadgen -> 1 middleware -> 1 memcached"
@@ -72,7 +73,7 @@ topology: {client_machines: 1, instances_per_machine: 1, threads: 1, clients_per
            hosts: {client: a2, middleware: a4, server: a1}}
 workload: {ratio: "0:1", value_bytes: 1024, key_maximum: 500}
 preload: {enabled: true}
-run: {repetitions: 1, duration_s: 30, warmup_s: 3, cooldown_s: 1}
+run: {repetitions: 1, duration_s: 60, warmup_s: 3, cooldown_s: 1}
 """)
 # A second release with only a redis server and its exporter (the servers dashboard's redis
 # row), small enough to share an a1 node with the memcached there.
