@@ -76,18 +76,21 @@ def parent_pid(pid: int, proc: Path = PROC) -> int:
     return int(stat.rsplit(")", 1)[1].split()[1])
 
 
-def run_tc(netns: Path, args: list[str]) -> str:
-    """`tc ARGS` (or `ip ARGS` when args[0] is "ip") inside the network namespace at `netns`;
-    K8sFaultError with tc's own line when it fails."""
-    command = args[1:] if args[0] == "ip" else ["tc", *args]
-    tool = ["ip", *command] if args[0] == "ip" else command
+def netns_run(netns: Path, command: list[str]) -> str:
+    """`command` inside the network namespace at `netns`; K8sFaultError with its own last line
+    when it fails."""
     done = subprocess.run(
-        ["nsenter", f"--net={netns}", *tool], capture_output=True, text=True, check=False
+        ["nsenter", f"--net={netns}", *command], capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
         error = (done.stderr.strip().splitlines() or ["failed"])[-1]
-        raise K8sFaultError(f"{' '.join(tool)} in {netns}: {error}")
+        raise K8sFaultError(f"{' '.join(command)} in {netns}: {error}")
     return done.stdout
+
+
+def run_tc(netns: Path, args: list[str]) -> str:
+    """`tc ARGS` inside the network namespace at `netns`."""
+    return netns_run(netns, ["tc", *args])
 
 
 @dataclass
@@ -147,10 +150,10 @@ def pod_link_ends(pid: int, proc: Path = PROC) -> tuple[Path, Path, str]:
     the pod's container."""
     pod_netns = proc / str(pid) / "ns" / "net"
     node_netns = proc / str(parent_pid(pid, proc)) / "ns" / "net"
-    peer_index = run_tc(pod_netns, ["ip", "-o", "link", "show", "dev", "eth0"])
+    peer_index = netns_run(pod_netns, ["ip", "-o", "link", "show", "dev", "eth0"])
     # "3: eth0@if17: <...>": the peer's ifindex in the node after "@if"
     index = peer_index.split(":", 2)[1].split("@if", 1)[1]
-    for line in run_tc(node_netns, ["ip", "-o", "link"]).splitlines():
+    for line in netns_run(node_netns, ["ip", "-o", "link"]).splitlines():
         number, name = line.split(":", 2)[:2]
         if number.strip() == index:
             return pod_netns, node_netns, name.strip().split("@", 1)[0]
