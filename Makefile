@@ -124,7 +124,7 @@ k8s-down: ## Stop the local cluster and restore the machine (bridge, veths, netn
 	@TOOLS_DIR=$(TOOLS_DIR) scripts/local-cluster.sh down
 
 .PHONY: images
-images: deps k8s-tools ## Build every image locally into .cache/images (jib on a jlinked base; servers, exporters, prometheus from Debian packages; the operator and its Prometheus from Go modules).
+images: deps k8s-tools ## Build every image locally into .cache/images (jib on a jlinked base; servers, exporters, prometheus from Debian packages; locust from Debian python3 and PyPI; the operator and its Prometheus from Go modules).
 	@TOOLS_DIR=$(TOOLS_DIR) JAVA_HOME="$(JDK_HOME)" scripts/images.sh build
 
 .PHONY: kwok-up
