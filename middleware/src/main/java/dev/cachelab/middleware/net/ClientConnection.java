@@ -459,6 +459,20 @@ public final class ClientConnection implements ReplySink {
     return closed;
   }
 
+  /**
+   * Net thread, once this connection is closed and not on the net thread's stack: lets the read
+   * buffer go with the budget bytes {@link #close} gave back. Until the next select deregisters its
+   * cancelled key the connection is still reachable, and a round that closes many connections
+   * holding grown buffers (stalled 1 MB requests evicted one after another) would otherwise keep
+   * every buffer the budget already counts as free.
+   */
+  void dropReadBuffer() {
+    readBuf = NO_BYTES;
+    readView = ByteBuffer.wrap(NO_BYTES);
+    readEnd = 0;
+    parseStart = 0;
+  }
+
   // ---- any thread -------------------------------------------------------------------------------
 
   @Override

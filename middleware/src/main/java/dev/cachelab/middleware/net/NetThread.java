@@ -244,6 +244,10 @@ public final class NetThread implements Runnable, ConnectionEvents {
       reportOnce(e);
       connection.close();
     }
+    if (connection.inputClosed && connection.isClosed()) {
+      connection
+          .dropReadBuffer(); // closed in this round: its buffer goes now, not at deregistration
+    }
   }
 
   private boolean reported;
@@ -441,6 +445,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
       victim.holdsGrownBuffer = false;
       budgetEvictions.incrementAndGet();
       victim.closeWithError(victim.parser.outOfMemoryReply());
+      victim.dropReadBuffer();
       return true;
     }
     return false;
@@ -456,7 +461,14 @@ public final class NetThread implements Runnable, ConnectionEvents {
       return;
     }
     nextHolderPruneNanos = now + 100_000_000L;
-    grownHolders.removeIf(ClientConnection::isClosed);
+    grownHolders.removeIf(
+        c -> {
+          boolean closed = c.isClosed();
+          if (closed) {
+            c.dropReadBuffer();
+          }
+          return closed;
+        });
   }
 
   private void dispatch(ClientConnection c, Request request) {
