@@ -22,6 +22,7 @@ import java.util.LinkedHashSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -69,6 +70,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
   private final AtomicInteger connections = new AtomicInteger();
   private long totalConnections;
   private volatile boolean running = true;
+  private final Consumer<SelectionKey> onReady = this::processKey;
   private volatile boolean stopAccepting;
 
   /**
@@ -184,13 +186,8 @@ public final class NetThread implements Runnable, ConnectionEvents {
         if (stopAccepting && server.isOpen()) {
           closeServer();
         }
-        selector.select(selectTimeoutMillis());
-        Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
-        while (keys.hasNext()) {
-          SelectionKey key = keys.next();
-          keys.remove();
-          processKey(key);
-        }
+        // Each ready key straight to processKey: no selected-key set to add to and empty again.
+        selector.select(onReady, selectTimeoutMillis());
         resumePaused();
         resumeDrained();
         closeIdle();
