@@ -31,7 +31,8 @@ def _workload(spec: Spec) -> list[str]:
 
 def measure_args(spec: Spec, loadgen: str = "cachelab") -> list[str]:
     """Flags of one measuring instance of a point for run.duration_s (closed loop, or open loop
-    at its share of workload.rate_ops): the spec's workload, HDR percentiles, a distinct seed per
+    at its share of workload.rate_ops, reached by a linear ramp over run.warmup_s): the spec's
+    workload, HDR percentiles, a distinct seed per
     client and randomized data, as memtier shows them. `loadgen` is `cachelab` or `memtier` (which
     has no think time and no open loop)."""
     topology, workload = spec.topology, spec.workload
@@ -66,6 +67,10 @@ def measure_args(spec: Spec, loadgen: str = "cachelab") -> list[str]:
                 f"({loadgen} has no Poisson arrivals)"
             )
         args.append(f"--open-loop-rate={instance_rate_ops(spec):.6g}")
+        if spec.run.warmup_s > 0:
+            # the rate rises over the unmeasured warm-up: processes still cold from start-up
+            # build no backlog that drains through the measured seconds
+            args.append(f"--open-loop-ramp-s={spec.run.warmup_s:g}")
     return args
 
 

@@ -119,7 +119,8 @@ class Workload(_Model):
         ge=0,
         le=100_000_000,
         description="open loop: total offered requests/s (Poisson arrivals), split evenly over "
-        "the loadgen instances, their threads and connections; 0 = closed loop",
+        "the loadgen instances, their threads and connections, reached by a linear ramp over "
+        "run.warmup_s; 0 = closed loop",
     )
 
     @property

@@ -209,7 +209,9 @@ def test_every_experiment_spec_can_run_on_kubernetes(spec_file: Path) -> None:
     spec = load_spec(spec_file)
     loadgen = (
         "cachelab"
-        if spec.workload.think_time_ms or "think_time_ms" in str(spec.sweep)
+        if spec.workload.think_time_ms
+        or spec.workload.open_loop
+        or "think_time_ms" in str(spec.sweep)
         else "memtier"
     )
     for point in spec.points():

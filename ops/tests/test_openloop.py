@@ -39,14 +39,21 @@ def test_the_rate_is_split_over_the_loadgen_instances() -> None:
     assert "--open-loop-rate=10000" in measure_args(spec)
 
 
+def test_the_rate_ramps_up_over_the_warmup_only() -> None:
+    assert "--open-loop-ramp-s=2" in measure_args(_spec())
+    cold = parse_spec({**BASE, "run": {"duration_s": 10, "warmup_s": 0, "cooldown_s": 2}})
+    assert not any(a.startswith("--open-loop-ramp-s") for a in measure_args(cold))
+
+
 def test_closed_loop_has_no_open_loop_flag() -> None:
     spec = _spec(rate_ops=0)
-    assert not any(a.startswith("--open-loop-rate") for a in measure_args(spec))
+    assert not any(a.startswith("--open-loop") for a in measure_args(spec))
 
 
 def test_kubernetes_gets_the_same_open_loop_flag() -> None:
     config = plan.job_config(_spec(), plan.Target(loadgen="cachelab"))
-    assert "--open-loop-rate=10000" in shlex.split(config["LOADGEN_ARGS"])
+    args = shlex.split(config["LOADGEN_ARGS"])
+    assert "--open-loop-rate=10000" in args and "--open-loop-ramp-s=2" in args
 
 
 def test_memtier_cannot_run_open_loop() -> None:

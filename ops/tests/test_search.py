@@ -152,6 +152,50 @@ def test_the_guided_search_survives_a_knee_no_queue_has(start: float) -> None:
     assert steps <= 20
 
 
+PROBE_OPS = 24_600.0  # a closed loop of 8 clients on the quickstart's shape carried this
+
+
+def cliff_p50_ms(rate: float, knee: float) -> float:
+    """A middleware's open-loop p50 as measured: flat (0.3 ms, rising 10 % up to the knee),
+    then a backlog that never drains (hundreds of ms)."""
+    return 0.3 * (1 + 0.1 * rate / knee) if rate <= knee else 300.0
+
+
+def sweep_runs(capacity: float, tolerance: float = 0.05) -> int:
+    """An exhaustive sweep at the tolerance's resolution from 0.6 to 1.75 times the probe's
+    capacity (where a cliff below or above the closed loop's throughput lies)."""
+    return math.floor(math.log(1.75 / 0.6) / math.log(1 + tolerance)) + 1
+
+
+@pytest.mark.parametrize("knee", [20_000.0, 24_000.0, 28_000.0, 32_500.0, 36_000.0])
+def test_a_cliff_near_the_probes_capacity_is_found_in_a_third_of_a_sweeps_runs(
+    knee: float,
+) -> None:
+    """Saturated steps carry no shape: the search bounds its jumps and halves geometrically
+    instead of creeping down from above the cliff. Knees from 0.8 to 1.5 times the capacity;
+    runs count the probe."""
+    search = Bisection(2_000.0, 0.05, lowest=10.0, highest=1_000_000.0)
+    search.guide(2.0, PROBE_OPS, 0.297)  # p50 <= 2 ms; the probe's own p50
+    runs = 1
+    while (rate := search.next_value()) is not None:
+        runs += 1
+        p50 = cliff_p50_ms(rate, knee)
+        search.record(rate, p50 <= 2.0, p50)
+    answer = search.answer()
+    assert answer is not None
+    assert answer <= knee and (knee - answer) / answer <= 0.05
+    assert runs <= sweep_runs(PROBE_OPS) / 3, (runs, sweep_runs(PROBE_OPS))
+
+
+def test_a_probe_near_the_limit_starts_the_search_below_its_capacity() -> None:
+    near = Bisection(2_000.0, 0.05, lowest=10.0, highest=1_000_000.0)
+    near.guide(1.0, PROBE_OPS, 0.8)  # the closed loop itself came within 80 % of the limit
+    assert near.next_value() == PROBE_OPS / 2
+    quiet = Bisection(2_000.0, 0.05, lowest=10.0, highest=1_000_000.0)
+    quiet.guide(1.0, PROBE_OPS, 0.3)
+    assert quiet.next_value() == PROBE_OPS
+
+
 # --- steps judged as Lancet does -----------------------------------------------------------------
 
 

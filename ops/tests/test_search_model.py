@@ -109,3 +109,35 @@ def test_a_kubernetes_steps_middleware_counters_are_not_judged(folder: Path) -> 
     assert judge(on_k8s, slo, True)[0] == "repeat"
     on_k8s.mw_throughput_ops_per_s = math.nan
     assert judge(on_k8s, slo, True)[0] == "pass"
+
+
+def test_an_open_loop_points_worker_pool_holds_its_service_not_its_connections_wait() -> None:
+    # An open-loop answer measured on the quickstart's shape (8 workers, 3 memcached): the
+    # clients pipeline, so R_mw (18.2 ms) holds the wait behind a connection's earlier
+    # requests, two orders of magnitude above the queue (0.019 ms) and service (0.081 ms).
+    from cachelab.analysis.operational import PointMeasurement
+
+    fields = dict(
+        point=0, clients=8, think_time_ms=0.0, throughput_ops_per_s=29_976.0,
+        response_time_ms=4.05, middlewares=1, workers=8, servers=3,
+        mw_throughput_ops_per_s=30_460.0, mw_response_time_ms=18.2, mw_queue_time_ms=0.019,
+        mw_service_time_ms=0.081, mw_queue_length=0.88,
+    )  # fmt: skip
+    closed_reading = analyse(PointMeasurement(**fields))  # type: ignore[arg-type]
+    pool = closed_reading.stage("worker pool")
+    assert pool is not None and pool.utilisation > 60  # R_mw - Q read as holding: nonsense
+    stages = analyse(PointMeasurement(**fields, pipelined=True)).stages  # type: ignore[arg-type]
+    by_name = {s.name: s for s in stages}
+    assert by_name["worker pool"].demand_ms == pytest.approx(0.081)
+    assert by_name["worker pool"].utilisation == pytest.approx(30_460 * 0.081e-3 / 8)
+    assert math.isnan(by_name["net thread"].utilisation)  # not separable, not a candidate
+
+
+def test_a_summary_row_with_an_offered_rate_is_read_as_pipelined(folder: Path) -> None:
+    probe = read_run(RunDir(0, 0, folder / "raw" / "p0-r0"))
+    row = pd.Series(row_of(probe))
+    assert not measurement(row, [probe], HOST_CORES).pipelined
+    open_loop = read_run(RunDir(1, 0, folder / "raw" / "p1-r0"))
+    row = pd.Series(row_of(open_loop))
+    assert math.isfinite(float(row["offered_ops_per_s"]))
+    assert measurement(row, [open_loop], HOST_CORES).pipelined

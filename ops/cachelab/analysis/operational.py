@@ -14,7 +14,10 @@ and the per-process CPU samples:
 - **worker pool** (an m-server station, m = WT per middleware): a worker holds a request from
   dequeued to written, D = R_mw - Q (its round trip to the servers, S, plus the reply; the net
   thread's received-to-enqueued share is left in, it is one selector round at most);
-  U = (X / MW) D / WT.
+  U = (X / MW) D / WT. An open-loop point's clients pipeline: a request read by the net thread
+  waits on its connection behind the earlier ones, and R_mw - Q holds that wait too (tens of ms
+  near the knee), so there D = S, the part a worker surely holds, and the net thread's demand
+  is not shown.
 - **backend servers**: each server's CPU seconds per second over its threads (CPU samples);
   without samples they are not shown. Their work is CPU work inside a worker's holding time.
 - **host CPU** (the experiment's share of the machine, a load-dependent station): the cores left
@@ -92,6 +95,9 @@ class PointMeasurement:
     pool_slices_per_s: float = math.nan
     # Kubernetes: pod name -> its CPU cap in cores (empty: processes on one host)
     process_cpu_limit: Mapping[str, float] = field(default_factory=dict)
+    # open loop: the clients pipeline, so a request read by the net thread may wait on its
+    # connection behind the ones before it, and R_mw - Q holds that wait as well
+    pipelined: bool = False
 
     @property
     def worker_wakeup_wait_ms(self) -> float:
@@ -214,8 +220,12 @@ def analyse(m: PointMeasurement) -> OperationalAnalysis:
                 "delay",
             )
         )
-        stages.append(Stage("net thread", net_ms, 1, per_mw * net_ms / 1000.0, part))
         holding_ms = max(0.0, m.mw_response_time_ms - m.mw_queue_time_ms)
+        if m.pipelined:
+            # R_mw - Q - S holds the wait behind a connection's earlier requests: the net
+            # thread's demand is not separable, and the pool's holding is at least S
+            net_ms, holding_ms = math.nan, m.mw_service_time_ms
+        stages.append(Stage("net thread", net_ms, 1, per_mw * net_ms / 1000.0, part))
         stages.append(
             Stage(
                 "worker pool",

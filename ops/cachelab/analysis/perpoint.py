@@ -131,6 +131,10 @@ def measurement(
         mw_staging_time_ms=metric("mw_staging_time_ms"),
         pool_slices_per_s=pool_slices(runs),
         process_cpu_limit=process_cpu_limit(runs),
+        pipelined=any(
+            math.isfinite(_value(row, c))
+            for c in ("offered_ops_per_s", f"offered_ops_per_s{suffix}")
+        ),
     )
 
 

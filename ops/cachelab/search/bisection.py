@@ -7,12 +7,19 @@ one load passes and a higher one fails; then it halves that bracket until its wi
 two ends are neighbours).
 
 On a continuous load (an open-loop rate) told the SLO's limit and each step's statistic, it is
-guided instead: the statistic is fitted as y = a / (1 - x / c), the latency of a queue whose
-capacity is c (two measured steps, or one and the `capacity` a closed-loop probe measured), and
-the next load is aimed a third of the tolerance below the predicted knee c (1 - a / limit), or
-one tolerance beyond the bracket's end nearest the knee, so that the next step closes the
-bracket; with a capacity the first step is at `CAPACITY_START_FRAC` of it. When no fit exists or
-a fitted step fails to halve the bracket, it bisects. Pure; one thread.
+guided instead. The statistic is fitted as y = a / (1 - x / c), the latency of a queue whose
+capacity is c (two measured steps whose statistic clearly rose, or one and the `capacity` a
+closed-loop probe measured), and the next load is aimed a third of the tolerance below the
+predicted knee c (1 - a / limit), or one tolerance beyond the bracket's end nearest the knee,
+so that the next step closes the bracket. Real systems often keep their latency flat up to a
+cliff, where a step fails by orders of magnitude (a backlog that never drains): such a
+`SATURATED` step bounds the bracket but carries no shape, so it is left out of the fits. While
+the curve is flat and a probe measured the capacity, a step up goes no further than that
+capacity, and from there at most `growth` = (1 + tolerance)^4 above the highest pass, so that
+the bracket it opens closes in two geometric halvings. Without a fit the bracket
+is halved geometrically (the loads are ratios). With a capacity the first step is at it when
+the probe's own statistic is within half the limit, else at `CAPACITY_START_FRAC` of it. Pure;
+one thread.
 """
 
 from __future__ import annotations
@@ -20,7 +27,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-CAPACITY_START_FRAC = 0.5  # the first step of a search that knows the capacity
+CAPACITY_START_FRAC = 0.5  # the first step when the probe itself came near the limit
+SATURATED = 10.0  # a statistic this many times the limit: past a cliff, no shape to fit
+CLEAR_RISE = 1.2  # a fit's two steps whose statistic rose less than this: the curve is flat
 SIGNIFICANT = 5  # digits of a continuous load
 
 
@@ -67,15 +76,25 @@ class Bisection:
         self.statistics: dict[float, float] = {}
         self._widths: list[float] = []
 
-    def guide(self, limit: float, capacity: float | None = None) -> None:
+    def guide(
+        self, limit: float, capacity: float | None = None, capacity_statistic: float = math.nan
+    ) -> None:
         """Fit the measured statistic against `limit`; with a `capacity` (the throughput a
-        closed-loop probe carried) the first step is at CAPACITY_START_FRAC of it."""
+        closed-loop probe carried, whose SLO statistic was `capacity_statistic`) the first step
+        is at the capacity when that statistic is within half the limit, else at
+        CAPACITY_START_FRAC of it."""
         self.limit = limit
         if capacity is not None and capacity > 0 and math.isfinite(capacity):
             self.capacity = capacity
             if not self.steps:
-                first = self._round(CAPACITY_START_FRAC * capacity)
+                near = math.isfinite(capacity_statistic) and capacity_statistic <= limit / 2
+                first = self._round(capacity if near else CAPACITY_START_FRAC * capacity)
                 self.start = min(self.highest, max(self.lowest, first))
+
+    @property
+    def growth(self) -> float:
+        """The largest step up from the highest pass while the curve looks flat."""
+        return (1 + 0.999 * self.tolerance_frac) ** 4
 
     @property
     def bracket(self) -> Bracket:
@@ -86,6 +105,9 @@ class Bisection:
         self.steps.append((value, passed))
         if math.isfinite(statistic) and statistic > 0:
             self.statistics[value] = statistic
+        saturated = self.limit is not None and statistic >= SATURATED * self.limit
+        if not passed and saturated and self.capacity is not None and value <= self.capacity:
+            self.capacity = None  # open loop saturates below what the closed loop carried
         if passed:
             if self.passed is None or value > self.passed:
                 self.passed = value
@@ -133,9 +155,18 @@ class Bisection:
             return None
         return middle
 
-    def _fit(self) -> tuple[float, float] | None:
-        """(a, c) of y = a / (1 - x / c) through the steps nearest the knee (None: no fit)."""
-        ys = self.statistics
+    def _shaped(self) -> dict[float, float]:
+        """The steps' statistics that carry the curve's shape (saturated ones left out)."""
+        if self.limit is None:
+            return {}
+        cliff = SATURATED * self.limit
+        return {x: y for x, y in self.statistics.items() if y < cliff}
+
+    def _fit(self) -> tuple[float, float, bool] | None:
+        """(a, c, clear) of y = a / (1 - x / c) through the steps nearest the knee; `clear`
+        when the fitted steps' statistic rose by CLEAR_RISE or more, or the capacity fixed c
+        (None: no fit)."""
+        ys = self._shaped()
         passed = sorted(x for x, ok in self.steps if ok and x in ys)
         failed = sorted(x for x, ok in self.steps if not ok and x in ys)
         pairs = []
@@ -148,12 +179,12 @@ class Bisection:
             if y2 > y1 and x2 > x1:
                 c = (y2 * x2 - y1 * x1) / (y2 - y1)
                 if c > x2:
-                    return y1 * (1 - x1 / c), c
+                    return y1 * (1 - x1 / c), c, y2 >= CLEAR_RISE * y1
         if self.capacity is not None:
             below = [x for x in (*passed, *failed) if x < self.capacity]
             if below:
                 x = max(below)
-                return ys[x] * (1 - x / self.capacity), self.capacity
+                return ys[x] * (1 - x / self.capacity), self.capacity, True
         return None
 
     def knee_estimate(self) -> float | None:
@@ -161,8 +192,14 @@ class Bisection:
         fit = self._fit()
         if fit is None or self.limit is None:
             return None
-        a, c = fit
+        a, c, _ = fit
         return c * (1 - a / self.limit) if a < self.limit else None
+
+    def _flat(self) -> bool:
+        """The curve below the highest pass gives no clear knee: no fit, or a fit through
+        steps whose statistic hardly rose."""
+        fit = self._fit()
+        return fit is None or not fit[2]
 
     def _guided(self) -> float | None:
         passed, failed, tol = self.passed, self.failed, self.tolerance_frac
@@ -174,15 +211,24 @@ class Bisection:
             return None
         low = passed if passed is not None else max(self.lowest, (failed or 0) / 4)
         high = failed if failed is not None else min(self.highest, 2 * (passed or self.lowest))
+        if passed is not None and self.capacity is not None and self._flat():
+            # a flat curve: up to the capacity the probe carried, then no long jumps
+            ceiling = (
+                self.capacity if passed < self.capacity / self.growth else passed * self.growth
+            )
+            high = min(high, ceiling)
         stalled = len(self._widths) >= 2 and not (self.bracket.width_frac <= 0.5 * self._widths[-2])
         knee = self.knee_estimate()
         both = passed is not None and failed is not None
+        cliff = failed is not None and failed not in self._shaped()
         if knee is None or (both and stalled and math.isfinite(self._widths[-2])):
             if passed is None:
                 return max(self.lowest, high / 2)
             if failed is None:
-                return min(self.highest, 2 * low)
-            return (low + high) / 2
+                return min(self.highest, high)
+            return math.sqrt(low * high)
+        if both and cliff and self._flat():
+            return math.sqrt(low * high)  # flat up to a cliff: the knee is anywhere between
         step = 1 + tol * 0.999
         if passed is not None and knee <= passed * (1 + tol / 2):
             value = passed * step  # a miss just above the highest pass closes the bracket
@@ -192,7 +238,7 @@ class Bisection:
             value = knee * (1 - tol / 3)
         value = min(max(value, low * step if passed is not None else low), high)
         if failed is not None and value >= failed:
-            value = (low + high) / 2
+            value = math.sqrt(low * high)
         return min(self.highest, max(self.lowest, value))
 
     def answer(self) -> float | None:

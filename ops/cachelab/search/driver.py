@@ -188,7 +188,10 @@ class SearchDriver:
 
     def _learn(self, step: Step) -> None:
         if step.verdict == PROBE:
-            self.bisection.guide(self.slo.limit_ms, step.measurement.throughput_ops_per_s)
+            m = step.measurement
+            self.bisection.guide(
+                self.slo.limit_ms, m.throughput_ops_per_s, m.statistic_ms(self.slo)
+            )
         elif step.verdict in (PASS, FAIL):
             statistic = step.measurement.statistic_ms(self.slo)
             self.bisection.record(step.load, step.verdict == PASS, statistic)

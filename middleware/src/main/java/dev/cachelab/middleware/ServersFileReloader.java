@@ -16,6 +16,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * Re-reads the servers file on SIGHUP and when its contents change (checked every second; a mounted
@@ -28,6 +29,7 @@ final class ServersFileReloader implements Runnable {
   private static final long CHECK_PERIOD_MILLIS = 1_000;
   private static final List<ServersFileReloader> LISTENING = new CopyOnWriteArrayList<>();
   private static boolean signalHandled;
+  private static boolean sighupIgnored;
 
   private final Path file;
   private final MiddlewareConfig config;
@@ -47,14 +49,29 @@ final class ServersFileReloader implements Runnable {
     this.lastContents = contents();
   }
 
-  /** Reloads on SIGHUP from now on (the JVM's handler is installed once). Main thread. */
+  /**
+   * Reloads on SIGHUP from now on (the JVM's handler is installed once). A process started with
+   * SIGHUP ignored (under nohup) cannot handle it: the JVM keeps it ignored, and this says so. Main
+   * thread.
+   */
   void listenForSighup() {
     LISTENING.add(this);
+    boolean ignored;
     synchronized (ServersFileReloader.class) {
       if (!signalHandled) {
-        Signal.handle(new Signal("HUP"), signal -> LISTENING.forEach(r -> r.wake.release()));
+        SignalHandler previous =
+            Signal.handle(new Signal("HUP"), signal -> LISTENING.forEach(r -> r.wake.release()));
+        sighupIgnored = previous == SignalHandler.SIG_IGN;
         signalHandled = true;
       }
+      ignored = sighupIgnored;
+    }
+    if (ignored) {
+      System.err.println(
+          "cachelab middleware: SIGHUP is ignored in this process (started under nohup?), so it"
+              + " cannot ask for a reload of "
+              + file
+              + "; the file is still re-read within a second of a change");
     }
   }
 

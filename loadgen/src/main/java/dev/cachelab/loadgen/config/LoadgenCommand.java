@@ -288,6 +288,16 @@ public final class LoadgenCommand {
   Double openLoopRate;
 
   @Option(
+      names = "--open-loop-ramp-s",
+      paramLabel = "SECONDS",
+      description =
+          "Extension: with --open-loop-rate, the arrival rate rises linearly from 0 to OPS over"
+              + " SECONDS from the start, so processes still cold from start-up build no backlog"
+              + " that lasts into the measured seconds (default 0 = the full rate at once).",
+      defaultValue = "0")
+  double openLoopRampSeconds;
+
+  @Option(
       names = "--metrics-port",
       paramLabel = "PORT",
       description = "Extension: serve Prometheus /metrics on PORT (default 0 = off).",
@@ -409,6 +419,21 @@ public final class LoadgenCommand {
       }
       openRate = openLoopRate;
     }
+    if (!(openLoopRampSeconds >= 0) || Double.isInfinite(openLoopRampSeconds)) {
+      throw new ConfigException("--open-loop-ramp-s: must be >= 0 s, got " + openLoopRampSeconds);
+    }
+    if (openLoopRampSeconds > 0 && openLoopRate == null) {
+      throw new ConfigException(
+          "--open-loop-ramp-s: needs --open-loop-rate (it ramps the open loop)");
+    }
+    if (openLoopRampSeconds > 0 && seconds > 0 && openLoopRampSeconds > seconds) {
+      throw new ConfigException(
+          "--open-loop-ramp-s: "
+              + openLoopRampSeconds
+              + " s is longer than the run (--test-time "
+              + seconds
+              + " s)");
+    }
     if (hdrFilePrefix != null && hdrFilePrefix.isBlank()) {
       throw new ConfigException("--hdr-file-prefix: must not be empty");
     }
@@ -446,6 +471,7 @@ public final class LoadgenCommand {
         hideHistogram,
         think,
         openRate,
+        openLoopRampSeconds,
         metricsPort,
         quiet,
         pinThreads,

@@ -14,6 +14,8 @@ import java.util.List;
  *     connection, 0 = unlimited
  * @param openLoopRate extension: total Poisson arrival rate in requests per second over all
  *     connections, 0 = closed loop
+ * @param openLoopRampSeconds extension: with an open loop, the arrival rate rises linearly from 0
+ *     to {@code openLoopRate} over this many seconds from the start (0 = full at once)
  * @param percentiles the percentiles printed and written to the JSON, e.g. 50, 99, 99.9
  * @param pinThreads extension: pin engine thread i to the i-th allowed CPU
  * @param keyZipfExponent memtier {@code --key-zipf-exp}, the exponent of the Z key pattern
@@ -51,6 +53,7 @@ public record LoadgenConfig(
     boolean hideHistogram,
     ThinkTime thinkTime,
     double openLoopRate,
+    double openLoopRampSeconds,
     int metricsPort,
     boolean quiet,
     boolean pinThreads,

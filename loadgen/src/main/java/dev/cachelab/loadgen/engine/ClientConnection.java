@@ -55,6 +55,7 @@ final class ClientConnection {
   private final long[] getKeyNumbers;
   private final long paceIntervalNanos;
   private final double meanInterArrivalNanos;
+  private ArrivalSchedule arrivals; // open loop: set at the start
 
   // Outstanding requests, oldest first: send (or intended send) time and 0 = SET / k = k-key GET.
   private long[] sentNanos;
@@ -157,8 +158,13 @@ final class ClientConnection {
 
   /** The run has started at {@code startNanos}: send the first requests. */
   void start(long startNanos) throws IOException {
-    nextSendNanos =
-        mode == Mode.OPEN ? startNanos + exponential(meanInterArrivalNanos) : startNanos;
+    if (mode == Mode.OPEN) {
+      double rampNanos = config.openLoopRampSeconds() * ONE_SECOND_NANOS;
+      arrivals = new ArrivalSchedule(startNanos, meanInterArrivalNanos, rampNanos);
+      nextSendNanos = arrivals.next(exponential(1.0));
+    } else {
+      nextSendNanos = startNanos;
+    }
     fill(startNanos);
   }
 
@@ -217,7 +223,7 @@ final class ClientConnection {
         while (nextSendNanos <= nowNanos && mayIssue(nextSendNanos)) {
           pushBacklog(nextSendNanos);
           requestsLeft--;
-          nextSendNanos += exponential(meanInterArrivalNanos);
+          nextSendNanos = arrivals.next(exponential(1.0));
         }
         while (backlogCount > 0 && hasRoom()) {
           encode(popBacklog());

@@ -131,6 +131,7 @@ public final class MemtierJson {
     c.put("hdr_file_prefix", config.hdrFilePrefix() == null ? "" : config.hdrFilePrefix());
     c.put("think_time", config.thinkTime().toString());
     c.put("open_loop_rate", config.openLoopRate());
+    c.put("open_loop_ramp_s", config.openLoopRampSeconds());
     c.put("pin_threads", config.pinThreads() ? "true" : "false");
     ArrayNode args = c.putArray("command_line");
     commandLine.forEach(args::add);

@@ -228,6 +228,9 @@ class LoadgenCommandTest {
     LoadgenConfig open = parse("--open-loop-rate=2000");
     assertThat(open.openLoop()).isTrue();
     assertThat(open.openLoopRate()).isEqualTo(2000.0);
+    assertThat(open.openLoopRampSeconds()).isZero();
+    LoadgenConfig ramped = parse("--open-loop-rate=2000", "--open-loop-ramp-s=2", "--test-time=10");
+    assertThat(ramped.openLoopRampSeconds()).isEqualTo(2.0);
   }
 
   @ParameterizedTest
@@ -263,6 +266,8 @@ class LoadgenCommandTest {
         "--think-time=-1|--think-time: must be >= 0 ms, got '-1'",
         "--think-time=1:pareto|--think-time: distribution must be 'exp' or 'fixed'",
         "--open-loop-rate=0|--open-loop-rate: must be > 0 requests/s, got 0.0",
+        "--open-loop-ramp-s=-1|--open-loop-ramp-s: must be >= 0 s, got -1.0",
+        "--open-loop-ramp-s=2|--open-loop-ramp-s: needs --open-loop-rate",
         "--metrics-port=-2|--metrics-port: must be in 0..65535, got -2",
         "--key-prefix=a b|--key-prefix: only printable ASCII without spaces, got 'a b'",
         "--hdr-file-prefix= |--hdr-file-prefix: must not be empty",
@@ -284,6 +289,9 @@ class LoadgenCommandTest {
         .hasMessageContaining("--open-loop-rate: cannot be combined");
     assertThatThrownBy(() -> parse("--open-loop-rate=100", "--rate-limiting=10"))
         .hasMessageContaining("--open-loop-rate: cannot be combined");
+    assertThatThrownBy(
+            () -> parse("--open-loop-rate=100", "--open-loop-ramp-s=20", "--test-time=10"))
+        .hasMessage("--open-loop-ramp-s: 20.0 s is longer than the run (--test-time 10 s)");
     assertThatThrownBy(() -> parse("--key-maximum=3", "--key-minimum=4"))
         .hasMessage("--key-maximum: must be >= --key-minimum (4), got 3");
     assertThatThrownBy(() -> parse("--key-pattern=P:P", "--key-maximum=9", "-t", "2", "-c", "8"))

@@ -27,6 +27,25 @@ import org.junit.jupiter.api.io.TempDir;
  * of SIGHUPs changes nothing but the reload counter.
  */
 class ServersFileReloadIT {
+  /**
+   * Whether this JVM started with SIGHUP ignored (a build run under nohup): the JVM then keeps it
+   * ignored, so no SIGHUP reaches the middleware (it says so on stderr) and the file's changes are
+   * what reloads it.
+   */
+  private static final boolean SIGHUP_IGNORED = sighupIgnored();
+
+  private static boolean sighupIgnored() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+        if (line.startsWith("SigIgn:")) {
+          return (Long.parseUnsignedLong(line.substring(7).trim(), 16) & 1L) != 0; // SIGHUP = 1
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      return false;
+    }
+    return false;
+  }
 
   @Test
   void serversAddedToAndRemovedFromTheFileJoinAndLeave(@TempDir Path dir) throws Exception {
@@ -132,12 +151,16 @@ class ServersFileReloadIT {
                         "bash", "-c", "for i in $(seq 100); do kill -HUP " + pid + "; done")
                     .start();
             assertThat(storm.waitFor()).isZero();
-            awaitStat(mw, "servers_file_reloads", 1);
+            if (!SIGHUP_IGNORED) {
+              awaitStat(mw, "servers_file_reloads", 1);
+            }
             Thread.sleep(500);
           });
       System.out.printf(
-          "ServersFileReloadIT: 100 SIGHUPs, %d reloads%n", mw.stat("servers_file_reloads"));
-      assertThat(mw.stat("servers_file_reloads")).isBetween(1L, 100L);
+          "ServersFileReloadIT: 100 SIGHUPs, %d reloads%s%n",
+          mw.stat("servers_file_reloads"),
+          SIGHUP_IGNORED ? " (this JVM started with SIGHUP ignored: none can arrive)" : "");
+      assertThat(mw.stat("servers_file_reloads")).isBetween(SIGHUP_IGNORED ? 0L : 1L, 100L);
       assertThat(mw.stat("servers_file_failed_reloads")).isZero();
       assertThat(mw.stat("server_list_changes")).isZero();
       assertThat(mw.middleware().servers().current().id()).isEqualTo(1);
