@@ -22,7 +22,6 @@ import java.util.LinkedHashSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -70,7 +69,6 @@ public final class NetThread implements Runnable, ConnectionEvents {
   private final AtomicInteger connections = new AtomicInteger();
   private long totalConnections;
   private volatile boolean running = true;
-  private final Consumer<SelectionKey> onReady = this::processKey;
   private volatile boolean stopAccepting;
 
   /**
@@ -186,8 +184,13 @@ public final class NetThread implements Runnable, ConnectionEvents {
         if (stopAccepting && server.isOpen()) {
           closeServer();
         }
-        // Each ready key straight to processKey: no selected-key set to add to and empty again.
-        selector.select(onReady, selectTimeoutMillis());
+        selector.select(selectTimeoutMillis());
+        Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
+        while (keys.hasNext()) {
+          SelectionKey key = keys.next();
+          keys.remove();
+          processKey(key);
+        }
         resumePaused();
         resumeDrained();
         closeIdle();
