@@ -161,7 +161,7 @@ final class ClientConnection {
     if (mode == Mode.OPEN) {
       double rampNanos = config.openLoopRampSeconds() * ONE_SECOND_NANOS;
       arrivals = new ArrivalSchedule(startNanos, meanInterArrivalNanos, rampNanos);
-      nextSendNanos = arrivals.next(exponential(1.0));
+      nextSendNanos = arrivals.next(unitExponential());
     } else {
       nextSendNanos = startNanos;
     }
@@ -223,7 +223,7 @@ final class ClientConnection {
         while (nextSendNanos <= nowNanos && mayIssue(nextSendNanos)) {
           pushBacklog(nextSendNanos);
           requestsLeft--;
-          nextSendNanos = arrivals.next(exponential(1.0));
+          nextSendNanos = arrivals.next(unitExponential());
         }
         while (backlogCount > 0 && hasRoom()) {
           encode(popBacklog());
@@ -384,6 +384,11 @@ final class ClientConnection {
     backlogHead = (backlogHead + 1) % backlog.length;
     backlogCount--;
     return t;
+  }
+
+  /** A draw of the exponential distribution with mean 1 (not rounded: the schedule scales it). */
+  private double unitExponential() {
+    return -Math.log(1.0 - random.nextDouble());
   }
 
   private long exponential(double meanNanos) {

@@ -182,6 +182,32 @@ class MemcachedIT extends AgainstRealServer {
   }
 
   @Test
+  void anOpenLoopRampSendsHalfTheRateOverTheRamp() throws Exception {
+    int seconds = 4;
+    double rate = 2000;
+    double rampSeconds = 2;
+    Outcome run =
+        LoadgenRunner.run(
+            dir,
+            args(
+                "-t",
+                "1",
+                "-c",
+                "4",
+                "--ratio=1:9",
+                "--open-loop-rate=" + rate,
+                "--open-loop-ramp-s=" + rampSeconds,
+                "--test-time=" + seconds,
+                "--key-maximum=999",
+                "--distinct-client-seed"));
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    // a linear rise over the ramp sends half the full rate's requests there
+    double expected = rate * (seconds - rampSeconds / 2);
+    assertThat((double) run.count("Totals")).isCloseTo(expected, within(expected * 0.03));
+    assertThat(run.json().at("/configuration/open_loop_ramp_s").asDouble()).isEqualTo(rampSeconds);
+  }
+
+  @Test
   void thinkTimeBoundsEachClientsRate() throws Exception {
     Outcome run =
         LoadgenRunner.run(
