@@ -8,6 +8,8 @@ import dev.cachelab.loadgen.it.LoadgenRunner.Outcome;
 import dev.cachelab.loadgen.workload.ZipfLaw;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.HdrHistogram.EncodableHistogram;
 import org.HdrHistogram.HistogramLogReader;
@@ -162,19 +164,7 @@ class MemcachedIT extends AgainstRealServer {
   void openLoopHoldsTheTargetRate() throws Exception {
     int seconds = 4;
     double rate = 2000;
-    Outcome run =
-        LoadgenRunner.run(
-            dir,
-            args(
-                "-t",
-                "1",
-                "-c",
-                "4",
-                "--ratio=1:9",
-                "--open-loop-rate=" + rate,
-                "--test-time=" + seconds,
-                "--key-maximum=999",
-                "--distinct-client-seed"));
+    Outcome run = openLoop(rate, seconds);
     assertThat(run.exitCode()).as(run.err()).isZero();
     double measured = run.count("Totals") / (double) seconds;
     assertThat(measured).isCloseTo(rate, within(rate * 0.02));
@@ -186,25 +176,30 @@ class MemcachedIT extends AgainstRealServer {
     int seconds = 4;
     double rate = 2000;
     double rampSeconds = 2;
-    Outcome run =
-        LoadgenRunner.run(
-            dir,
-            args(
+    Outcome run = openLoop(rate, seconds, "--open-loop-ramp-s=" + rampSeconds);
+    assertThat(run.exitCode()).as(run.err()).isZero();
+    // a linear rise over the ramp sends half the full rate's requests there
+    double expected = rate * (seconds - rampSeconds / 2);
+    assertThat((double) run.count("Totals")).isCloseTo(expected, within(expected * 0.03));
+    assertThat(run.json().at("/configuration/open_loop_ramp_s").asDouble()).isEqualTo(rampSeconds);
+  }
+
+  /** One thread of 4 connections, open loop at {@code rate} for {@code seconds}, 1:9. */
+  private Outcome openLoop(double rate, int seconds, String... extra) throws Exception {
+    List<String> flags =
+        new ArrayList<>(
+            List.of(
                 "-t",
                 "1",
                 "-c",
                 "4",
                 "--ratio=1:9",
                 "--open-loop-rate=" + rate,
-                "--open-loop-ramp-s=" + rampSeconds,
                 "--test-time=" + seconds,
                 "--key-maximum=999",
                 "--distinct-client-seed"));
-    assertThat(run.exitCode()).as(run.err()).isZero();
-    // a linear rise over the ramp sends half the full rate's requests there
-    double expected = rate * (seconds - rampSeconds / 2);
-    assertThat((double) run.count("Totals")).isCloseTo(expected, within(expected * 0.03));
-    assertThat(run.json().at("/configuration/open_loop_ramp_s").asDouble()).isEqualTo(rampSeconds);
+    flags.addAll(List.of(extra));
+    return LoadgenRunner.run(dir, args(flags.toArray(String[]::new)));
   }
 
   @Test
