@@ -283,7 +283,23 @@ def test_the_operator_discovers_and_scrapes_the_charts_monitors_and_loads_its_ru
         "cachelab:middleware_requests:rate1m",
         "cachelab:middleware_response_time_seconds:mean1m",
     ], names
-    assert all(r["health"] == "ok" for r in group["rules"]), group["rules"]
+
+    # a rule loaded but not yet evaluated has health "unknown" until its group's first interval
+    def current_rules() -> list[dict[str, Any]]:
+        (now,) = [g for g in monitored.api("rules")["groups"] if g["name"] == group["name"]]
+        rules: list[dict[str, Any]] = now["rules"]
+        return rules
+
+    def evaluated() -> list[dict[str, Any]] | None:
+        rules = current_rules()
+        return rules if all(r["health"] != "unknown" for r in rules) else None
+
+    try:
+        rules = wait_for("the chart's rules evaluated", evaluated, timeout_s=180)
+    except AssertionError as error:
+        health = [(r["name"], r["health"]) for r in current_rules()]
+        raise AssertionError(f"{error}: {health}") from None
+    assert all(r["health"] == "ok" for r in rules), [(r["name"], r.get("lastError")) for r in rules]
 
 
 def test_monitoring_check_reports_a_mislabelled_monitor_on_the_cluster(
