@@ -32,9 +32,8 @@ def _workload(spec: Spec) -> list[str]:
 def measure_args(spec: Spec, loadgen: str = "cachelab") -> list[str]:
     """Flags of one measuring instance of a point for run.duration_s (closed loop, or open loop
     at its share of workload.rate_ops, reached by a linear ramp over run.warmup_s): the spec's
-    workload, HDR percentiles, a distinct seed per
-    client and randomized data, as memtier shows them. `loadgen` is `cachelab` or `memtier` (which
-    has no think time and no open loop)."""
+    workload, HDR percentiles, a distinct seed per client and randomized data, as memtier shows
+    them. `loadgen` is `cachelab` or `memtier` (which has no think time and no open loop)."""
     topology, workload = spec.topology, spec.workload
     args = [
         *_workload(spec),

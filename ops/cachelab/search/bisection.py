@@ -189,17 +189,13 @@ class Bisection:
 
     def knee_estimate(self) -> float | None:
         """The load where the fitted statistic reaches the limit (None: no fit)."""
-        fit = self._fit()
+        return self._knee(self._fit())
+
+    def _knee(self, fit: tuple[float, float, bool] | None) -> float | None:
         if fit is None or self.limit is None:
             return None
         a, c, _ = fit
         return c * (1 - a / self.limit) if a < self.limit else None
-
-    def _flat(self) -> bool:
-        """The curve below the highest pass gives no clear knee: no fit, or a fit through
-        steps whose statistic hardly rose."""
-        fit = self._fit()
-        return fit is None or not fit[2]
 
     def _guided(self) -> float | None:
         passed, failed, tol = self.passed, self.failed, self.tolerance_frac
@@ -211,14 +207,17 @@ class Bisection:
             return None
         low = passed if passed is not None else max(self.lowest, (failed or 0) / 4)
         high = failed if failed is not None else min(self.highest, 2 * (passed or self.lowest))
-        if passed is not None and self.capacity is not None and self._flat():
+        fit = self._fit()
+        # flat: no clear knee below the highest pass (no fit, or one whose statistic hardly rose)
+        flat = fit is None or not fit[2]
+        if passed is not None and self.capacity is not None and flat:
             # a flat curve: up to the capacity the probe carried, then no long jumps
             ceiling = (
                 self.capacity if passed < self.capacity / self.growth else passed * self.growth
             )
             high = min(high, ceiling)
         stalled = len(self._widths) >= 2 and not (self.bracket.width_frac <= 0.5 * self._widths[-2])
-        knee = self.knee_estimate()
+        knee = self._knee(fit)
         both = passed is not None and failed is not None
         cliff = failed is not None and failed not in self._shaped()
         if knee is None or (both and stalled and math.isfinite(self._widths[-2])):
@@ -227,7 +226,7 @@ class Bisection:
             if failed is None:
                 return min(self.highest, high)
             return math.sqrt(low * high)
-        if both and cliff and self._flat():
+        if both and cliff and flat:
             return math.sqrt(low * high)  # flat up to a cliff: the knee is anywhere between
         step = 1 + tol * 0.999
         if passed is not None and knee <= passed * (1 + tol / 2):

@@ -392,7 +392,7 @@ final class ClientConnection {
   }
 
   private long exponential(double meanNanos) {
-    return (long) (-meanNanos * Math.log(1.0 - random.nextDouble()));
+    return (long) (meanNanos * unitExponential());
   }
 
   private static String preview(ByteBuffer buffer) {
