@@ -6,12 +6,14 @@ import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.Protocol;
 import dev.cachelab.middleware.config.ServerTimeouts;
 import dev.cachelab.middleware.config.ServersFile;
+import dev.cachelab.middleware.dispatch.EventLoopDispatch;
 import dev.cachelab.middleware.dispatch.ReplicaDivergence;
 import dev.cachelab.middleware.dispatch.RequestQueue;
 import dev.cachelab.middleware.dispatch.ServerSet;
 import dev.cachelab.middleware.dispatch.Worker;
 import dev.cachelab.middleware.net.BufferBudget;
 import dev.cachelab.middleware.net.NetThread;
+import dev.cachelab.middleware.net.RequestDispatch;
 import dev.cachelab.middleware.protocol.KeyPlacement;
 import dev.cachelab.middleware.protocol.RequestDecoder;
 import dev.cachelab.middleware.protocol.RequestParser;
@@ -20,6 +22,7 @@ import dev.cachelab.middleware.protocol.RespReplies;
 import dev.cachelab.middleware.stats.IntervalReporter;
 import dev.cachelab.middleware.stats.MetricsEndpoint;
 import dev.cachelab.middleware.stats.StatsRegistry;
+import dev.cachelab.middleware.stats.ThreadRecorder;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
@@ -27,16 +30,20 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.function.ToLongFunction;
 
 /**
- * Wires the parts together: net thread, queue, workers, watchdog, statistics reporter and metrics
- * endpoint. {@link #start} and {@link #shutdown} are called by the main thread (or a test).
+ * Wires the parts together: net thread (or event loops), queue, workers, watchdog, statistics
+ * reporter and metrics endpoint. {@link #start} and {@link #shutdown} are called by the main thread
+ * (or a test).
  */
 public final class Middleware {
   private final MiddlewareConfig config;
   private final RequestQueue queue;
   private final StatsRegistry stats;
-  private final NetThread net;
+  private final NetThread net; // the one that accepts
+  private final List<NetThread> nets = new ArrayList<>();
+  private final List<Thread> netThreads = new ArrayList<>();
   private final List<Thread> workerThreads = new ArrayList<>();
   private final Watchdog watchdog;
   private final ServerSet servers;
@@ -45,7 +52,6 @@ public final class Middleware {
   private final Prober prober;
   private final IntervalReporter reporter;
   private final MetricsEndpoint metrics;
-  private Thread netThread;
   private Thread watchdogThread;
   private Thread proberThread;
   private boolean stopped;
@@ -63,22 +69,42 @@ public final class Middleware {
                 : ServerTimeouts.of(config));
     BufferBudget budget = new BufferBudget(config.effectiveBufferBudgetBytes());
     InetSocketAddress listen = new InetSocketAddress(config.listenAddress(), config.port());
-    try {
-      this.net =
-          new NetThread(
-              listen,
-              queue,
-              servers::current,
-              stats.newRecorder(),
-              redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply,
-              decoders(config, KeyPlacement.following(() -> servers.current().router())),
-              budget,
-              TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds()),
-              config.workerBatch());
-    } catch (BindException e) {
-      throw new ListenFailure("listen", listen, "-l, -p", e);
+    Supplier<byte[]> statsReply =
+        redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply;
+    Supplier<RequestDecoder> decoders =
+        decoders(config, KeyPlacement.following(() -> servers.current().router()));
+    long idleTimeoutNanos = TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds());
+    int loops = Math.max(1, config.eventLoops());
+    for (int i = 0; i < loops; i++) {
+      ThreadRecorder recorder = stats.newRecorder();
+      RequestDispatch dispatch =
+          config.eventLoops() == 0
+              ? queue
+              : new EventLoopDispatch(queue, servers::current, recorder);
+      try {
+        nets.add(
+            new NetThread(
+                i == 0 ? listen : null,
+                dispatch,
+                servers::current,
+                recorder,
+                statsReply,
+                decoders,
+                budget,
+                idleTimeoutNanos,
+                config.workerBatch()));
+      } catch (BindException e) {
+        throw new ListenFailure("listen", listen, "-l, -p", e);
+      }
     }
-    stats.gauges(queue::size, net::connections, net::totalConnections);
+    this.net = nets.get(0);
+    if (nets.size() > 1) {
+      net.shareAccepts(nets);
+    }
+    stats.gauges(
+        queue::size,
+        () -> (int) sum(NetThread::connections),
+        () -> sum(NetThread::totalConnections));
     stats.value(
         "buffer_budget_bytes", "Budget for bytes buffered for clients.", budget::limitBytes);
     stats.value("buffered_bytes", "Bytes buffered for clients now.", budget::usedBytes);
@@ -90,13 +116,15 @@ public final class Middleware {
         "budget_evicted_connections",
         "Connections closed because a newer request needed the budget their partial request held"
             + " (the one holding it longest first).",
-        net::budgetEvictions);
+        () -> sum(NetThread::budgetEvictions));
     stats.value(
-        "idle_closed_connections", "Connections closed by the idle timeout.", net::idleClosed);
+        "idle_closed_connections",
+        "Connections closed by the idle timeout.",
+        () -> sum(NetThread::idleClosed));
     stats.value(
         "accept_failures",
         "Failed accepts (e.g. out of file descriptors); each pauses accepting for 100 ms.",
-        net::acceptFailures);
+        () -> sum(NetThread::acceptFailures));
     long watchdogPeriodNanos = Watchdog.periodNanos(config.backendTimeoutMs());
     stats.servers(servers.current().servers(), servers.current().health());
     this.watchdog = new Watchdog(watchdogPeriodNanos);
@@ -191,9 +219,20 @@ public final class Middleware {
           InetSocketAddress.createUnresolved(config.metricsAddress(), config.metricsPort());
       throw new ListenFailure("serve /metrics", address, "--metrics-address, --metrics-port", e);
     }
-    netThread = new Thread(net, "net");
-    netThread.setDaemon(true);
-    netThread.start();
+    for (int i = 0; i < nets.size(); i++) {
+      Thread thread = new Thread(nets.get(i), nets.size() == 1 ? "net" : "event-loop-" + i);
+      thread.setDaemon(true);
+      netThreads.add(thread);
+      thread.start();
+    }
+  }
+
+  private long sum(ToLongFunction<NetThread> counter) {
+    long total = 0;
+    for (NetThread thread : nets) {
+      total += counter.applyAsLong(thread);
+    }
+    return total;
   }
 
   /** The address clients connect to (the real port when {@code -p 0}). */
@@ -239,8 +278,10 @@ public final class Middleware {
     for (Thread thread : workerThreads) {
       join(thread, Math.max(1, TimeUnit.NANOSECONDS.toMillis(drainDeadline - System.nanoTime())));
     }
-    net.stop();
-    join(netThread, 1000);
+    nets.forEach(NetThread::stop);
+    for (Thread thread : netThreads) {
+      join(thread, 1000);
+    }
     watchdog.stop();
     prober.stop();
     reporter.stop();

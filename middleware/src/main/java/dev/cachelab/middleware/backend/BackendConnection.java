@@ -1,5 +1,6 @@
 package dev.cachelab.middleware.backend;
 
+import dev.cachelab.middleware.protocol.Request;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -30,7 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * probes it on a connection of its own), and a request takes one of the server's waiter slots from
  * {@link #ensureConnected} until its reply or failure.
  */
-public final class BackendConnection {
+public final class BackendConnection implements SendBuffer {
   private static final long INITIAL_BACKOFF_NANOS = 10_000_000L;
   private static final long MAX_BACKOFF_NANOS = 1_000_000_000L;
   private static final long DISARMED = 0;
@@ -371,6 +372,7 @@ public final class BackendConnection {
     sendLength = 0;
   }
 
+  @Override
   public void append(byte[] bytes, int from, int length) {
     if (sendLength + length > sendBuf.length) {
       sendBuf = Arrays.copyOf(sendBuf, Math.max(sendLength + length, sendBuf.length * 2));
@@ -392,6 +394,11 @@ public final class BackendConnection {
   }
 
   // ---- replies (see ReplyReader) ----------------------------------------------------------------
+
+  /** Reads the reply to {@code request} (see {@link ReplyReader#readReplyTo}). */
+  public int readReplyTo(Request request) throws IOException {
+    return reader.readReplyTo(request);
+  }
 
   public int readLineReply() throws IOException {
     return reader.readLineReply();

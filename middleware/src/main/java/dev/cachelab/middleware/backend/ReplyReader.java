@@ -1,5 +1,7 @@
 package dev.cachelab.middleware.backend;
 
+import dev.cachelab.middleware.protocol.Command;
+import dev.cachelab.middleware.protocol.Request;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -54,6 +56,24 @@ public final class ReplyReader {
   /** Bytes read from the stream so far (over every connection). */
   public long bytesRead() {
     return bytesRead;
+  }
+
+  /**
+   * Reads the server's reply to {@code request} in the request's protocol: a RESP value for a redis
+   * request, else a memcached meta reply, retrieval reply ({@code VALUE} blocks up to {@code END}),
+   * {@code stats} group or one line.
+   */
+  public int readReplyTo(Request request) throws IOException {
+    if (request.respCommand() != null) {
+      return readRespReply();
+    } else if (request.command().isMeta()) {
+      return readMetaReply();
+    } else if (request.family() == Command.Family.RETRIEVAL) {
+      return readRetrievalReply();
+    } else if (request.command() == Command.STATS_GROUP) {
+      return readStatsReply();
+    }
+    return readLineReply();
   }
 
   /** Reads a one-line reply ({@code STORED\r\n}, {@code 42\r\n}, ...) into {@link #buffer()}. */

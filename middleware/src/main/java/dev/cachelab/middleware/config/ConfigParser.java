@@ -127,6 +127,18 @@ public final class ConfigParser {
     int workerBatch;
 
     @Option(
+        names = "--event-loops",
+        defaultValue = "0",
+        paramLabel = "<n>",
+        description =
+            "Event loops, 0..64: net threads that each serve their share of the clients and send"
+                + " their single-server requests to the servers themselves (no queue, no worker"
+                + " wake-up); requests needing several servers still go to the -t workers, and"
+                + " --worker-batch bounds one client's pipelined requests sent together. 0 = one"
+                + " net thread queueing every request for the workers, as in the ASL.")
+    int eventLoops;
+
+    @Option(
         names = "--backend-timeout-ms",
         defaultValue = "1000",
         paramLabel = "<ms>",
@@ -310,7 +322,8 @@ public final class ConfigParser {
         flags.bufferBudgetBytes,
         flags.idleTimeoutSeconds,
         flags.divergenceDelete,
-        flags.serversFile);
+        flags.serversFile,
+        flags.eventLoops);
   }
 
   /**

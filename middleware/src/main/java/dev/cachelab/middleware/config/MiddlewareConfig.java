@@ -42,6 +42,8 @@ import java.util.List;
  *     servers and failed on others, delete its keys on the failed ones
  * @param serversFile {@code --servers-file}: where {@code servers} were read from (and are re-read
  *     on SIGHUP or a change), or null for {@code -m}
+ * @param eventLoops {@code --event-loops}: net threads that serve single-server requests
+ *     themselves; 0 = one net thread that queues every request for the workers (the ASL design)
  */
 public record MiddlewareConfig(
     String listenAddress,
@@ -68,11 +70,13 @@ public record MiddlewareConfig(
     long bufferBudgetBytes,
     int idleTimeoutSeconds,
     boolean divergenceDelete,
-    Path serversFile) {
+    Path serversFile,
+    int eventLoops) {
 
   public static final int MAX_WORKERS = 1024;
   public static final int MAX_SERVERS = 64;
   public static final int MAX_WORKER_BATCH = 1024;
+  public static final int MAX_EVENT_LOOPS = 64;
   public static final long MIN_BUFFER_BUDGET_BYTES = 1 << 20;
 
   /**
@@ -110,6 +114,7 @@ public record MiddlewareConfig(
     check("--replication", replication, 1, servers.size());
     check("--queue-capacity", queueCapacity, 0, 1 << 24);
     check("--worker-batch", workerBatch, 1, MAX_WORKER_BATCH);
+    check("--event-loops", eventLoops, 0, MAX_EVENT_LOOPS);
     check("--backend-timeout-ms", backendTimeoutMs, 1, 600_000);
     check("--max-value-bytes", maxValueBytes, 1, 128 << 20);
     check("--window-ms", windowMs, 10, 3_600_000);

@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.backend.ReplyReader;
 import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.stats.ErrorKind;
 import dev.cachelab.middleware.stats.ThreadRecorder;
@@ -77,6 +78,11 @@ final class ReplyBuilder {
     append(backend.buffer(), 0, backend.replyLength());
   }
 
+  /** Appends the last reply the reader read. */
+  void appendReply(ReplyReader reader) {
+    append(reader.buffer(), 0, reader.replyLength());
+  }
+
   void setHits(int count) {
     hits = count;
   }
@@ -129,7 +135,11 @@ final class ReplyBuilder {
 
   /** Counts a server's reply (an error line counts as a failed server request). */
   void countReply(int server, BackendConnection backend) {
-    boolean failed = backend.replyIsError();
+    countReply(server, backend.replyIsError());
+  }
+
+  /** Counts a server's reply, failed if it was an error line. */
+  void countReply(int server, boolean failed) {
     recorder.recordServerRequest(server, failed);
     if (failed && error == null) {
       error = ErrorKind.SERVER_ERROR;

@@ -1,5 +1,6 @@
 package dev.cachelab.middleware.dispatch;
 
+import dev.cachelab.middleware.net.RequestDispatch;
 import dev.cachelab.middleware.protocol.Request;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -43,7 +44,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * Request#chainNext}, {@link Request#chainLength} of them, at most the batch), which a worker takes
  * whole, in order; lengths and batches count the requests.
  */
-public final class RequestQueue {
+public final class RequestQueue implements RequestDispatch {
   private final ReentrantLock lock = new ReentrantLock();
   private final ArrayDeque<Request> queue = new ArrayDeque<>(); // guarded by lock
   private int queuedRequests; // guarded by lock: the requests of the entries in queue
@@ -94,11 +95,13 @@ public final class RequestQueue {
   }
 
   /** Called (by a worker) when room appears after the producer found the queue full. */
+  @Override
   public void onRoom(Runnable listener) {
     this.roomListener = listener;
   }
 
   /** Net thread: whether one more request fits. If not, arms the room listener. */
+  @Override
   public boolean hasRoom() {
     if (capacity == 0 || length.get() < capacity) {
       return true;
@@ -112,6 +115,7 @@ public final class RequestQueue {
    * Net thread: stamps a request and holds it until {@link #publish()} (end of the selector round);
    * returns the queue length the request found.
    */
+  @Override
   public int stage(Request request) {
     int lengthBefore = length.getAndIncrement();
     request.enqueuedNanos = System.nanoTime();
@@ -123,6 +127,7 @@ public final class RequestQueue {
    * Net thread: stamps a request that joined the chain of a request staged in this round (it is
    * published with it); returns the queue length the request found.
    */
+  @Override
   public int stageJoined(Request request) {
     int lengthBefore = length.getAndIncrement();
     request.enqueuedNanos = System.nanoTime();
@@ -133,6 +138,7 @@ public final class RequestQueue {
    * Net thread: appends the staged requests and wakes as many workers as they need (with nothing
    * staged, re-checks requests that were left to running workers at the last publish).
    */
+  @Override
   public void publish() {
     if (staged.isEmpty() && !recheck) {
       return;
@@ -161,6 +167,7 @@ public final class RequestQueue {
    * Net thread: whether requests wait for running workers while others are parked (then it should
    * {@link #publish} again within a millisecond even without new requests).
    */
+  @Override
   public boolean awaitsWorkers() {
     return recheck;
   }
@@ -220,6 +227,7 @@ public final class RequestQueue {
    * Any thread (a worker queueing a connection's next pipelined requests, a chain): stamps and
    * appends now; returns the queue length the request found.
    */
+  @Override
   public int enqueue(Request request) {
     int lengthBefore = length.getAndAdd(request.chainLength);
     long now = System.nanoTime();

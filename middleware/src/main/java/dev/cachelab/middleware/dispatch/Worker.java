@@ -3,12 +3,8 @@ package dev.cachelab.middleware.dispatch;
 import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.Command;
-import dev.cachelab.middleware.protocol.OpType;
 import dev.cachelab.middleware.protocol.Request;
-import dev.cachelab.middleware.protocol.Resp3Converter;
-import dev.cachelab.middleware.stats.ErrorKind;
 import dev.cachelab.middleware.stats.ThreadRecorder;
-import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.function.Supplier;
 
@@ -32,9 +28,8 @@ public final class Worker implements Runnable {
 
   private final RequestQueue queue;
   private final WorkerBackends backends;
-  private final ThreadRecorder recorder;
   private final ReplyBuilder reply;
-  private final Resp3Converter resp3 = new Resp3Converter();
+  private final RequestFinisher finisher;
   private final SingleRead singleRead;
   private final SplitRead splitRead;
   private final ReplicatedWrite replicatedWrite;
@@ -59,8 +54,8 @@ public final class Worker implements Runnable {
       int maxBatch) {
     this.queue = queue;
     this.backends = new WorkerBackends(generations, watchdog, armAheadNanos, 2 * armAheadNanos);
-    this.recorder = recorder;
     this.reply = new ReplyBuilder(recorder, generations.get().errors());
+    this.finisher = new RequestFinisher(recorder, reply);
     TargetReplies targets = new TargetReplies(MiddlewareConfig.MAX_SERVERS);
     this.singleRead = new SingleRead(this.backends, reply);
     this.splitRead = new SplitRead(this.backends, reply, targets, singleRead);
@@ -230,25 +225,6 @@ public final class Worker implements Runnable {
 
   /** Hands the built reply to the client connection and records the request. */
   private void finish(Request request) {
-    OpType op = request.opType();
-    int keys = request.family() == Command.Family.RETRIEVAL ? request.keyCount() : 0;
-    long received = request.receivedNanos;
-    long queueNanos = request.dequeuedNanos - request.enqueuedNanos;
-    long stagingNanos = request.publishedNanos - request.enqueuedNanos;
-    long serviceNanos = request.repliedNanos - request.sentNanos;
-    long dequeued = request.dequeuedNanos;
-    int hits = reply.hits();
-    ErrorKind error = reply.error();
-    ByteBuffer view = reply.view();
-    if (request.resp3Shape() != null) {
-      view = resp3.convert(request, view); // a RESP3 client's reply (HELLO 3)
-    }
-    long written = request.connection.complete(request, view);
-    recorder.recordRequest(
-        op, written - received, queueNanos, stagingNanos, serviceNanos, keys, hits);
-    if (error != null) {
-      recorder.recordError(op, error);
-    }
-    recorder.addBusyNanos(written - dequeued);
+    finisher.finish(request);
   }
 }

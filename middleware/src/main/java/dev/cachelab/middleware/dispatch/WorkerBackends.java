@@ -1,8 +1,8 @@
 package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.backend.SendBuffer;
 import dev.cachelab.middleware.backend.Watchdog;
-import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.Request;
 import java.io.IOException;
 import java.util.HashMap;
@@ -177,7 +177,7 @@ final class WorkerBackends {
   }
 
   /** Appends the request as forwarded ({@code noreply} stripped) to the server's send buffer. */
-  static void appendForward(BackendConnection backend, Request request) {
+  static void appendForward(SendBuffer backend, Request request) {
     if (!request.rewrittenForServer()) {
       backend.append(request.bytes(), 0, request.wireLength());
       return;
@@ -198,17 +198,7 @@ final class WorkerBackends {
    * {@code stats} group or one line.
    */
   static void readReply(BackendConnection backend, Request request) throws IOException {
-    if (request.respCommand() != null) {
-      backend.readRespReply();
-    } else if (request.command().isMeta()) {
-      backend.readMetaReply();
-    } else if (request.family() == Command.Family.RETRIEVAL) {
-      backend.readRetrievalReply();
-    } else if (request.command() == Command.STATS_GROUP) {
-      backend.readStatsReply();
-    } else {
-      backend.readLineReply();
-    }
+    backend.readReplyTo(request);
   }
 
   /** Values found by the last reply to the read {@code request} (its hits). */

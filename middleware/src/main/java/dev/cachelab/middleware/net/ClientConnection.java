@@ -90,6 +90,8 @@ public final class ClientConnection implements ReplySink {
   // Holds a read buffer grown past the base size (a large or incomplete request), since when: the
   // net thread's eviction order (see NetThread#evictOldestHolder).
   boolean holdsGrownBuffer;
+  ClientConnection holderPrev; // the net thread's HolderList
+  ClientConnection holderNext;
   long grownSinceNanos;
   long lastActivityNanos = System.nanoTime();
 
@@ -155,7 +157,8 @@ public final class ClientConnection implements ReplySink {
       if (parseStart > 0) {
         compact();
       } else {
-        int length = Math.min(readBuf.length * 2, parser.maxRequestBytes());
+        int wanted = Math.max(readBuf.length * 2, parser.pendingRequestBytes());
+        int length = Math.min(wanted, parser.maxRequestBytes());
         if (length > readBuf.length) {
           if (!budget.reserve(length - readBuf.length)) {
             return OVER_BUDGET;

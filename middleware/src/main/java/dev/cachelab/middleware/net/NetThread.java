@@ -1,6 +1,5 @@
 package dev.cachelab.middleware.net;
 
-import dev.cachelab.middleware.dispatch.RequestQueue;
 import dev.cachelab.middleware.dispatch.ServerGeneration;
 import dev.cachelab.middleware.protocol.OpType;
 import dev.cachelab.middleware.protocol.Request;
@@ -17,8 +16,7 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
-import java.util.Iterator;
-import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -39,11 +37,19 @@ import java.util.function.Supplier;
  * read buffer for longer (a stalled or trickling partial request): that one is closed instead,
  * oldest first. With an idle timeout, a connection with nothing in flight and no input for that
  * long is closed.
+ *
+ * <p>With event loops ({@code --event-loops}) there are several net threads: the first accepts and
+ * hands each new client to the next thread in turn ({@link #shareAccepts}), and each serves its own
+ * clients through its own {@link RequestDispatch}.
  */
 public final class NetThread implements Runnable, ConnectionEvents {
   private final Selector selector;
-  private final ServerSocketChannel server;
-  private final RequestQueue queue;
+  private final ServerSocketChannel server; // null: a net thread that does not accept
+  private final RequestDispatch queue;
+  private final DirectScratch scratch = new DirectScratch();
+  private final ConcurrentLinkedQueue<SocketChannel> adopted = new ConcurrentLinkedQueue<>();
+  private List<NetThread> acceptFor = List.of();
+  private int nextAcceptor;
   private final Supplier<ServerGeneration> generations;
   private final ThreadRecorder recorder;
   private final Supplier<byte[]> statsReply;
@@ -52,7 +58,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
   private final ConcurrentLinkedQueue<ClientConnection> toResume = new ConcurrentLinkedQueue<>();
   private final BufferBudget budget;
   // Connections holding a grown read buffer, oldest first (net thread only).
-  private final LinkedHashSet<ClientConnection> grownHolders = new LinkedHashSet<>();
+  private final HolderList grownHolders = new HolderList();
   private final AtomicLong budgetEvictions = new AtomicLong();
   private long nextHolderPruneNanos;
   private final long idleTimeoutNanos;
@@ -72,14 +78,15 @@ public final class NetThread implements Runnable, ConnectionEvents {
   private volatile boolean stopAccepting;
 
   /**
-   * Binds the listening socket (so the port is known before the thread starts).
+   * Binds the listening socket (so the port is known before the thread starts); with {@code listen}
+   * null it does not accept, and serves the clients another net thread hands it.
    *
    * @param clientWindow forwarded requests of one client connection with the workers at once, taken
    *     by one worker together (see {@link ClientConnection}): the worker batch
    */
   public NetThread(
       InetSocketAddress listen,
-      RequestQueue queue,
+      RequestDispatch queue,
       Supplier<ServerGeneration> generations,
       ThreadRecorder recorder,
       Supplier<byte[]> statsReply,
@@ -89,17 +96,22 @@ public final class NetThread implements Runnable, ConnectionEvents {
       int clientWindow)
       throws IOException {
     this.selector = Selector.open();
-    this.server = ServerSocketChannel.open();
-    try {
-      server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-      server.bind(listen, 1024);
-    } catch (IOException e) {
-      server.close();
-      selector.close();
-      throw e;
+    if (listen == null) {
+      this.server = null;
+      this.serverKey = null;
+    } else {
+      this.server = ServerSocketChannel.open();
+      try {
+        server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+        server.bind(listen, 1024);
+      } catch (IOException e) {
+        server.close();
+        selector.close();
+        throw e;
+      }
+      server.configureBlocking(false);
+      this.serverKey = server.register(selector, SelectionKey.OP_ACCEPT);
     }
-    server.configureBlocking(false);
-    this.serverKey = server.register(selector, SelectionKey.OP_ACCEPT);
     this.queue = queue;
     this.generations = generations;
     this.recorder = recorder;
@@ -109,6 +121,21 @@ public final class NetThread implements Runnable, ConnectionEvents {
     this.idleTimeoutNanos = idleTimeoutNanos;
     this.clientWindow = Math.max(1, clientWindow);
     queue.onRoom(selector::wakeup);
+    queue.attach(selector, scratch);
+  }
+
+  /**
+   * Before the threads start: new clients go to {@code threads} in turn (this one among them), not
+   * all to this accepting thread.
+   */
+  public void shareAccepts(List<NetThread> threads) {
+    acceptFor = List.copyOf(threads);
+  }
+
+  /** Any thread: a client accepted by another net thread, to be served by this one. */
+  private void adopt(SocketChannel channel) {
+    adopted.add(channel);
+    selector.wakeup();
   }
 
   public InetSocketAddress localAddress() throws IOException {
@@ -178,19 +205,15 @@ public final class NetThread implements Runnable, ConnectionEvents {
 
   @Override
   public void run() {
+    scratch.claim();
     try {
       while (running) {
         round++;
-        if (stopAccepting && server.isOpen()) {
+        if (stopAccepting && server != null && server.isOpen()) {
           closeServer();
         }
-        selector.select(selectTimeoutMillis());
-        Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
-        while (keys.hasNext()) {
-          SelectionKey key = keys.next();
-          keys.remove();
-          processKey(key);
-        }
+        selector.select(this::processKey, selectTimeoutMillis()); // no selected-key set to fill
+        registerAdopted();
         resumePaused();
         resumeDrained();
         closeIdle();
@@ -227,6 +250,10 @@ public final class NetThread implements Runnable, ConnectionEvents {
   private void processKey(SelectionKey key) {
     if (key.attachment() == null) {
       accept();
+      return;
+    }
+    if (key.attachment() instanceof SelectorTask task) {
+      task.onSelected(key);
       return;
     }
     ClientConnection connection = (ClientConnection) key.attachment();
@@ -269,12 +296,13 @@ public final class NetThread implements Runnable, ConnectionEvents {
         }
         channel.configureBlocking(false);
         channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        SocketClientChannel client = new SocketClientChannel(channel);
-        ClientConnection connection =
-            new ClientConnection(client, this, budget, decoders.get(), clientWindow);
-        client.attach(channel.register(selector, SelectionKey.OP_READ, connection));
-        connections.incrementAndGet();
-        totalConnections++;
+        NetThread owner =
+            acceptFor.isEmpty() ? this : acceptFor.get(nextAcceptor++ % acceptFor.size());
+        if (owner == this) {
+          register(channel);
+        } else {
+          owner.adopt(channel);
+        }
       } catch (IOException e) {
         // One failed accept (e.g. out of file descriptors) must not stop the loop, nor spin it: the
         // pending connection keeps the key ready, so accepting pauses (as memcached does at its
@@ -291,6 +319,31 @@ public final class NetThread implements Runnable, ConnectionEvents {
   }
 
   private static final long ACCEPT_PAUSE_NANOS = 100_000_000L;
+
+  private void register(SocketChannel channel) throws IOException {
+    SocketClientChannel client = new SocketClientChannel(channel, scratch);
+    ClientConnection connection =
+        new ClientConnection(client, this, budget, decoders.get(), clientWindow);
+    client.attach(channel.register(selector, SelectionKey.OP_READ, connection));
+    connections.incrementAndGet();
+    totalConnections++;
+  }
+
+  private void registerAdopted() {
+    SocketChannel channel;
+    while ((channel = adopted.poll()) != null) {
+      try {
+        register(channel);
+      } catch (IOException e) {
+        acceptFailures.incrementAndGet();
+        try {
+          channel.close();
+        } catch (IOException ignored) {
+          // already failed
+        }
+      }
+    }
+  }
 
   private void resumeAccepting() {
     if (acceptPaused && System.nanoTime() - acceptPausedUntilNanos >= 0) {
@@ -430,18 +483,17 @@ public final class NetThread implements Runnable, ConnectionEvents {
    * out. Returns whether one was closed.
    */
   private boolean evictOldestHolder(ClientConnection requester) {
-    Iterator<ClientConnection> it = grownHolders.iterator();
-    while (it.hasNext()) {
-      ClientConnection victim = it.next();
+    ClientConnection victim;
+    while ((victim = grownHolders.oldest()) != null) {
       if (victim.isClosed()) {
         victim.holdsGrownBuffer = false;
-        it.remove();
+        grownHolders.remove(victim);
         continue;
       }
       if (victim == requester) {
         return false; // the requester's own request is the oldest
       }
-      it.remove();
+      grownHolders.remove(victim);
       victim.holdsGrownBuffer = false;
       budgetEvictions.incrementAndGet();
       victim.closeWithError(victim.parser.outOfMemoryReply());
@@ -461,14 +513,16 @@ public final class NetThread implements Runnable, ConnectionEvents {
       return;
     }
     nextHolderPruneNanos = now + 100_000_000L;
-    grownHolders.removeIf(
-        c -> {
-          boolean closed = c.isClosed();
-          if (closed) {
-            c.dropReadBuffer();
-          }
-          return closed;
-        });
+    ClientConnection c = grownHolders.oldest();
+    while (c != null) {
+      ClientConnection next = HolderList.next(c);
+      if (c.isClosed()) {
+        c.holdsGrownBuffer = false;
+        grownHolders.remove(c);
+        c.dropReadBuffer();
+      }
+      c = next;
+    }
   }
 
   private void dispatch(ClientConnection c, Request request) {
@@ -542,6 +596,9 @@ public final class NetThread implements Runnable, ConnectionEvents {
   }
 
   private void closeServer() {
+    if (server == null) {
+      return;
+    }
     try {
       server.close();
     } catch (IOException ignored) {
@@ -554,6 +611,15 @@ public final class NetThread implements Runnable, ConnectionEvents {
     for (SelectionKey key : selector.keys()) {
       if (key.attachment() instanceof ClientConnection c) {
         c.close();
+      }
+    }
+    queue.close();
+    SocketChannel channel;
+    while ((channel = adopted.poll()) != null) {
+      try {
+        channel.close();
+      } catch (IOException ignored) {
+        // shutting down
       }
     }
     try {

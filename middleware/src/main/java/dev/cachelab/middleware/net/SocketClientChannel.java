@@ -11,10 +11,12 @@ import java.nio.channels.SocketChannel;
  */
 final class SocketClientChannel implements ClientChannel {
   private final SocketChannel channel;
+  private final DirectScratch scratch;
   private SelectionKey key;
 
-  SocketClientChannel(SocketChannel channel) {
+  SocketClientChannel(SocketChannel channel, DirectScratch scratch) {
     this.channel = channel;
+    this.scratch = scratch;
   }
 
   /** Net thread, right after registering the socket. */
@@ -24,12 +26,12 @@ final class SocketClientChannel implements ClientChannel {
 
   @Override
   public int read(ByteBuffer into) throws IOException {
-    return channel.read(into);
+    return scratch.read(channel, into);
   }
 
   @Override
   public int write(ByteBuffer from) throws IOException {
-    return channel.write(from);
+    return scratch.owns() ? scratch.write(channel, from) : channel.write(from);
   }
 
   @Override

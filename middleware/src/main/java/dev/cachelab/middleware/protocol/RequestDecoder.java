@@ -19,6 +19,15 @@ public interface RequestDecoder {
   int maxRequestBytes();
 
   /**
+   * The length of the request being decoded, from its first byte, once it is known (a storage
+   * command whose line has been read); 0 if not known. The connection grows its read buffer to it
+   * at once rather than by doubling.
+   */
+  default int pendingRequestBytes() {
+    return 0;
+  }
+
+  /**
    * Heap the decoder holds now beyond its small fixed state (the offsets of a large request being
    * decoded), for the connection to reserve from the buffer budget; 0 if none.
    */

@@ -76,6 +76,11 @@ public final class RequestParser implements RequestDecoder {
     return MAX_LINE_BYTES + maxValueBytes + 4;
   }
 
+  @Override
+  public int pendingRequestBytes() {
+    return state == State.DATA ? lineBytesWithTerminator + pendingDataBytes + 2 : 0;
+  }
+
   // <command> <args...>\r\n
   private int decodeLine(byte[] buf, int from, int to, Request request) {
     if (scannedBytes == 0 && buf[from] == BINARY_REQUEST_MAGIC) {

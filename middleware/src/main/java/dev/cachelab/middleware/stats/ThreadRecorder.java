@@ -3,13 +3,16 @@ package dev.cachelab.middleware.stats;
 import dev.cachelab.middleware.protocol.OpType;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.HdrHistogram.Histogram;
-import org.HdrHistogram.SingleWriterRecorder;
+import org.HdrHistogram.WriterReaderPhaser;
 
 /**
- * The statistics one thread records: a {@link SingleWriterRecorder} per metric and operation type
- * (microseconds) and single-writer counters. Exactly one recording thread (a worker, or the net
- * thread for requests it answers itself); the reporter thread reads intervals and counters. No
- * locks and no allocation on the recording path.
+ * The statistics one thread records: a histogram per metric and operation type (microseconds) and
+ * single-writer counters. Exactly one recording thread (a worker, or a net thread for the requests
+ * it answers itself); the reporter thread reads intervals and counters. The histograms are double
+ * buffered: a request's four times are recorded into the active set inside one critical section of
+ * a {@link WriterReaderPhaser} (two atomic operations a request, not two a value), and the reporter
+ * swaps the sets ({@link #flipIntervals}) and reads the one it took. No locks and no allocation on
+ * the recording path.
  */
 public final class ThreadRecorder {
   /** Largest recorded time, microseconds (one hour); larger values are clamped. */
@@ -24,20 +27,19 @@ public final class ThreadRecorder {
   static final int ERRORS = 3; // + ErrorKind.ordinal()
   static final int SLOTS = ERRORS + ErrorKind.COUNT;
 
-  private final SingleWriterRecorder[][] recorders =
-      new SingleWriterRecorder[Metric.values().length][OpType.RECORDED];
+  private final WriterReaderPhaser phaser = new WriterReaderPhaser();
+  // [metric][op], and the queue length at index [0][0] of its own pair; read by the writer inside
+  // its critical section, swapped by the reporter under the phaser's reader lock.
+  private volatile Histogram[][] active = newSet();
+  private volatile Histogram activeQueueLength = newHistogram();
+  private Histogram[][] taken = newSet(); // reporter only
+  private Histogram takenQueueLength = newHistogram(); // reporter only
   private final AtomicLongArray counters = new AtomicLongArray(OpType.RECORDED * SLOTS);
   private final AtomicLongArray serverRequests;
   private final AtomicLongArray serverErrors;
   private final AtomicLongArray busyNanos = new AtomicLongArray(1);
-  private final SingleWriterRecorder queueLength = new SingleWriterRecorder(SIGNIFICANT_DIGITS);
 
   public ThreadRecorder(int serverCount) {
-    for (SingleWriterRecorder[] perOp : recorders) {
-      for (int op = 0; op < perOp.length; op++) {
-        perOp[op] = new SingleWriterRecorder(SIGNIFICANT_DIGITS); // auto-resizing
-      }
-    }
     serverRequests = new AtomicLongArray(serverCount);
     serverErrors = new AtomicLongArray(serverCount);
   }
@@ -55,10 +57,16 @@ public final class ThreadRecorder {
       int keysRequested,
       int hits) {
     int o = op.ordinal();
-    recorders[Metric.RESPONSE_TIME.ordinal()][o].recordValue(toMicros(responseNanos));
-    recorders[Metric.QUEUE_TIME.ordinal()][o].recordValue(toMicros(queueNanos));
-    recorders[Metric.SERVICE_TIME.ordinal()][o].recordValue(toMicros(serviceNanos));
-    recorders[Metric.STAGING_TIME.ordinal()][o].recordValue(toMicros(stagingNanos));
+    long stamp = phaser.writerCriticalSectionEnter();
+    try {
+      Histogram[][] set = active;
+      set[Metric.RESPONSE_TIME.ordinal()][o].recordValue(toMicros(responseNanos));
+      set[Metric.QUEUE_TIME.ordinal()][o].recordValue(toMicros(queueNanos));
+      set[Metric.SERVICE_TIME.ordinal()][o].recordValue(toMicros(serviceNanos));
+      set[Metric.STAGING_TIME.ordinal()][o].recordValue(toMicros(stagingNanos));
+    } finally {
+      phaser.writerCriticalSectionExit(stamp);
+    }
     increment(o * SLOTS + REQUESTS, 1);
     if (keysRequested > 0) {
       increment(o * SLOTS + KEYS_REQUESTED, keysRequested);
@@ -79,7 +87,12 @@ public final class ThreadRecorder {
 
   /** Net thread: the queue length a request found when it was enqueued. */
   public void recordQueueLength(int length) {
-    queueLength.recordValue(length);
+    long stamp = phaser.writerCriticalSectionEnter();
+    try {
+      activeQueueLength.recordValue(length);
+    } finally {
+      phaser.writerCriticalSectionExit(stamp);
+    }
   }
 
   public void addBusyNanos(long nanos) {
@@ -97,13 +110,52 @@ public final class ThreadRecorder {
 
   // ---- reporter side -------------------------------------------------------------------------
 
-  /** Moves the interval recorded since the last call into {@code target} (cleared first). */
-  void takeInterval(Metric metric, OpType op, Histogram target) {
-    recorders[metric.ordinal()][op.ordinal()].getIntervalHistogramInto(target);
+  /**
+   * Takes the histograms recorded since the last call (read them with {@link #interval} and {@link
+   * #queueLengthInterval} until the next call); the writer records into emptied ones from now on.
+   */
+  void flipIntervals() {
+    phaser.readerLock();
+    try {
+      for (Histogram[] perOp : taken) {
+        for (Histogram h : perOp) {
+          h.reset();
+        }
+      }
+      takenQueueLength.reset();
+      Histogram[][] recorded = active;
+      Histogram recordedQueueLength = activeQueueLength;
+      active = taken;
+      activeQueueLength = takenQueueLength;
+      taken = recorded;
+      takenQueueLength = recordedQueueLength;
+      phaser.flipPhase(); // waits for writers still recording into the taken set
+    } finally {
+      phaser.readerUnlock();
+    }
   }
 
-  void takeQueueLengthInterval(Histogram target) {
-    queueLength.getIntervalHistogramInto(target);
+  /** The interval taken by the last {@link #flipIntervals}. */
+  Histogram interval(Metric metric, OpType op) {
+    return taken[metric.ordinal()][op.ordinal()];
+  }
+
+  Histogram queueLengthInterval() {
+    return takenQueueLength;
+  }
+
+  private static Histogram[][] newSet() {
+    Histogram[][] set = new Histogram[Metric.values().length][OpType.RECORDED];
+    for (Histogram[] perOp : set) {
+      for (int op = 0; op < perOp.length; op++) {
+        perOp[op] = newHistogram();
+      }
+    }
+    return set;
+  }
+
+  private static Histogram newHistogram() {
+    return new Histogram(SIGNIFICANT_DIGITS); // auto-resizing
   }
 
   long counter(OpType op, int slot) {

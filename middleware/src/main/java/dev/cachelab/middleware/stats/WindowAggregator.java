@@ -11,7 +11,6 @@ import org.HdrHistogram.Histogram;
  */
 public final class WindowAggregator {
   private final StatsRegistry registry;
-  private final Histogram scratch = Window.newHistogram();
   private final long[][] previousCounters = new long[OpType.RECORDED][3];
   private final long[] previousServerRequests;
   private final long[] previousServerErrors;
@@ -29,15 +28,15 @@ public final class WindowAggregator {
         new Window(nextIndex++, startEpochMs, durationMs, previousServerRequests.length);
     int all = OpType.ALL.ordinal();
     for (ThreadRecorder recorder : registry.recorders()) {
+      recorder.flipIntervals();
       for (Metric metric : Metric.values()) {
         for (OpType op : OpType.recorded()) {
-          recorder.takeInterval(metric, op, scratch);
-          window.histograms[metric.ordinal()][op.ordinal()].add(scratch);
-          window.histograms[metric.ordinal()][all].add(scratch);
+          Histogram interval = recorder.interval(metric, op);
+          window.histograms[metric.ordinal()][op.ordinal()].add(interval);
+          window.histograms[metric.ordinal()][all].add(interval);
         }
       }
-      recorder.takeQueueLengthInterval(scratch);
-      window.queueLength.add(scratch);
+      window.queueLength.add(recorder.queueLengthInterval());
     }
     for (OpType op : OpType.recorded()) {
       int o = op.ordinal();

@@ -1,0 +1,366 @@
+package dev.cachelab.middleware.dispatch;
+
+import dev.cachelab.middleware.net.DirectScratch;
+import dev.cachelab.middleware.net.RequestDispatch;
+import dev.cachelab.middleware.protocol.Command;
+import dev.cachelab.middleware.protocol.Request;
+import dev.cachelab.middleware.stats.ThreadRecorder;
+import java.io.IOException;
+import java.nio.channels.Selector;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Supplier;
+
+/**
+ * An event loop ({@code --event-loops}): its net thread serves the single-server requests of its
+ * clients itself, on non-blocking connections of its own to the servers ({@link LoopBackend}), with
+ * no queue, no worker and no wake-up between a request's arrival and its reply. A chain (one
+ * connection's requests) is sent on at the end of the selector round in which it was decoded, every
+ * server's share in one write; each reply is completed as it arrives. A chain holding a request
+ * that needs several servers (a replicated write, a split multi-get, a broadcast) goes whole to the
+ * worker pool's queue, so a connection's requests are never reordered.
+ *
+ * <p>Failures: a server whose connection fails, or whose oldest unanswered request passes the
+ * backend timeout, has its connection closed and the failure counted towards its ejection; its
+ * unanswered reads with a fallback replica in rotation are sent there, the others get the server's
+ * error reply. A server out of rotation is not sent to (its reads go to their fallback). Reads are
+ * not hedged. One per net thread; that thread calls every method but {@link #enqueue}.
+ */
+public final class EventLoopDispatch implements RequestDispatch {
+  private static final int MAX_CONNECT_TIMEOUT_MS = 1000;
+
+  private final RequestQueue workers;
+  private final Supplier<ServerGeneration> generations;
+  private final ReplyBuilder reply;
+  private final RequestFinisher finisher;
+  private final ArrayDeque<Request> staged = new ArrayDeque<>();
+  private final ConcurrentLinkedQueue<Request> handedOver = new ConcurrentLinkedQueue<>();
+  private final ArrayList<LoopBackend> dirty = new ArrayList<>();
+  private final ArrayList<LoopBackend> retired = new ArrayList<>();
+  private Selector selector;
+  private DirectScratch scratch;
+  private volatile Thread loopThread;
+  private ServerGeneration generation;
+  private LoopBackend[] backends = new LoopBackend[0];
+  private int unanswered;
+
+  /**
+   * @param workers the worker pool's queue, for chains this loop does not serve itself
+   * @param recorder the net thread's recorder (this loop records on that thread)
+   */
+  public EventLoopDispatch(
+      RequestQueue workers, Supplier<ServerGeneration> generations, ThreadRecorder recorder) {
+    this.workers = workers;
+    this.generations = generations;
+    this.reply = new ReplyBuilder(recorder, generations.get().errors());
+    this.finisher = new RequestFinisher(recorder, reply);
+  }
+
+  @Override
+  public void attach(Selector netSelector, DirectScratch netScratch) {
+    this.selector = netSelector;
+    this.scratch = netScratch;
+  }
+
+  @Override
+  public boolean hasRoom() {
+    return workers.hasRoom();
+  }
+
+  @Override
+  public void onRoom(Runnable listener) {
+    workers.onRoom(listener);
+  }
+
+  @Override
+  public int stage(Request head) {
+    head.enqueuedNanos = System.nanoTime();
+    staged.addLast(head);
+    return staged.size() - 1;
+  }
+
+  @Override
+  public int stageJoined(Request request) {
+    request.enqueuedNanos = System.nanoTime();
+    return staged.size() - 1;
+  }
+
+  /** Unanswered requests on this loop's connections, or requests left to running workers. */
+  @Override
+  public boolean awaitsWorkers() {
+    return unanswered > 0 || workers.awaitsWorkers();
+  }
+
+  @Override
+  public int enqueue(Request head) {
+    long now = System.nanoTime();
+    for (Request r = head; r != null; r = r.chainNext) {
+      r.enqueuedNanos = now;
+    }
+    if (Thread.currentThread() == loopThread) {
+      staged.addLast(head); // completed here: sent at the end of this round
+    } else {
+      handedOver.add(head); // a worker completed the connection's previous chain
+      selector.wakeup();
+    }
+    return 0;
+  }
+
+  @Override
+  public void publish() {
+    if (loopThread == null) {
+      loopThread = Thread.currentThread();
+    }
+    Request head;
+    while ((head = handedOver.poll()) != null) {
+      staged.addLast(head);
+    }
+    do {
+      long now = System.nanoTime();
+      if (!staged.isEmpty() && generations.get() != generation) {
+        use(generations.get());
+      }
+      while ((head = staged.pollFirst()) != null) {
+        dispatch(head, now);
+      }
+      flushDirty();
+      if (unanswered > 0) {
+        expire(now);
+      }
+    } while (!staged.isEmpty()); // completions above may have released a connection's next chain
+    if (!retired.isEmpty()) {
+      retired.removeIf(
+          b -> {
+            boolean done = !b.hasPending();
+            if (done) {
+              b.close();
+            }
+            return done;
+          });
+    }
+  }
+
+  private void dispatch(Request head, long now) {
+    for (Request r = head; r != null; r = r.chainNext) {
+      r.publishedNanos = now;
+    }
+    if (!servesHere(head)) {
+      workers.enqueue(head);
+      return;
+    }
+    Request r = head;
+    while (r != null) {
+      Request next = r.chainNext; // a request failed at once is recycled by its completion
+      r.dequeuedNanos = now;
+      r.sentNanos = 0;
+      send(r, now);
+      r = next;
+    }
+  }
+
+  /** Whether every request of the chain goes to one server, with the loop's server list. */
+  private boolean servesHere(Request head) {
+    for (Request r = head; r != null; r = r.chainNext) {
+      if (!PipelinedBatch.accepts(r) || r.generation != generation) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private void send(Request request, long now) {
+    int server = request.server(0);
+    LoopBackend backend = usable(server, now);
+    if (backend == null && isRead(request, server)) {
+      backend = usable(request.fallbackServer(), now);
+    }
+    if (backend == null) {
+      answerFailure(request, server, false, now);
+      return;
+    }
+    request.sentNanos = now;
+    backend.send(request);
+    unanswered++;
+    markDirty(backend);
+  }
+
+  private static boolean isRead(Request request, int server) {
+    int fallback = request.fallbackServer();
+    return fallback >= 0 && fallback != server && request.family() == Command.Family.RETRIEVAL;
+  }
+
+  /** The server's connection if it is in rotation and connected (or connects now), else null. */
+  private LoopBackend usable(int server, long now) {
+    LoopBackend backend = backends[server];
+    if (backend == null) {
+      backend =
+          new LoopBackend(
+              this,
+              server,
+              generation.addresses().get(server),
+              generation.health().get(server),
+              selector,
+              scratch);
+      backends[server] = backend;
+    }
+    if (!backend.health().inRotation()) {
+      return null;
+    }
+    int connectTimeoutMs =
+        Math.min(MAX_CONNECT_TIMEOUT_MS, generation.timeouts().backendTimeoutMs());
+    return backend.connected(now, connectTimeoutMs) ? backend : null;
+  }
+
+  /** Serves from now on with a new server list; the old connections finish what they were sent. */
+  private void use(ServerGeneration next) {
+    for (LoopBackend backend : backends) {
+      if (backend != null) {
+        if (backend.hasPending()) {
+          retired.add(backend);
+        } else {
+          backend.close();
+        }
+      }
+    }
+    generation = next;
+    backends = new LoopBackend[next.size()];
+  }
+
+  private void markDirty(LoopBackend backend) {
+    if (!backend.dirty) {
+      backend.dirty = true;
+      dirty.add(backend);
+    }
+  }
+
+  private void flushDirty() {
+    while (!dirty.isEmpty()) {
+      LoopBackend backend = dirty.remove(dirty.size() - 1);
+      backend.dirty = false;
+      if (!backend.flush()) {
+        failed(backend, false);
+      }
+    }
+  }
+
+  /** Fails the connections whose oldest unanswered request has waited past the timeout. */
+  private void expire(long now) {
+    expire(backends, now, generation.timeouts().backendTimeoutNanos());
+    for (int i = 0; i < retired.size(); i++) {
+      LoopBackend backend = retired.get(i);
+      if (backend.hasPending()) {
+        long timeout = backend.head().generation.timeouts().backendTimeoutNanos();
+        if (now - backend.head().sentNanos > timeout) {
+          failed(backend, true);
+        }
+      }
+    }
+  }
+
+  private void expire(LoopBackend[] list, long now, long timeoutNanos) {
+    for (LoopBackend backend : list) {
+      if (backend != null
+          && backend.hasPending()
+          && now - backend.head().sentNanos > timeoutNanos) {
+        failed(backend, true);
+      }
+    }
+  }
+
+  /** The selector found the server's socket readable: completes every reply that has arrived. */
+  void readReplies(LoopBackend backend) {
+    long now = 0;
+    while (backend.hasPending()) {
+      Request request = backend.head();
+      try {
+        if (!backend.readReply(request)) {
+          break;
+        }
+      } catch (IOException e) {
+        failed(backend, false);
+        return;
+      }
+      backend.poll();
+      unanswered--;
+      if (now == 0) {
+        now = System.nanoTime();
+        backend.health().succeeded(now);
+      }
+      answer(request, backend, now);
+    }
+    if (backend.outOfStep()) {
+      failed(backend, false); // the server sent bytes nobody asked for
+    }
+  }
+
+  private void answer(Request request, LoopBackend backend, long now) {
+    reply.use(request.generation.errors());
+    reply.reset();
+    if (request.family() == Command.Family.RETRIEVAL) {
+      reply.setHits(backend.hits(request));
+    }
+    reply.countReply(backend.server(), backend.reader().replyIsError());
+    request.repliedNanos = now;
+    if (request.metaQuiet()) {
+      reply.appendReply(backend.reader());
+      reply.discardIfQuiet(request.command());
+      finisher.finish(request);
+    } else if (request.noreply()) {
+      finisher.finish(request); // nothing to write
+    } else {
+      finisher.finish(request, backend.replyView()); // the server's reply as it is, not copied
+    }
+  }
+
+  /**
+   * The server's connection failed or timed out: closes it, counts the failure, and sends its
+   * unanswered reads to their fallback replicas (the other requests get the error reply).
+   */
+  void failed(LoopBackend backend, boolean timedOut) {
+    long now = System.nanoTime();
+    backend.close();
+    backend.health().failed(now);
+    int server = backend.server();
+    boolean current = server < backends.length && backends[server] == backend;
+    Request request;
+    while ((request = backend.poll()) != null) {
+      unanswered--;
+      LoopBackend fallback =
+          current && isRead(request, server) ? usable(request.fallbackServer(), now) : null;
+      if (fallback != null) {
+        reply.countCutShort(server);
+        request.sentNanos = now;
+        fallback.send(request);
+        unanswered++;
+        markDirty(fallback);
+      } else {
+        answerFailure(request, server, timedOut, now);
+      }
+    }
+  }
+
+  private void answerFailure(Request request, int server, boolean timedOut, long now) {
+    reply.use(request.generation.errors());
+    reply.reset();
+    reply.replyFailure(server, timedOut);
+    if (request.noreply()) {
+      reply.discard();
+    }
+    request.repliedNanos = now;
+    if (request.sentNanos == 0) {
+      request.sentNanos = now;
+    }
+    finisher.finish(request);
+  }
+
+  @Override
+  public void close() {
+    for (LoopBackend backend : backends) {
+      if (backend != null) {
+        backend.close();
+      }
+    }
+    retired.forEach(LoopBackend::close);
+  }
+}
