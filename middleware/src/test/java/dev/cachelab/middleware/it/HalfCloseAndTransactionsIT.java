@@ -14,6 +14,8 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A client that half-closes its connection after its requests (as {@code printf ... | nc -N} does)
@@ -22,10 +24,13 @@ import org.junit.jupiter.api.Test;
  */
 class HalfCloseAndTransactionsIT {
 
-  @Test
-  void aHalfClosedMemcachedClientGetsTheRepliesToWhatItSent() throws Exception {
+  @ParameterizedTest(name = "--event-loops {0}")
+  @ValueSource(ints = {0, 2})
+  void aHalfClosedMemcachedClientGetsTheRepliesToWhatItSent(int eventLoops) throws Exception {
     List<MemcachedProcess> servers = FaultIsolationIT.startServers(2);
-    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "2", "-s", "false")) {
+    try (RunningMiddleware mw =
+        RunningMiddleware.start(
+            servers, "-t", "2", "-s", "false", "--event-loops", "" + eventLoops)) {
       assertThat(sendAndHalfClose(mw.port(), "set a 0 0 5\r\nhello\r\n")).isEqualTo("STORED\r\n");
       assertThat(sendAndHalfClose(mw.port(), "get a\r\n"))
           .isEqualTo("VALUE a 0 5\r\nhello\r\nEND\r\n");
@@ -40,12 +45,15 @@ class HalfCloseAndTransactionsIT {
     }
   }
 
-  @Test
-  void aHalfClosedRedisClientGetsTheRepliesToWhatItSent() throws Exception {
+  @ParameterizedTest(name = "--event-loops {0}")
+  @ValueSource(ints = {0, 2})
+  void aHalfClosedRedisClientGetsTheRepliesToWhatItSent(int eventLoops) throws Exception {
+    String[] flags = {
+      "--protocol", "redis", "-t", "2", "-s", "false", "--event-loops", "" + eventLoops
+    };
     try (RedisProcess redis = RedisProcess.start();
         RunningMiddleware mw =
-            RunningMiddleware.startWithAddresses(
-                List.of(redis.address()), "--protocol", "redis", "-t", "2", "-s", "false")) {
+            RunningMiddleware.startWithAddresses(List.of(redis.address()), flags)) {
       assertThat(sendAndHalfClose(mw.port(), "SET a hello\r\nGET a\r\n"))
           .isEqualTo("+OK\r\n$5\r\nhello\r\n");
     }

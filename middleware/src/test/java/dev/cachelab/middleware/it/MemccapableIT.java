@@ -10,22 +10,24 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * libmemcached's conformance tester, {@code memccapable -a} (Debian package libmemcached-tools,
- * installed by {@code make deps}), against the middleware with one and with three servers: all 27
- * ascii tests pass, as against memcached itself.
+ * installed by {@code make deps}), against the middleware with one and with three servers, and with
+ * three servers served by two event loops: all 27 ascii tests pass, as against memcached itself.
  */
 class MemccapableIT {
   private static final Path MEMCCAPABLE = Path.of("/usr/bin/memccapable");
 
-  @ParameterizedTest(name = "{0} servers")
-  @ValueSource(ints = {1, 3})
-  void allAsciiTestsPass(int serverCount) throws Exception {
+  @ParameterizedTest(name = "{0} servers, --event-loops {1}")
+  @CsvSource({"1, 0", "3, 0", "3, 2"})
+  void allAsciiTestsPass(int serverCount, int eventLoops) throws Exception {
     assertThat(Files.isExecutable(MEMCCAPABLE)).as(MEMCCAPABLE + " (run `make deps`)").isTrue();
     List<MemcachedProcess> servers = FaultIsolationIT.startServers(serverCount);
-    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "4", "-s", "false")) {
+    try (RunningMiddleware mw =
+        RunningMiddleware.start(
+            servers, "-t", "4", "-s", "false", "--event-loops", "" + eventLoops)) {
       Process memccapable =
           new ProcessBuilder(
                   MEMCCAPABLE.toString(), "-a", "-t", "5", "-h", "127.0.0.1", "-p", "" + mw.port())

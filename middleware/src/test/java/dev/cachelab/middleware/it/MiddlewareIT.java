@@ -14,6 +14,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The middleware in front of three real memcached processes, compared with a fourth memcached used
@@ -48,27 +50,48 @@ class MiddlewareIT {
     }
   }
 
-  /** Every command, the same replies through the middleware as from memcached directly. */
-  @Test
-  void everyCommandRepliesAsMemcachedDoes() throws Exception {
-    // Fresh memcached processes so that cas uniques (per-server counters) line up.
-    List<MemcachedProcess> fresh = new ArrayList<>();
+  /**
+   * Every command, the same replies through the middleware as from memcached directly: with the
+   * workers, and with two event loops (which send single-server requests themselves).
+   */
+  @ParameterizedTest(name = "--event-loops {0}")
+  @ValueSource(ints = {0, 2})
+  void everyCommandRepliesAsMemcachedDoes(int eventLoops) throws Exception {
+    String[] flags =
+        eventLoops == 0
+            ? new String[] {"-t", "4", "-s", "false"}
+            : new String[] {
+              "-t", "1", "--worker-batch", "16", "-s", "false", "--event-loops", "" + eventLoops
+            };
+    List<String> viaDirect = sameRepliesAsMemcached(MiddlewareIT::runScript, flags);
+    assertThat(viaDirect).contains("STORED\r\n", "EXISTS\r\n", "NOT_STORED\r\n", "TOUCHED\r\n");
+  }
+
+  /** A client's requests and the replies it read, in order. Its test's thread. */
+  @FunctionalInterface
+  interface Script {
+    List<String> run(TextClient client) throws IOException;
+  }
+
+  /**
+   * Runs {@code script} through the middleware (with {@code flags}, in front of three fresh
+   * memcached processes) and against a fourth directly, asserts both got the same replies, and
+   * returns them. Fresh processes, so that cas uniques (per-server counters) line up.
+   */
+  static List<String> sameRepliesAsMemcached(Script script, String... flags) throws Exception {
+    List<MemcachedProcess> fresh = FaultIsolationIT.startServers(4);
     try {
-      for (int i = 0; i < 4; i++) {
-        fresh.add(MemcachedProcess.start());
-      }
       List<String> viaMiddleware;
-      try (RunningMiddleware mw =
-              RunningMiddleware.start(fresh.subList(0, 3), "-t", "4", "-s", "false");
+      try (RunningMiddleware mw = RunningMiddleware.start(fresh.subList(0, 3), flags);
           TextClient client = mw.client()) {
-        viaMiddleware = runScript(client);
+        viaMiddleware = script.run(client);
       }
       List<String> viaDirect;
       try (TextClient client = new TextClient(fresh.get(3).port())) {
-        viaDirect = runScript(client);
+        viaDirect = script.run(client);
       }
       assertThat(viaMiddleware).containsExactlyElementsOf(viaDirect);
-      assertThat(viaDirect).contains("STORED\r\n", "EXISTS\r\n", "NOT_STORED\r\n", "TOUCHED\r\n");
+      return viaDirect;
     } finally {
       fresh.forEach(MemcachedProcess::close);
     }

@@ -176,6 +176,8 @@ class ProcessIT {
   void badFlagValuesExitTwoWithOneLineNamingTheFlag() throws Exception {
     Map<List<String>, String> cases = new LinkedHashMap<>();
     cases.put(flags("-p", "0", "--bogus"), "unknown option --bogus");
+    cases.put(flags("-p", "0", "--event-loops", "-1"), "--event-loops: -1 (expected: 0..64)");
+    cases.put(flags("-p", "0", "--event-loops", "65"), "--event-loops: 65 (expected: 0..64)");
     cases.put(
         flags("-p", "0", "--stats-dir", "/proc/nope"),
         "--stats-dir: /proc/nope (expected: a folder this process can write;");

@@ -16,6 +16,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
@@ -150,15 +152,17 @@ class RedisClientsIT {
         j.exists("h", "l", "s", "t"));
   }
 
-  @Test
-  void jedisWithItsDefaultsGetsWhatRedisGivesAndEveryServerHoldsTheWrites() throws IOException {
+  @ParameterizedTest(name = "--event-loops {0}")
+  @ValueSource(ints = {0, 2})
+  void jedisWithItsDefaultsGetsWhatRedisGivesAndEveryServerHoldsTheWrites(int eventLoops)
+      throws IOException {
     List<Object> expected;
     List<Object> expectedState;
     try (Jedis j = new Jedis("127.0.0.1", direct.port())) {
       expected = everyType(j);
       expectedState = stateOf(j);
     }
-    try (RunningMiddleware middleware = middleware();
+    try (RunningMiddleware middleware = middleware("--event-loops", "" + eventLoops);
         Jedis j = new Jedis("127.0.0.1", middleware.port())) {
       assertThat(everyType(j)).isEqualTo(expected);
       assertThat(stateOf(j)).isEqualTo(expectedState);

@@ -34,6 +34,21 @@ public final class MemcachedProcess implements AutoCloseable {
     }
   }
 
+  /**
+   * Starts memcached on {@code port} (a server that was down when the middleware started, or one
+   * restarted where a killed one was) and waits until it accepts connections.
+   */
+  public static MemcachedProcess startOn(int port) throws IOException {
+    MemcachedProcess memcached = new MemcachedProcess(port);
+    try {
+      memcached.restart();
+    } catch (IOException e) {
+      memcached.close();
+      throw e;
+    }
+    return memcached;
+  }
+
   /** (Re)starts memcached on the same port. */
   public void restart() throws IOException {
     if (!Files.isExecutable(Path.of(BINARY))) {

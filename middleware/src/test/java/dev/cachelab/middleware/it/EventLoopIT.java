@@ -1,0 +1,492 @@
+package dev.cachelab.middleware.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cachelab.middleware.testing.ClientThreads;
+import dev.cachelab.middleware.testing.FreePorts;
+import dev.cachelab.middleware.testing.MemcachedProcess;
+import dev.cachelab.middleware.testing.RedisProcess;
+import dev.cachelab.middleware.testing.RespClient;
+import dev.cachelab.middleware.testing.RunningMiddleware;
+import dev.cachelab.middleware.testing.TextClient;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The middleware with two event loops ({@code --event-loops 2 -t 1 --worker-batch 16}) in front of
+ * real memcached and redis servers: the replies of memcached itself, in order, for many pipelining
+ * clients; requests needing several servers (replicated writes, split multi-gets) kept in order
+ * with the loops' own single-server requests; and servers that stop, restart or are down at start
+ * answered within the backend timeout and served again once back.
+ */
+class EventLoopIT {
+  private static final String[] LOOPS = {"-t", "1", "--worker-batch", "16", "--event-loops", "2"};
+  private static final String VALUE_K = "VALUE k 0 1\r\nv\r\nEND\r\n";
+
+  /** The middleware with two event loops in front of {@code servers}, with {@code flags}. */
+  private static RunningMiddleware loops(List<MemcachedProcess> servers, String... flags)
+      throws IOException {
+    List<String> args = new ArrayList<>(List.of(LOOPS));
+    args.addAll(List.of(flags));
+    return RunningMiddleware.start(servers, args.toArray(new String[0]));
+  }
+
+  /** Meta and quiet commands, which answer nothing or only on a miss (see also MiddlewareIT). */
+  @Test
+  void metaAndQuietCommandsReplyAsMemcachedDoes() throws Exception {
+    List<String> flags = new ArrayList<>(List.of(LOOPS));
+    flags.addAll(List.of("-s", "false"));
+    List<String> viaDirect =
+        MiddlewareIT.sameRepliesAsMemcached(
+            EventLoopIT::runMetaScript, flags.toArray(new String[0]));
+    assertThat(viaDirect).contains("HD\r\nMN\r\n", "EN\r\nMN\r\n", "MN\r\n");
+  }
+
+  /**
+   * Each command followed by {@code mn}; the reply is everything up to {@code MN} (so noreply and
+   * quiet commands, which answer nothing, are compared too).
+   */
+  private static List<String> runMetaScript(TextClient c) throws IOException {
+    String long60k = "x".repeat(60_000);
+    String[] script = {
+      "ms mk 5 T0 F3\r\nhello\r\n",
+      "mg mk v f t\r\n",
+      "mg mk s v c\r\n",
+      "mg missing v\r\n",
+      "mg missing v q\r\n",
+      "mg mk k v q\r\n",
+      "ma mc N0 J5\r\n",
+      "ma mc v\r\n",
+      "ma mc MD D2 v\r\n",
+      "md mk q\r\n",
+      "mg mk v\r\n",
+      "md mk\r\n",
+      "ms long " + long60k.length() + "\r\n" + long60k + "\r\n",
+      "mg long s v\r\n",
+      "set quiet 0 0 1 noreply\r\nq\r\n",
+      "delete nothing noreply\r\n",
+      "get quiet\r\n",
+      "incr quiet 1 noreply\r\n",
+      "touch quiet 100 noreply\r\n",
+      "get quiet\r\n",
+    };
+    List<String> replies = new ArrayList<>();
+    for (String command : script) {
+      c.send(command + "mn\r\n");
+      StringBuilder reply = new StringBuilder();
+      String line;
+      do {
+        line = c.readLine();
+        reply.append(line);
+      } while (!line.equals("MN\r\n"));
+      replies.add(reply.toString());
+    }
+    return replies;
+  }
+
+  @Test
+  void sixteenPipeliningClientsGetTheirRepliesInOrderAndStatsCountThemAll() throws Exception {
+    int clientCount = 16;
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<TextClient> clients = new ArrayList<>();
+    ExecutorService pool = Executors.newFixedThreadPool(clientCount);
+    try (RunningMiddleware mw = loops(servers, "-s", "false")) {
+      for (int c = 0; c < clientCount; c++) {
+        clients.add(mw.client());
+      }
+      List<Future<?>> runs = new ArrayList<>();
+      for (int c = 0; c < clientCount; c++) {
+        int id = c;
+        TextClient client = clients.get(c);
+        runs.add(
+            pool.submit(
+                () -> {
+                  pipelineMixedRequests(client, "c" + id);
+                  return null;
+                }));
+      }
+      for (Future<?> run : runs) {
+        run.get(120, TimeUnit.SECONDS);
+      }
+      try (TextClient stats = mw.client()) {
+        String reply = stats.call("stats\r\n");
+        assertThat(reply)
+            .as("the connections of both loops")
+            .contains("STAT curr_connections " + (clientCount + 1) + "\r\n");
+      }
+    } finally {
+      pool.shutdownNow();
+      for (TextClient client : clients) {
+        client.close();
+      }
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /** 50 requests of every kind in one write; each reply checked in order. */
+  private static void pipelineMixedRequests(TextClient client, String prefix) throws IOException {
+    assertThat(client.call("set " + prefix + "n 0 0 1\r\n0\r\n")).isEqualTo("STORED\r\n");
+    List<String> commands = new ArrayList<>();
+    List<String> expected = new ArrayList<>();
+    int counter = 0;
+    for (int j = 0; j < 50; j++) {
+      String key = prefix + "-" + (j - j % 5);
+      String value = prefix + "v" + j;
+      switch (j % 5) {
+        case 0 -> {
+          commands.add("set " + key + " 5 0 " + value.length() + "\r\n" + value + "\r\n");
+          expected.add("STORED\r\n");
+        }
+        case 1 -> {
+          String stored = prefix + "v" + (j - 1);
+          commands.add("get " + key + "\r\n");
+          expected.add("VALUE " + key + " 5 " + stored.length() + "\r\n" + stored + "\r\nEND\r\n");
+        }
+        case 2 -> {
+          commands.add("incr " + prefix + "n 1\r\n");
+          expected.add(++counter + "\r\n");
+        }
+        case 3 -> {
+          commands.add("delete " + key + "\r\n");
+          expected.add("DELETED\r\n");
+        }
+        default -> {
+          commands.add("get " + key + " " + key + "x\r\n");
+          expected.add("END\r\n");
+        }
+      }
+    }
+    client.send(String.join("", commands));
+    for (int j = 0; j < commands.size(); j++) {
+      assertThat(client.readReply(commands.get(j)))
+          .as(prefix + " reply " + j)
+          .isEqualTo(expected.get(j));
+    }
+  }
+
+  @Test
+  void splitMultiGetsMergeInKeyOrderAndReplicatedSetsComeBeforeLaterGets() throws Exception {
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    try (RunningMiddleware mw = loops(servers, "-s", "true");
+        TextClient client = mw.client()) {
+      for (int i = 0; i < 10; i++) {
+        assertThat(client.call("set s" + i + " 0 0 2\r\nv" + i + "\r\n")).isEqualTo("STORED\r\n");
+      }
+      for (MemcachedProcess server : servers) {
+        try (TextClient direct = new TextClient(server.port())) {
+          for (int i = 0; i < 10; i++) {
+            assertThat(direct.call("get s" + i + "\r\n"))
+                .as("s" + i + " on " + server.address())
+                .isEqualTo("VALUE s" + i + " 0 2\r\nv" + i + "\r\nEND\r\n");
+          }
+        }
+      }
+      String keys = "s9 s0 missing1 s5 s3 s7 missing2 s1 s8 s2";
+      StringBuilder merged = new StringBuilder();
+      for (String key : keys.split(" ")) {
+        if (!key.startsWith("missing")) {
+          merged.append("VALUE ").append(key).append(" 0 2\r\nv").append(key.substring(1));
+          merged.append("\r\n");
+        }
+      }
+      merged.append("END\r\n");
+      for (int i = 0; i < 5; i++) {
+        assertThat(client.call("get " + keys + "\r\n")).isEqualTo(merged.toString());
+      }
+
+      // Sets (to every server, by a worker) and single-key gets (by the loop) pipelined: each get
+      // sees the set before it, whichever path the chain holding it took.
+      StringBuilder pipeline = new StringBuilder();
+      List<String> expected = new ArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        String value = "v" + i;
+        pipeline.append("set r 0 0 ").append(value.length()).append("\r\n");
+        pipeline.append(value).append("\r\n");
+        expected.add("STORED\r\n");
+        for (int g = 0; g < 15; g++) {
+          pipeline.append("get r\r\n");
+          expected.add("VALUE r 0 " + value.length() + "\r\n" + value + "\r\nEND\r\n");
+        }
+      }
+      client.send(pipeline.toString());
+      for (int i = 0; i < expected.size(); i++) {
+        String reply =
+            expected.get(i).startsWith("VALUE") ? client.readUntilEnd() : client.readLine();
+        assertThat(reply).as("reply " + i).isEqualTo(expected.get(i));
+      }
+      // The get written on its own just after the set (a later selector round, a new chain).
+      for (int i = 0; i < 20; i++) {
+        String value = "w" + i;
+        client.send("set r 0 0 " + value.length() + "\r\n" + value + "\r\n");
+        Thread.sleep(1);
+        client.send("get r\r\n");
+        assertThat(client.readLine()).isEqualTo("STORED\r\n");
+        assertThat(client.readUntilEnd())
+            .isEqualTo("VALUE r 0 " + value.length() + "\r\n" + value + "\r\nEND\r\n");
+      }
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  @Test
+  void redisCommandsAndPipelinesOfSixteenWithKibibyteValuesAreAnsweredInOrder() throws Exception {
+    List<RedisProcess> servers = new ArrayList<>();
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      for (int i = 0; i < 2; i++) {
+        servers.add(RedisProcess.start());
+      }
+      List<String> flags = new ArrayList<>(List.of("--protocol", "redis", "-s", "false"));
+      flags.addAll(List.of(LOOPS));
+      try (RunningMiddleware mw =
+          RunningMiddleware.startWithAddresses(
+              servers.stream().map(RedisProcess::address).toList(), flags.toArray(new String[0]))) {
+        try (RespClient client = new RespClient(mw.port())) {
+          assertThat(client.call("SET", "a", "1")).isEqualTo("+OK\r\n");
+          assertThat(client.call("SET", "b", "22")).isEqualTo("+OK\r\n");
+          assertThat(client.call("GET", "a")).isEqualTo("$1\r\n1\r\n");
+          assertThat(client.call("GET", "missing")).isEqualTo("$-1\r\n");
+          assertThat(client.call("MGET", "b", "missing", "a"))
+              .isEqualTo("*3\r\n$2\r\n22\r\n$-1\r\n$1\r\n1\r\n");
+        }
+        List<Future<?>> runs = new ArrayList<>();
+        for (int c = 0; c < 4; c++) {
+          int id = c;
+          runs.add(
+              pool.submit(
+                  () -> {
+                    pipelinesOfSixteen(mw.port(), "c" + id);
+                    return null;
+                  }));
+        }
+        for (Future<?> run : runs) {
+          run.get(120, TimeUnit.SECONDS);
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+      servers.forEach(RedisProcess::close);
+    }
+  }
+
+  /** 20 pipelines of 8 SETs and 8 GETs with 1 KiB values, each reply checked in order. */
+  private static void pipelinesOfSixteen(int port, String prefix) throws IOException {
+    try (RespClient client = new RespClient(port)) {
+      for (int round = 0; round < 20; round++) {
+        StringBuilder pipeline = new StringBuilder();
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+          String key = prefix + "-" + round + "-" + i;
+          String value = kibibyte(key);
+          pipeline.append(command("SET", key, value));
+          expected.add("+OK\r\n");
+          pipeline.append(command("GET", key));
+          expected.add("$1024\r\n" + value + "\r\n");
+        }
+        client.send(pipeline.toString());
+        for (int i = 0; i < expected.size(); i++) {
+          assertThat(client.readReply())
+              .as(prefix + " round " + round + " reply " + i)
+              .isEqualTo(expected.get(i));
+        }
+      }
+    }
+  }
+
+  private static String kibibyte(String key) {
+    StringBuilder value = new StringBuilder(1024);
+    while (value.length() < 1024) {
+      value.append(key).append('.');
+    }
+    return value.substring(0, 1024);
+  }
+
+  private static String command(String... parts) {
+    StringBuilder out = new StringBuilder("*" + parts.length + "\r\n");
+    for (String part : parts) {
+      out.append('$').append(part.length()).append("\r\n").append(part).append("\r\n");
+    }
+    return out.toString();
+  }
+
+  @Test
+  void aStoppedServerCostsNoClientMoreThanTheTimeoutAndTrafficRecoversAfter() throws Exception {
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    AtomicLong slowestNanos = new AtomicLong();
+    AtomicInteger values = new AtomicInteger();
+    AtomicInteger serverErrors = new AtomicInteger();
+    List<String> unexpected = Collections.synchronizedList(new ArrayList<>());
+    try (RunningMiddleware mw = loops(servers, "-s", "false", "--eject-retry-ms", "200")) {
+      try (TextClient client = mw.client()) {
+        assertThat(client.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+      }
+      try (ClientThreads clients =
+          ClientThreads.start(
+              4,
+              "get-client",
+              (id, stop) -> {
+                try (TextClient client = mw.client()) {
+                  client.setTimeoutMillis(10_000);
+                  while (!stop.get()) {
+                    long start = System.nanoTime();
+                    String reply = client.call("get k\r\n");
+                    slowestNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
+                    if (reply.equals(VALUE_K)) {
+                      values.incrementAndGet();
+                    } else if (reply.startsWith("SERVER_ERROR ")) {
+                      serverErrors.incrementAndGet();
+                    } else {
+                      unexpected.add(reply);
+                    }
+                  }
+                } catch (IOException e) {
+                  unexpected.add(e.toString());
+                }
+              })) {
+        Thread.sleep(500);
+        servers.get(1).signal("STOP");
+        try {
+          Thread.sleep(2_000);
+        } finally {
+          servers.get(1).signal("CONT");
+        }
+        Thread.sleep(1_000);
+      }
+      assertThat(unexpected).isEmpty();
+      assertThat(values.get()).isPositive();
+      assertThat(slowestNanos.get())
+          .as(
+              "the slowest get, against the 1 s backend timeout + 1 s (%d errors)",
+              serverErrors.get())
+          .isLessThan(2_000_000_000L)
+          .as("the stop was felt: a get waited for the timeout")
+          .isGreaterThan(500_000_000L);
+      assertThat(recovered(mw)).as("every get and set served within 10 s of SIGCONT").isTrue();
+    } finally {
+      servers.forEach(s -> signalQuietly(s, "CONT"));
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /** Whether, within 10 s, a set and 30 gets in a row are all served. */
+  private static boolean recovered(RunningMiddleware mw) throws Exception {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    try (TextClient client = mw.client()) {
+      while (System.nanoTime() < deadline) {
+        boolean all = client.call("set k 0 0 1\r\nv\r\n").equals("STORED\r\n");
+        for (int i = 0; all && i < 30; i++) {
+          all = client.call("get k\r\n").equals(VALUE_K);
+        }
+        if (all) {
+          return true;
+        }
+        Thread.sleep(100);
+      }
+    }
+    return false;
+  }
+
+  private static void signalQuietly(MemcachedProcess server, String signal) {
+    try {
+      server.signal(signal);
+    } catch (IOException e) {
+      // the process is killed next anyway
+    }
+  }
+
+  @Test
+  void aServerRestartedWhileIdleServesTheFirstRequestsAfter() throws Exception {
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    try (RunningMiddleware mw = loops(servers, "-s", "false");
+        TextClient first = mw.client();
+        TextClient second = mw.client()) {
+      // Two clients, one on each loop (handed round-robin); 6 gets each reach every server twice.
+      assertThat(first.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+      for (int i = 0; i < 6; i++) {
+        assertThat(first.call("get k\r\n")).isEqualTo(VALUE_K);
+        assertThat(second.call("get k\r\n")).isEqualTo(VALUE_K);
+      }
+      MemcachedProcess restarted = servers.get(1);
+      restarted.kill();
+      restarted.restart();
+      try (TextClient direct = new TextClient(restarted.port())) {
+        assertThat(direct.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+      }
+      Thread.sleep(200); // idle: the loops see their connections to it end
+      int failed = 0;
+      long start = System.nanoTime();
+      for (int i = 0; i < 6; i++) {
+        for (TextClient client : List.of(first, second)) {
+          String reply = client.call("get k\r\n");
+          if (!reply.equals(VALUE_K)) {
+            assertThat(reply).startsWith("SERVER_ERROR ");
+            failed++;
+          }
+        }
+      }
+      long elapsedNanos = System.nanoTime() - start;
+      assertThat(failed)
+          .as("failed gets after the restart (at most one per loop)")
+          .isLessThanOrEqualTo(2);
+      assertThat(elapsedNanos).as("12 gets after the restart").isLessThan(1_000_000_000L);
+      assertThat(first.call("set k 0 0 1\r\nw\r\n")).isEqualTo("STORED\r\n");
+      for (int i = 0; i < 6; i++) {
+        assertThat(second.call("get k\r\n")).isEqualTo("VALUE k 0 1\r\nw\r\nEND\r\n");
+      }
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  @Test
+  void aServerDownAtStartIsAnsweredQuicklyAndServedOnceUp() throws Exception {
+    int port = FreePorts.next();
+    MemcachedProcess late = null;
+    try (RunningMiddleware mw =
+            RunningMiddleware.startWithAddresses(
+                List.of("127.0.0.1:" + port),
+                "-t",
+                "1",
+                "--worker-batch",
+                "16",
+                "--event-loops",
+                "2",
+                "-s",
+                "false",
+                "--eject-retry-ms",
+                "200");
+        TextClient client = mw.client()) {
+      client.setTimeoutMillis(5_000);
+      for (int i = 0; i < 10; i++) {
+        long start = System.nanoTime();
+        assertThat(client.call("get k\r\n"))
+            .isEqualTo("SERVER_ERROR backend 127.0.0.1:" + port + " unavailable\r\n");
+        assertThat(System.nanoTime() - start).as("get " + i).isLessThan(1_000_000_000L);
+      }
+      late = MemcachedProcess.startOn(port);
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      String reply;
+      do {
+        Thread.sleep(50);
+        reply = client.call("get k\r\n");
+      } while (!reply.equals("END\r\n") && System.nanoTime() < deadline);
+      assertThat(reply).as("a get within 10 s of the server's start").isEqualTo("END\r\n");
+      assertThat(client.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+      assertThat(client.call("get k\r\n")).isEqualTo(VALUE_K);
+    } finally {
+      if (late != null) {
+        late.close();
+      }
+    }
+  }
+}
