@@ -2,7 +2,8 @@
 
 Two redis-servers behind the middleware jar at its defaults (round-robin reads, writes to every
 server) and a third used directly: every data type's keyed commands give the same answers both
-ways, with redis-py's default settings (RESP3, `HELLO 3` on connect) and with `protocol=2`.
+ways, with redis-py's default settings (RESP3, `HELLO 3` on connect) and with `protocol=2`, at the
+middleware's defaults and with two event loops (`--event-loops 2`).
 """
 
 from __future__ import annotations
@@ -27,9 +28,13 @@ def _redis_server() -> tuple[subprocess.Popen[bytes], int]:
     return start(redis_server_command(port), port), port
 
 
-@pytest.fixture(scope="module")
-def ports() -> Iterator[tuple[int, int, list[int]]]:
-    """(middleware port, direct redis port, the middleware's redis ports)."""
+@pytest.fixture(scope="module", params=[0, 2], ids=["workers", "event-loops-2"])
+def ports(request: pytest.FixtureRequest) -> Iterator[tuple[int, int, list[int]]]:
+    """(middleware port, direct redis port, the middleware's redis ports).
+
+    The middleware at its defaults, and with two event loops (`--event-loops 2`) that send
+    single-server requests themselves.
+    """
     if shutil.which("redis-server") is None:
         pytest.fail("redis-server is not installed (make deps)")
     root = repo_root()
@@ -39,7 +44,8 @@ def ports() -> Iterator[tuple[int, int, list[int]]]:
     servers = [_redis_server() for _ in range(3)]
     port = free_port()
     cmd = [find_java(root), "-jar", str(jar), "-l", "127.0.0.1", "-p", str(port)]
-    cmd += ["--protocol", "redis", "-t", "8", "-s", "false", "-m"]
+    cmd += ["--protocol", "redis", "-t", "8", "-s", "false", "--event-loops", str(request.param)]
+    cmd += ["-m"]
     cmd += [f"127.0.0.1:{p}" for _, p in servers[:2]]
     middleware = start(cmd, port, timeout_s=60)
     yield port, servers[2][1], [p for _, p in servers[:2]]
