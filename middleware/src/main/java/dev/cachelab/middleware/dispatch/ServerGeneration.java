@@ -10,7 +10,7 @@ import java.util.List;
  * the router that maps requests onto their positions, and the error replies naming them. A request
  * is routed with the generation current when it is decoded and served with that same generation (so
  * a server removed meanwhile still answers the requests routed to it). Immutable; the router is
- * used by the net thread only.
+ * used by the net threads only (with several event loops, each routes with a router of its own).
  *
  * @param id 1 for the configuration at start, one more for each change
  * @param timeouts the backend timeout its requests are served with, and the ejected servers' retry

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * The current {@link ServerGeneration} and the changes to it: {@link #apply} makes a new generation
@@ -84,10 +85,12 @@ public final class ServerSet {
       addresses.add(MiddlewareConfig.parseServer(server));
       health.add(healthByServer.computeIfAbsent(server, this::newHealth));
     }
-    Router router =
+    Supplier<Router> routers =
         config.routing() == Routing.HASH
-            ? new HashRouter(servers, Math.min(config.replication(), servers.size()))
-            : new RoundRobinRouter(servers.size(), config.sharded());
+            ? () -> new HashRouter(servers, Math.min(config.replication(), servers.size()))
+            : () -> new RoundRobinRouter(servers.size(), config.sharded());
+    // Several net threads (event loops) route at once: one router each.
+    Router router = config.eventLoops() > 1 ? new PerThreadRouter(routers) : routers.get();
     ErrorReplies errors =
         config.protocol() == Protocol.REDIS
             ? ProtocolErrorReplies.redis(servers)
