@@ -20,6 +20,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The middleware with two event loops ({@code --event-loops 2 -t 1 --worker-batch 16}) in front of
@@ -31,6 +33,9 @@ import org.junit.jupiter.api.Test;
 class EventLoopIT {
   private static final String[] LOOPS = {"-t", "1", "--worker-batch", "16", "--event-loops", "2"};
   private static final String VALUE_K = "VALUE k 0 1\r\nv\r\nEND\r\n";
+  // Keys over every server under hash routing (and every server in turn under round-robin).
+  private static final List<String> KEYS =
+      List.of("k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9", "k10", "k11");
 
   /** The middleware with two event loops in front of {@code servers}, with {@code flags}. */
   private static RunningMiddleware loops(List<MemcachedProcess> servers, String... flags)
@@ -93,13 +98,19 @@ class EventLoopIT {
     return replies;
   }
 
-  @Test
-  void sixteenPipeliningClientsGetTheirRepliesInOrderAndStatsCountThemAll() throws Exception {
+  /**
+   * Round-robin routing (writes to every server: a worker's; reads: the loops') and hash routing
+   * (every single-key request on a loop).
+   */
+  @ParameterizedTest(name = "--routing {0}")
+  @ValueSource(strings = {"round-robin", "hash"})
+  void sixteenPipeliningClientsGetTheirRepliesInOrderAndStatsCountThemAll(String routing)
+      throws Exception {
     int clientCount = 16;
     List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
     List<TextClient> clients = new ArrayList<>();
     ExecutorService pool = Executors.newFixedThreadPool(clientCount);
-    try (RunningMiddleware mw = loops(servers, "-s", "false")) {
+    try (RunningMiddleware mw = loops(servers, "-s", "false", "--routing", routing)) {
       for (int c = 0; c < clientCount; c++) {
         clients.add(mw.client());
       }
@@ -319,16 +330,150 @@ class EventLoopIT {
     return out.toString();
   }
 
+  /**
+   * Under hash routing each key is read from the server it was written to, whichever loop routes
+   * it, while both loops route at once.
+   */
   @Test
-  void aStoppedServerCostsNoClientMoreThanTheTimeoutAndTrafficRecoversAfter() throws Exception {
+  void hashRoutedKeysAreReadFromTheirServerByBothLoopsAtOnce() throws Exception {
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<String> problems = Collections.synchronizedList(new ArrayList<>());
+    AtomicInteger hits = new AtomicInteger();
+    try (RunningMiddleware mw = loops(servers, "-s", "false", "--routing", "hash")) {
+      try (TextClient client = mw.client()) {
+        for (String key : KEYS) {
+          assertThat(client.call("set " + key + " 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+        }
+      }
+      try (ClientThreads clients =
+          ClientThreads.start(
+              8,
+              "hash-reader",
+              (id, stop) -> {
+                try (TextClient client = mw.client()) {
+                  for (int i = 0; i < 300 && !stop.get(); i++) {
+                    String key = KEYS.get((id + i) % KEYS.size());
+                    String reply = client.call("get " + key + "\r\n");
+                    if (reply.equals("VALUE " + key + " 0 1\r\nv\r\nEND\r\n")) {
+                      hits.incrementAndGet();
+                    } else {
+                      problems.add(key + ": " + reply);
+                    }
+                  }
+                } catch (IOException e) {
+                  problems.add(e.toString());
+                }
+              })) {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (hits.get() + problems.size() < 8 * 300 && System.nanoTime() < deadline) {
+          Thread.sleep(20);
+        }
+      }
+      assertThat(problems).isEmpty();
+      assertThat(hits.get()).isEqualTo(8 * 300);
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /**
+   * A client that reads none of its replies (12 MB of them) holds up no other client of its loop,
+   * and gets every reply right when it reads them.
+   */
+  @Test
+  void aClientThatDoesNotReadHoldsUpNoOtherClient() throws Exception {
+    String big = MiddlewareIT.binaryValue(400_000);
+    String bigReply = "VALUE big 3 " + big.length() + "\r\n" + big + "\r\nEND\r\n";
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    try (RunningMiddleware mw = loops(servers, "-s", "false");
+        TextClient slow = mw.client()) {
+      assertThat(slow.call("set big 3 0 " + big.length() + "\r\n" + big + "\r\n"))
+          .isEqualTo("STORED\r\n");
+      assertThat(slow.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+      slow.send("get big\r\n".repeat(30));
+      Thread.sleep(300);
+      for (int c = 0; c < 4; c++) { // clients handed round-robin to the loops: two on its loop
+        try (TextClient other = mw.client()) {
+          other.setTimeoutMillis(5_000);
+          for (int i = 0; i < 12; i++) {
+            assertThat(other.call("get k\r\n")).as("client " + c).isEqualTo(VALUE_K);
+          }
+        }
+      }
+      for (int i = 0; i < 30; i++) {
+        assertThat(slow.readUntilEnd()).as("reply " + i).isEqualTo(bigReply);
+      }
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /**
+   * Clients that close with replies on their way (reset, and half-closed after their requests): the
+   * replies are dropped, the loops' server connections stay in step for the other clients.
+   */
+  @Test
+  void clientsThatLeaveWithRepliesOnTheirWayLeaveTheServerConnectionsInStep() throws Exception {
+    String big = MiddlewareIT.binaryValue(200_000);
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    try (RunningMiddleware mw = loops(servers, "-s", "false")) {
+      try (TextClient client = mw.client()) {
+        assertThat(client.call("set big 3 0 " + big.length() + "\r\n" + big + "\r\n"))
+            .isEqualTo("STORED\r\n");
+        for (String key : KEYS) {
+          assertThat(client.call("set " + key + " 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+        }
+      }
+      for (int round = 0; round < 4; round++) {
+        try (java.net.Socket leaving = new java.net.Socket("127.0.0.1", mw.port())) {
+          leaving.setSoLinger(true, 0); // closed with a reset
+          leaving.getOutputStream().write(TextClient.bytes("get big\r\nget k1\r\n".repeat(20)));
+        }
+        try (java.net.Socket leaving = new java.net.Socket("127.0.0.1", mw.port())) {
+          leaving.getOutputStream().write(TextClient.bytes("get big k2\r\n".repeat(20)));
+          leaving.shutdownOutput();
+        }
+      }
+      for (int c = 0; c < 4; c++) {
+        try (TextClient other = mw.client()) {
+          other.setTimeoutMillis(5_000);
+          for (int i = 0; i < 2 * KEYS.size(); i++) {
+            String key = KEYS.get(i % KEYS.size());
+            assertThat(other.call("get " + key + "\r\n"))
+                .as("client " + c + " get " + i)
+                .isEqualTo("VALUE " + key + " 0 1\r\nv\r\nEND\r\n");
+          }
+        }
+      }
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (mw.stat("curr_connections") > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertThat(mw.stat("curr_connections")).as("connections left open").isZero();
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /**
+   * Round-robin routing (a read waiting on the stopped server is sent to another once timed out)
+   * and hash routing (the stopped server's keys have no other: SERVER_ERROR).
+   */
+  @ParameterizedTest(name = "--routing {0}")
+  @ValueSource(strings = {"round-robin", "hash"})
+  void aStoppedServerCostsNoClientMoreThanTheTimeoutAndTrafficRecoversAfter(String routing)
+      throws Exception {
     List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
     AtomicLong slowestNanos = new AtomicLong();
     AtomicInteger values = new AtomicInteger();
     AtomicInteger serverErrors = new AtomicInteger();
     List<String> unexpected = Collections.synchronizedList(new ArrayList<>());
-    try (RunningMiddleware mw = loops(servers, "-s", "false", "--eject-retry-ms", "200")) {
+    try (RunningMiddleware mw =
+        loops(servers, "-s", "false", "--routing", routing, "--eject-retry-ms", "200")) {
       try (TextClient client = mw.client()) {
-        assertThat(client.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+        for (String key : KEYS) {
+          assertThat(client.call("set " + key + " 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+        }
       }
       try (ClientThreads clients =
           ClientThreads.start(
@@ -337,16 +482,17 @@ class EventLoopIT {
               (id, stop) -> {
                 try (TextClient client = mw.client()) {
                   client.setTimeoutMillis(10_000);
-                  while (!stop.get()) {
+                  for (int i = id; !stop.get(); i++) {
+                    String key = KEYS.get(i % KEYS.size());
                     long start = System.nanoTime();
-                    String reply = client.call("get k\r\n");
+                    String reply = client.call("get " + key + "\r\n");
                     slowestNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
-                    if (reply.equals(VALUE_K)) {
+                    if (reply.equals("VALUE " + key + " 0 1\r\nv\r\nEND\r\n")) {
                       values.incrementAndGet();
                     } else if (reply.startsWith("SERVER_ERROR ")) {
                       serverErrors.incrementAndGet();
                     } else {
-                      unexpected.add(reply);
+                      unexpected.add(key + ": " + reply);
                     }
                   }
                 } catch (IOException e) {
@@ -378,14 +524,19 @@ class EventLoopIT {
     }
   }
 
-  /** Whether, within 10 s, a set and 30 gets in a row are all served. */
+  /** Whether, within 10 s, a set and a get of every key are all served, twice in a row. */
   private static boolean recovered(RunningMiddleware mw) throws Exception {
     long deadline = System.nanoTime() + 10_000_000_000L;
     try (TextClient client = mw.client()) {
       while (System.nanoTime() < deadline) {
-        boolean all = client.call("set k 0 0 1\r\nv\r\n").equals("STORED\r\n");
-        for (int i = 0; all && i < 30; i++) {
-          all = client.call("get k\r\n").equals(VALUE_K);
+        boolean all = true;
+        for (int i = 0; all && i < 2 * KEYS.size(); i++) {
+          String key = KEYS.get(i % KEYS.size());
+          all =
+              client.call("set " + key + " 0 0 1\r\nw\r\n").equals("STORED\r\n")
+                  && client
+                      .call("get " + key + "\r\n")
+                      .equals("VALUE " + key + " 0 1\r\nw\r\nEND\r\n");
         }
         if (all) {
           return true;

@@ -295,10 +295,13 @@ class MiddlewareIT {
     }
   }
 
-  @Test
-  void buffersRepliesForAClientThatReadsSlowly() throws Exception {
+  @ParameterizedTest(name = "--event-loops {0}")
+  @ValueSource(ints = {0, 2})
+  void buffersRepliesForAClientThatReadsSlowly(int eventLoops) throws Exception {
     String big = binaryValue(400_000);
-    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "4", "-s", "false");
+    try (RunningMiddleware mw =
+            RunningMiddleware.start(
+                servers, "-t", "4", "-s", "false", "--event-loops", "" + eventLoops);
         TextClient client = mw.client()) {
       assertThat(client.call("set big 3 0 " + big.length() + "\r\n" + big + "\r\n"))
           .isEqualTo("STORED\r\n");

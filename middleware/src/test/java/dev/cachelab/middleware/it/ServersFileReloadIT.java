@@ -13,12 +13,15 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The server list from {@code --servers-file}, changed without a restart: servers added to the file
@@ -104,12 +107,13 @@ class ServersFileReloadIT {
    * values) and removed: no wrong value (a miss is allowed: a key written before its server
    * joined), no failed request, no dropped connection.
    */
-  @Test
-  void theFileChangedWhileRequestsAreInFlight(@TempDir Path dir) throws Exception {
+  @ParameterizedTest(name = "--event-loops {0}")
+  @ValueSource(ints = {0, 2})
+  void theFileChangedWhileRequestsAreInFlight(int eventLoops, @TempDir Path dir) throws Exception {
     List<MemcachedProcess> servers = FaultIsolationIT.startServers(4);
     Path file = dir.resolve("servers");
     write(file, servers.get(0), servers.get(1));
-    try (RunningMiddleware mw = start(file)) {
+    try (RunningMiddleware mw = start(file, "--event-loops", "" + eventLoops)) {
       List<List<MemcachedProcess>> steps =
           List.of(
               List.of(servers.get(0), servers.get(1), servers.get(2)),
@@ -279,9 +283,11 @@ class ServersFileReloadIT {
     }
   }
 
-  private static RunningMiddleware start(Path file) throws IOException {
-    return RunningMiddleware.startWithFlags(
-        "-t", "4", "-s", "false", "--servers-file", file.toString());
+  private static RunningMiddleware start(Path file, String... flags) throws IOException {
+    List<String> args = new ArrayList<>(List.of("-t", "4", "-s", "false"));
+    args.addAll(List.of("--servers-file", file.toString()));
+    args.addAll(List.of(flags));
+    return RunningMiddleware.startWithFlags(args.toArray(new String[0]));
   }
 
   /** Writes the servers file as a ConfigMap update does: a new file moved into place. */
