@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -42,9 +45,121 @@ def test_cpu_budget_leaves_the_proxy_what_client_and_server_do_not_use(
     assert "at most 6.00 us/req" in out
 
 
-def test_default_middleware_variants_are_the_asl_worker_then_batches(bench: ModuleType) -> None:
+def test_default_middleware_variants_are_the_asl_worker_batches_then_event_loops(
+    bench: ModuleType,
+) -> None:
+    names = [v.name() for v in bench.config.MIDDLEWARE_VARIANTS]
     if "BENCH_MIDDLEWARE" not in bench.proxies.os.environ:
-        assert bench.config.MIDDLEWARE_VARIANTS == [(8, 1), (8, 16), (2, 16)]
+        assert names == [
+            "cachelab-t8-b1",
+            "cachelab-t8-b16",
+            "cachelab-t2-b16",
+            "cachelab-t1-b16-e2",
+        ]
+    caslap_names = [v.name() for v in bench.config.MEMCASLAP_VARIANTS]
+    if "BENCH_MEMCASLAP_MIDDLEWARE" not in bench.proxies.os.environ:
+        assert caslap_names == ["cachelab-t2-b16", "cachelab-t1-b16-e2"]
+    event_loops = bench.variants.Variant(1, 16, 2)
+    assert event_loops.name() == bench.summary.EVENT_LOOPS
+
+
+def test_variants_parse_with_and_without_event_loops_and_name_their_targets(
+    bench: ModuleType,
+) -> None:
+    variants = bench.variants.parse_variants("BENCH_MIDDLEWARE", "8:1, 1:16:2,2:16:0")
+    assert [(v.workers, v.batch, v.loops) for v in variants] == [(8, 1, 0), (1, 16, 2), (2, 16, 0)]
+    assert [v.name() for v in variants] == [
+        "cachelab-t8-b1",
+        "cachelab-t1-b16-e2",
+        "cachelab-t2-b16",
+    ]
+    assert [v.name("base") for v in variants] == ["base-t8-b1", "base-t1-b16-e2", "base-t2-b16"]
+    for v in variants:  # every name parses back to its variant
+        assert bench.variants.variant_of(v.name()) == v
+        assert bench.variants.variant_of(v.name("base")) == v
+    with pytest.raises(ValueError, match="not a middleware target name: 'twemproxy'"):
+        bench.variants.variant_of("twemproxy")
+
+
+@pytest.mark.parametrize("text", ["2", "2:x", "1:16:-1", "1:16:2:3", "0:16", "8:1,", "2:16:²"])
+def test_a_malformed_variant_is_one_error_naming_the_knob_and_the_form(
+    bench: ModuleType, text: str
+) -> None:
+    with pytest.raises(bench.variants.VariantError) as raised:
+        bench.variants.parse_variants("BENCH_MEMCASLAP_MIDDLEWARE", text)
+    message = str(raised.value)
+    assert message.startswith(f"BENCH_MEMCASLAP_MIDDLEWARE={text!r}: bad variant ")
+    assert "expected comma-separated workers:batch or workers:batch:loops" in message
+    assert "\n" not in message
+
+
+def test_the_bench_stops_at_a_malformed_variant_with_one_error_line(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    env = {**os.environ, "BENCH_MIDDLEWARE": "1:16:-1", "BENCH_RESULTS": str(tmp_path)}
+    ran = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 2
+    assert ran.stdout == ""
+    assert ran.stderr.splitlines() == [
+        "error: BENCH_MIDDLEWARE='1:16:-1': bad variant '1:16:-1'; expected "
+        + bench.variants.VARIANT_FORM
+    ]
+    assert list(tmp_path.iterdir()) == []  # nothing run, nothing saved
+
+
+def test_middleware_command_adds_event_loops_only_to_a_variant_with_loops(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bench.servers, "java", lambda: "java")
+    variant = bench.variants.Variant
+    loops = bench.servers.middleware_command(Path("m.jar"), 7000, variant(1, 16, 2), 11211)
+    assert loops[loops.index("-t") : loops.index("-t") + 6] == [
+        "-t", "1", "--worker-batch", "16", "--event-loops", "2",
+    ]  # fmt: skip
+    assert loops[-2:] == ["-m", "127.0.0.1:11211"]
+    plain = bench.servers.middleware_command(
+        Path("m.jar"), 7000, variant(2, 16), 6379, "--protocol", "redis"
+    )
+    assert "--event-loops" not in plain
+    assert plain[plain.index("-t") :] == [
+        "-t", "2", "--worker-batch", "16", "--protocol", "redis", "-m", "127.0.0.1:6379",
+    ]  # fmt: skip
+
+
+def test_memcaslap_part_starts_the_variant_its_target_names(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    started: list[list[str]] = []
+
+    class FakeProcess:
+        pid = 4242
+
+        def __init__(self, name: str, cmd: list[str], log: Path) -> None:
+            started.append(cmd)
+
+        def wait_for_port(self, host: str, port: int, timeout_s: float) -> None:
+            pass
+
+        def stop(self, grace_s: float) -> None:
+            pass
+
+    caslap = bench.memcaslap_loads
+    monkeypatch.setattr(bench.servers, "java", lambda: "java")
+    monkeypatch.setattr(caslap, "ManagedProcess", FakeProcess)
+    monkeypatch.setattr(caslap, "measure_loads", lambda target, *args: [target])
+    for target in ("cachelab-t1-b16-e2", "cachelab-t2-b16"):
+        assert caslap.target_runs(target, 11211, 1, tmp_path, []) == [target]
+    assert started[0][started[0].index("-t") :][:6] == [
+        "-t", "1", "--worker-batch", "16", "--event-loops", "2",
+    ]  # fmt: skip
+    assert "--event-loops" not in started[1]
+    assert started[1][started[1].index("-t") :][:4] == ["-t", "2", "--worker-batch", "16"]
 
 
 def test_redis_benchmark_csv_gives_rate_and_median_latency_per_test(bench: ModuleType) -> None:
@@ -109,14 +224,13 @@ def test_redis_part_measures_the_baseline_jar_right_after_each_variant(
     def fake_middleware(
         redis_port: int,
         work: Path,
-        workers: int,
-        batch: int,
+        variant: Any,
         jar: Path = bench.config.MIDDLEWARE_JAR,
         label: str = "cachelab",
         load: Any = None,
     ) -> Any:
-        calls.append((f"{label}-t{workers}-b{batch}", jar))
-        return bench.redis_proxies.RedisRow(f"{label}-t{workers}-b{batch}", 1.0, 1.0, 0.1, 0.1, 5.0)
+        calls.append((variant.name(label), jar))
+        return bench.redis_proxies.RedisRow(variant.name(label), 1.0, 1.0, 0.1, 0.1, 5.0)
 
     def fake_row(name: str, *args: Any) -> Any:
         calls.append((name, Path()))
@@ -126,7 +240,8 @@ def test_redis_part_measures_the_baseline_jar_right_after_each_variant(
         return fake_row("twemproxy")
 
     before = Path("/tmp/before.jar")
-    monkeypatch.setattr(bench.measure, "MIDDLEWARE_VARIANTS", [(2, 16), (8, 1)])
+    variants = [bench.variants.Variant(2, 16), bench.variants.Variant(1, 16, 2)]
+    monkeypatch.setattr(bench.measure, "MIDDLEWARE_VARIANTS", variants)
     monkeypatch.setattr(bench.measure, "BASELINE_JAR", before)
     monkeypatch.setattr(bench.measure, "PROXY_ROUNDS", 2)
     monkeypatch.setattr(bench.redis_proxies, "redis_row", fake_row)
@@ -140,8 +255,8 @@ def test_redis_part_measures_the_baseline_jar_right_after_each_variant(
         ("twemproxy", Path()),
         ("cachelab-t2-b16", bench.config.MIDDLEWARE_JAR),
         ("base-t2-b16", before),
-        ("cachelab-t8-b1", bench.config.MIDDLEWARE_JAR),
-        ("base-t8-b1", before),
+        ("cachelab-t1-b16-e2", bench.config.MIDDLEWARE_JAR),
+        ("base-t1-b16-e2", before),
     ]
     assert calls == one_round + one_round[::-1]  # the second round in reversed order
     assert list(runs) == [name for name, _ in one_round]
@@ -172,15 +287,15 @@ def test_middleware_rounds_are_compared_with_twemproxys_round_of_the_same_number
         {
             "direct": rows("direct", [100e3, 100e3, 100e3]),
             "twemproxy": rows("twemproxy", [50e3, 80e3, 100e3]),
-            "cachelab-t2-b16": rows("cachelab-t2-b16", [60e3, 80e3, 90e3]),
+            "cachelab-t1-b16-e2": rows("cachelab-t1-b16-e2", [60e3, 80e3, 90e3]),
         }
     )
     out = capsys.readouterr().out
     # per round 1.20, 1.00, 0.90: median 1.00 (the medians' ratio would be 80/80 as well, but a
     # slow first twemproxy round no longer counts twice)
-    assert "cachelab-t2-b16   vs twemproxy per round (GET / SET): 1.20 / 1.20, 1.00 / 1.00," in out
+    assert "cachelab-t1-b16-e2 vs twemproxy per round (GET / SET): 1.20 / 1.20, 1.00 / 1.00," in out
     assert "medians x1.00 / x1.00" in out
-    assert "direct            vs twemproxy" not in out
+    assert "direct             vs twemproxy" not in out
 
 
 def test_redis_info_fields_skip_section_headers(bench: ModuleType) -> None:
@@ -225,19 +340,28 @@ def test_targets_are_medians_of_per_round_ratios_and_not_met_on_a_loaded_machine
     runs = {
         "-d 3 -P 16": {
             "twemproxy": _rounds(bench, "twemproxy", [100e3, 100e3, 100e3], [90e3, 90e3, 90e3]),
+            "cachelab-t1-b16-e2": _rounds(
+                bench, "cachelab-t1-b16-e2", [90e3, 120e3, 110e3], [80e3, 85e3, 99e3]
+            ),
             "cachelab-t2-b16": _rounds(
-                bench, "cachelab-t2-b16", [90e3, 120e3, 110e3], [80e3, 85e3, 99e3]
+                bench, "cachelab-t2-b16", [80e3, 90e3, 100e3], [90e3, 90e3, 90e3]
             ),
         }
     }
     targets = bench.summary.redis_targets(runs)
-    assert [(t.name, round(t.measured, 2)) for t in targets] == [
-        ("cachelab-t2-b16 GET vs twemproxy, -d 3 -P 16", 1.10),
-        ("cachelab-t2-b16 SET vs twemproxy, -d 3 -P 16", 0.94),
+    assert [(t.name, round(t.measured, 2), t.bound) for t in targets] == [
+        ("cachelab-t1-b16-e2 GET vs twemproxy, -d 3 -P 16", 1.10, 1.0),
+        ("cachelab-t1-b16-e2 SET vs twemproxy, -d 3 -P 16", 0.94, 1.0),
+        ("cachelab-t2-b16 GET vs twemproxy, -d 3 -P 16", 0.90, float("inf")),
+        ("cachelab-t2-b16 SET vs twemproxy, -d 3 -P 16", 1.0, float("inf")),
     ]
     quiet = bench.summary.targets_table(targets, [0.4, 0.9], 2)
     assert "| 1.10x | >= 1.00x | met (rounds 0.90, 1.20, 1.10) |" in quiet
     assert "| 0.94x | >= 1.00x | missed (rounds 0.89, 0.94, 1.10) |" in quiet
+    assert (
+        "| cachelab-t2-b16 GET vs twemproxy, -d 3 -P 16 | 0.90x | - |"
+        " information: without event loops; rounds 0.80, 0.90, 1.00 |"
+    ) in quiet
     loaded = bench.summary.targets_table(targets, [0.4, 5.0], 2)
     assert "met on a loaded machine: not shown" in loaded
 
@@ -249,14 +373,21 @@ def test_memcached_targets_compare_the_default_worker_with_the_c_floor(
         _row(bench, "twemproxy", 50_000, 10.0),
         _row(bench, "asl-floor-t8", 40_000, 20.0),
         _row(bench, "cachelab-t8-b1", 40_000, 22.0),
-        _row(bench, "cachelab-t2-b16", 70_000, 8.0),
+        _row(bench, "cachelab-t2-b16", 45_000, 12.0),
+        _row(bench, "cachelab-t1-b16-e2", 70_000, 8.0),
     ]
     targets = {t.name: t for t in bench.summary.memcached_targets(rows)}
     assert targets["cachelab-t8-b1 CPU/req vs asl-floor-t8"].measured == 1.1
     assert targets["cachelab-t8-b1 CPU/req vs asl-floor-t8"].met() is False
-    assert targets["cachelab-t2-b16 ops/s vs twemproxy"].measured == 1.4
-    assert targets["cachelab-t2-b16 CPU/req vs twemproxy"].met() is True
+    assert targets["cachelab-t1-b16-e2 ops/s vs twemproxy"].measured == 1.4
+    assert targets["cachelab-t1-b16-e2 ops/s vs twemproxy"].bound == 1.30
+    assert targets["cachelab-t1-b16-e2 CPU/req vs twemproxy"].met() is True
+    batched = targets["cachelab-t2-b16 ops/s vs twemproxy"]  # shown, for information only
+    assert (batched.measured, batched.bound) == (0.9, float("inf"))
+    assert batched.detail == "information: without event loops"
     assert targets["twemproxy CPU/req vs memcached's own"].measured == 10.0 / 6.0
+    without = {t.name: t for t in bench.summary.memcached_targets(rows[:4])}
+    assert without["cachelab-t1-b16-e2 ops/s vs twemproxy"].met() is None  # not measured
 
 
 def test_the_run_rewrites_only_the_marked_section_of_the_performance_doc(
@@ -314,19 +445,20 @@ def test_memcaslap_targets_are_per_round_ratios_and_cpu_against_twemproxy_and_me
     runs = {
         "load": {
             "twemproxy": _caslap(bench, "twemproxy", [100e3, 80e3, 90e3], [10.0, 12.0, 11.0]),
-            "cachelab-t2-b16": _caslap(
-                bench, "cachelab-t2-b16", [140e3, 100e3, 90e3], [8.0, 9.0, 10.0]
+            "cachelab-t1-b16-e2": _caslap(
+                bench, "cachelab-t1-b16-e2", [140e3, 100e3, 90e3], [8.0, 9.0, 10.0]
             ),
         }
     }
     failed = bench.memcaslap_loads.CaslapRun("twemproxy", "load", 0.0, 0, None, 0.0, "failed")
     runs["load"]["twemproxy"].append(failed)
     targets = {t.name: t for t in bench.summary.caslap_targets(runs)}
-    ops = targets["cachelab-t2-b16 ops/s vs twemproxy, load"]
+    ops = targets["cachelab-t1-b16-e2 ops/s vs twemproxy, load"]
     assert round(ops.measured, 2) == 1.25  # rounds 1.40, 1.25, 1.00
     assert ops.met() is False
-    cpu = targets["cachelab-t2-b16 CPU/req vs twemproxy, load"]
+    cpu = targets["cachelab-t1-b16-e2 CPU/req vs twemproxy, load"]
     assert round(cpu.measured, 3) == round(9.0 / 11.0, 3)
     assert cpu.met() is True
-    own = targets["cachelab-t2-b16 CPU/req vs memcached's own, load"]
+    assert not any(name.startswith("cachelab-t2-b16") for name in targets)  # not run, not shown
+    own = targets["cachelab-t1-b16-e2 CPU/req vs memcached's own, load"]
     assert own.measured == 9.0 / 5.0  # the median round (100,000 ops/s) against memcached's 5 us

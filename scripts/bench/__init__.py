@@ -2,8 +2,11 @@
 
 Part 1 drives one memcached with the cachelab loadgen (2 threads x 16 closed-loop clients,
 1 KiB values, --ratio=1:9, preloaded keys) directly, through twemproxy (nutcracker) and through
-the cachelab middleware in each variant of BENCH_MIDDLEWARE (workers:worker-batch pairs, default
-"8:1,8:16,2:16": the ASL worker, then 16-request batches with 8 and with 2 workers), and prints
+the cachelab middleware in each variant of BENCH_MIDDLEWARE (workers:worker-batch, or
+workers:worker-batch:event-loops; default "8:1,8:16,2:16,1:16:2": the ASL worker, 16-request
+batches with 8 and with 2 workers, then one worker behind 2 event loops, the net threads that
+serve their clients' single-server requests themselves; rows cachelab-t<W>-b<B>, with -e<L> for
+event loops; a malformed variant stops the bench with one error line naming the knob), and prints
 each proxy's CPU seconds per request (utime + stime from /proc/<pid>/stat) next to throughput and
 p50/p99, as ratios to nutcracker and to direct, then the CPU budget a proxy sharing this machine
 would have for 0.8x direct's throughput. Part 1 also measures the ASL floor (row asl-floor-t8):
@@ -35,25 +38,34 @@ most 100000) requests per test, so the middleware's JIT compilation is not count
 BENCH_PARTS=3.
 
 At the end the bench prints every target side by side (bench/summary.py): the default worker's
-CPU per request against the ASL floor's (<= 1.05x), the batched worker (-t 2 --worker-batch 16)
-against twemproxy (>= 1.30x its throughput at <= 0.85x its CPU per request), each proxy's CPU per
-request against memcached's own, and per redis load the batched worker's GET and SET against
-twemproxy's redis mode (>= 1.00x, the median of the per-round ratios), with the load average; a
-target met while the load average was above 0.75 per CPU is not shown as met. A run of all three
-parts rewrites the latest-run section of docs/performance.md (BENCH_DOC=0: it does not).
+CPU per request against the ASL floor's (<= 1.05x), the event loops (cachelab-t1-b16-e2:
+-t 1 --worker-batch 16 --event-loops 2) against twemproxy (>= 1.30x its throughput at <= 0.85x its
+CPU per request, in part 1 and per memcaslap load), each proxy's CPU per request against
+memcached's own, and per redis load the event loops' GET and SET against twemproxy's redis mode
+(>= 1.00x, the median of the per-round ratios), with the load average (the batched worker
+without event loops, -t 2 --worker-batch 16, beside them for information, without a bound); a
+target met while the load average was above 0.75 per CPU is not shown as met. A full run of all
+four parts rewrites the latest-run section of docs/performance.md (BENCH_DOC=0 or BENCH_QUICK=1:
+it does not).
 
 Part 2 compares the loadgen with memcaslap (-T 2 -c 32) against one memcached: ops/s and the
 client's own CPU seconds per request (from wait4 rusage), as ratios; then the loadgen's CPU per
 request with Zipf keys (--key-pattern=Z:Z) beside uniform ones (R:R).
 
+Part 4 runs memcaslap loads (BENCH_MEMCASLAP_LOADS, connections:get-percent:value-bytes) through
+twemproxy and each variant of BENCH_MEMCASLAP_MIDDLEWARE (as BENCH_MIDDLEWARE; default
+"2:16,1:16:2") in front of a memcached of its own: ops/s and the proxy's CPU per request against
+twemproxy's and against memcached's own.
+
 Each target of part 1 is measured in BENCH_PROXY_ROUNDS (3) rounds, every other round in reversed
 order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS (2,
-part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2,3"), LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS
+part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2,3,4"), LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS
 (default: the local runner's, from cachelab.jvm), BENCH_RESULTS (where the output is saved:
 results/bench/<UTC time>/bench.txt and bench.json). BENCH_BASELINE_JAR: a second middleware jar
 (e.g. main's, copied aside before a change) measured in every variant right after the current one,
-in parts 1 and 3, as rows named base-t<W>-b<B>, for a before/after comparison in the same run. A
-quick A/B of the redis path: BENCH_PARTS=3 BENCH_MIDDLEWARE=2:16 BENCH_BASELINE_JAR=/tmp/before.jar.
+in parts 1 and 3, as rows named base-t<W>-b<B>[-e<L>], for a before/after comparison in the
+same run. A quick A/B of the redis path: BENCH_PARTS=3 BENCH_MIDDLEWARE=1:16:2
+BENCH_BASELINE_JAR=/tmp/before.jar.
 A quick A/B of one variant in part 1 only: BENCH_PARTS=1 BENCH_PROXY_ROUNDS=1 BENCH_SECONDS=10
 BENCH_MIDDLEWARE=8:1 BENCH_BASELINE_JAR=/tmp/before.jar (about 2 minutes; add BENCH_PERF=1 for
 the system calls per request).

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from cachelab import jvm
 
+from bench.variants import parse_variants
+
 ROOT = Path(__file__).resolve().parents[2]
 LOADGEN_JAR = ROOT / "loadgen" / "target" / "loadgen.jar"
 MIDDLEWARE_JAR = ROOT / "middleware" / "target" / "middleware.jar"
@@ -27,13 +29,11 @@ MIDDLEWARE_JAVA_OPTS = os.environ.get(
 ).split()
 # Unmeasured load before each measured run, so start-up and JIT compilation are not counted.
 WARMUP_SECONDS = int(os.environ.get("BENCH_WARMUP_SECONDS", "5"))
-# Middleware variants, as workers:worker-batch pairs; 8:1 is the ASL worker.
-MIDDLEWARE_VARIANTS = [
-    (int(w), int(b))
-    for w, b in (
-        v.split(":") for v in os.environ.get("BENCH_MIDDLEWARE", "8:1,8:16,2:16").split(",")
-    )
-]
+# Middleware variants (workers:worker-batch[:event-loops]): 8:1 is the ASL worker, 8:16 and 2:16
+# batch up to 16 requests per worker wake-up, 1:16:2 adds two event loops.
+MIDDLEWARE_VARIANTS = parse_variants(
+    "BENCH_MIDDLEWARE", os.environ.get("BENCH_MIDDLEWARE", "8:1,8:16,2:16,1:16:2")
+)
 # A second jar measured in every variant after the current one (before/after in one run).
 _BASELINE = os.environ.get("BENCH_BASELINE_JAR", "")
 BASELINE_JAR = Path(_BASELINE) if _BASELINE else None
@@ -75,18 +75,15 @@ REDIS_WARMUP_REQUESTS = int(
 REDIS_WARMUP_RUNS = int(os.environ.get("BENCH_REDIS_WARMUP_RUNS", "1" if QUICK else "3"))
 # Part 4's memcaslap loads, as connections:get-percent:value-bytes (32 and 256 connections over
 # memcaslap's 2 threads; 90:10 and read-only; 1 KiB and 16 KiB values), through twemproxy and the
-# middleware variants BENCH_MEMCASLAP_MIDDLEWARE (workers:worker-batch).
+# middleware variants BENCH_MEMCASLAP_MIDDLEWARE (workers:worker-batch[:event-loops]).
 MEMCASLAP_LOADS = os.environ.get(
     "BENCH_MEMCASLAP_LOADS",
     "32:90:1024,32:100:1024,32:90:16384,32:100:16384,"
     "256:90:1024,256:100:1024,256:90:16384,256:100:16384",
 )
-MEMCASLAP_VARIANTS = [
-    (int(w), int(b))
-    for w, b in (
-        v.split(":") for v in os.environ.get("BENCH_MEMCASLAP_MIDDLEWARE", "2:16").split(",")
-    )
-]
+MEMCASLAP_VARIANTS = parse_variants(
+    "BENCH_MEMCASLAP_MIDDLEWARE", os.environ.get("BENCH_MEMCASLAP_MIDDLEWARE", "2:16,1:16:2")
+)
 MEMCASLAP_SECONDS = int(os.environ.get("BENCH_MEMCASLAP_SECONDS", "4" if QUICK else "8"))
 MEMCASLAP_WARMUP_SECONDS = int(
     os.environ.get("BENCH_MEMCASLAP_WARMUP_SECONDS", "2" if QUICK else "3")

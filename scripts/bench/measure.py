@@ -236,16 +236,16 @@ def ratio(a: float | None, b: float | None) -> str:
 
 
 def variant_targets(measure: Callable[..., T]) -> list[tuple[str, Callable[[], T]]]:
-    """Each BENCH_MIDDLEWARE variant as a target `cachelab-t<W>-b<B>`, each followed by the
-    BENCH_BASELINE_JAR's `base-t<W>-b<B>` (so both see the same background load);
-    `measure(workers, batch, jar=..., label=...)` measures one."""
+    """Each BENCH_MIDDLEWARE variant as a target `cachelab-t<W>-b<B>` (`-e<L>` with event loops),
+    each followed by the BENCH_BASELINE_JAR's `base-t<W>-b<B>[-e<L>]` (so both see the same
+    background load); `measure(variant, jar=..., label=...)` measures one."""
     targets: list[tuple[str, Callable[[], T]]] = []
-    for workers, batch in MIDDLEWARE_VARIANTS:
-        run = partial(measure, workers, batch)
-        targets.append((f"cachelab-t{workers}-b{batch}", run))
+    for variant in MIDDLEWARE_VARIANTS:
+        run = partial(measure, variant)
+        targets.append((variant.name(), run))
         if BASELINE_JAR is not None:
             base = partial(run, jar=BASELINE_JAR, label="base")
-            targets.append((f"base-t{workers}-b{batch}", base))
+            targets.append((variant.name("base"), base))
     return targets
 
 

@@ -23,6 +23,7 @@ from bench.config import (
 )
 from bench.measure import cpu_seconds, run_client
 from bench.servers import middleware_command, start_memcached, start_nutcracker
+from bench.variants import variant_of
 
 
 @dataclass(frozen=True)
@@ -119,13 +120,12 @@ def measure_loads(
 def target_runs(
     target: str, mc_port: int, mc_pid: int, work: Path, loads: list[CaslapLoad]
 ) -> list[CaslapRun]:
-    """Starts `target` (twemproxy or cachelab-t<W>-b<B>), measures every load, stops it."""
+    """Starts `target` (twemproxy or cachelab-t<W>-b<B>[-e<L>]), measures every load, stops it."""
     if target == "twemproxy":
         proc, port = start_nutcracker(mc_port, work, redis=False)
     else:
-        workers, batch = (int(x) for x in target.removeprefix("cachelab-t").split("-b"))
         port = free_port()
-        cmd = middleware_command(MIDDLEWARE_JAR, port, workers, batch, mc_port)
+        cmd = middleware_command(MIDDLEWARE_JAR, port, variant_of(target), mc_port)
         proc = ManagedProcess("middleware", cmd, work / f"caslap-{target}.log")
         try:
             proc.wait_for_port("127.0.0.1", port, timeout_s=30)
@@ -142,7 +142,7 @@ def caslap_rounds(work: Path) -> dict[str, dict[str, list[CaslapRun]]]:
     """Part 4: MEMCASLAP_ROUNDS rounds (targets and loads in reversed order every other round)
     on a memcached of its own; per load label, each target's runs in round order."""
     loads = parse_loads(MEMCASLAP_LOADS)
-    targets = ["twemproxy", *(f"cachelab-t{w}-b{b}" for w, b in MEMCASLAP_VARIANTS)]
+    targets = ["twemproxy", *(v.name() for v in MEMCASLAP_VARIANTS)]
     print()
     print(
         f"4) memcaslap loads: -T 2, -w {MEMCASLAP_WINDOW}, {MEMCASLAP_SECONDS} s each after"
@@ -195,7 +195,7 @@ def cpu_ratio(runs: list[CaslapRun], base: list[CaslapRun]) -> float | None:
 
 def print_caslap(by_load: dict[str, dict[str, list[CaslapRun]]]) -> None:
     header = (
-        f"{'load':<36} {'target':<17} {'ops/s':>9} {'proxy CPU us/req':>17}"
+        f"{'load':<36} {'target':<18} {'ops/s':>9} {'proxy CPU us/req':>17}"
         f" {'memcached CPU us/req':>21} {'proxy / memcached CPU':>22}"
         f" {'ops/s vs twemproxy (rounds)':>34} {'CPU vs twemproxy':>17}"
     )
@@ -206,7 +206,7 @@ def print_caslap(by_load: dict[str, dict[str, list[CaslapRun]]]) -> None:
         for target, runs in by_target.items():
             row = median_run(runs)
             if row is None:
-                print(f"{label:<36} {target:<17} {runs[0].note if runs else 'not run'}")
+                print(f"{label:<36} {target:<18} {runs[0].note if runs else 'not run'}")
                 continue
             ratios = per_round_ratios(runs, nut)
             shown = (
@@ -222,13 +222,13 @@ def print_caslap(by_load: dict[str, dict[str, list[CaslapRun]]]) -> None:
             )
             cpu = cpu_ratio(runs, nut)
             print(
-                f"{label:<36} {target:<17} {row.ops_per_s:>9.0f} {proxy:>17}"
+                f"{label:<36} {target:<18} {row.ops_per_s:>9.0f} {proxy:>17}"
                 f" {row.server_cpu_us:>21.2f} {own:>22} {shown:>34}"
                 f" {(f'x{cpu:.2f}' if cpu else '-'):>17}"
             )
     print(
         "(ops/s: memcaslap's TPS, its window's preload of sets included; proxy and memcached CPU:"
         " utime + stime over the measured run per operation; ops/s vs twemproxy: median of the"
-        " per-round ratios; target: the batched worker at >= x1.30 twemproxy's ops/s at <= x0.85"
-        " its CPU per request)"
+        " per-round ratios; target: the event loops (-t 1 --worker-batch 16 --event-loops 2) at"
+        " >= x1.30 twemproxy's ops/s at <= x0.85 its CPU per request)"
     )

@@ -37,6 +37,7 @@ from bench.servers import (
     middleware_command,
     start_nutcracker,
 )
+from bench.variants import Variant
 
 
 @dataclass
@@ -114,17 +115,16 @@ def middleware_row(
     mc_port: int,
     work: Path,
     memcached_pid: int,
-    workers: int,
-    batch: int,
+    variant: Variant,
     jar: Path = MIDDLEWARE_JAR,
     label: str = "cachelab",
 ) -> Row:
-    """The middleware with `workers` workers; `batch` is its --worker-batch (1 = the ASL worker)."""
-    name = f"{label}-t{workers}-b{batch}"
+    """The middleware `jar` in `variant` (-t 8 --worker-batch 1: the ASL worker)."""
+    name = variant.name(label)
     if not jar.exists():
         return Row(name, None, None, 0.0, f"skipped: {jar} not built")
     port = free_port()
-    cmd = middleware_command(jar, port, workers, batch, mc_port)
+    cmd = middleware_command(jar, port, variant, mc_port)
     return started_row(name, "middleware", cmd, port, mc_port, work, memcached_pid)
 
 
@@ -197,7 +197,7 @@ def print_rows(rows: list[Row]) -> None:
     direct = next(r for r in rows if r.name == "direct")
     nut = next((r for r in rows if r.name == "twemproxy"), None)
     header = (
-        f"{'target':<17} {'ops/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'proxy CPU us/req':>17}"
+        f"{'target':<18} {'ops/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'proxy CPU us/req':>17}"
         f" {'server CPU us/req':>18} {'client CPU us/req':>18} {'ops/s vs direct':>16}"
         f" {'ops/s vs nutcracker':>20}"
         f" {'proxy CPU vs nutcracker':>24} {'proxy CPU vs server':>20}"
@@ -206,11 +206,11 @@ def print_rows(rows: list[Row]) -> None:
     print("-" * len(header))
     for r in rows:
         if r.run is None:
-            print(f"{r.name:<17} {r.note}")
+            print(f"{r.name:<18} {r.note}")
             continue
         proxy = f"{r.proxy_cpu_us:.2f}" if r.proxy_cpu_us is not None else "-"
         print(
-            f"{r.name:<17} {r.run.ops_per_s:>9.0f} {r.run.p50_ms:>7.3f} {r.run.p99_ms:>7.3f}"
+            f"{r.name:<18} {r.run.ops_per_s:>9.0f} {r.run.p50_ms:>7.3f} {r.run.p99_ms:>7.3f}"
             f" {proxy:>17} {r.server_cpu_us:>18.2f} {client_us(r.run):>18.2f}"
             f" {ratio(r.run.ops_per_s, direct.run.ops_per_s if direct.run else None):>16}"
             f" {ratio(r.run.ops_per_s, nut.run.ops_per_s if nut and nut.run else None):>20}"
@@ -229,7 +229,7 @@ def print_per_request(rows: list[Row]) -> None:
         return
     print()
     header = (
-        f"{'proxy':<17} {'CPU us/req':>10} {'vs nutcracker':>14} {'vs asl-floor':>13}"
+        f"{'proxy':<18} {'CPU us/req':>10} {'vs nutcracker':>14} {'vs asl-floor':>13}"
         f" {'user %':>7} {'reads/req':>10} {'writes/req':>11} {'switches/req':>13}"
         f" {'perf syscalls/req':>18} {'perf switches/req':>18}"
     )
@@ -238,7 +238,7 @@ def print_per_request(rows: list[Row]) -> None:
 
     for r in proxies:
         print(
-            f"{r.name:<17} {num(r.proxy_cpu_us):>10}"
+            f"{r.name:<18} {num(r.proxy_cpu_us):>10}"
             f" {ratio(r.proxy_cpu_us, nut.proxy_cpu_us if nut else None):>14}"
             f" {ratio(r.proxy_cpu_us, floor.proxy_cpu_us if floor else None):>13}"
             f" {num(r.user_share * 100 if r.user_share is not None else None):>7}"

@@ -35,6 +35,7 @@ from bench.servers import (
     start_nutcracker,
     start_redis,
 )
+from bench.variants import Variant
 
 
 @dataclass
@@ -192,18 +193,17 @@ def nutcracker_redis_row(redis_port: int, work: Path, load: RedisLoad = RedisLoa
 def middleware_redis_row(
     redis_port: int,
     work: Path,
-    workers: int,
-    batch: int,
+    variant: Variant,
     jar: Path = MIDDLEWARE_JAR,
     label: str = "cachelab",
     load: RedisLoad = RedisLoad(),
 ) -> RedisRow:
-    """The middleware's RESP front end (`jar`) with `workers` workers and --worker-batch `batch`."""
-    name = f"{label}-t{workers}-b{batch}"
+    """The middleware's RESP front end (`jar`) in `variant`."""
+    name = variant.name(label)
     if not jar.exists():
         return RedisRow(name, 0, 0, 0, 0, None, f"skipped: {jar} not built")
     port = free_port()
-    cmd = middleware_command(jar, port, workers, batch, redis_port, "--protocol", "redis")
+    cmd = middleware_command(jar, port, variant, redis_port, "--protocol", "redis")
     proc = ManagedProcess("middleware (redis)", cmd, work / "middleware-redis.log")
     try:
         proc.wait_for_port("127.0.0.1", port, timeout_s=30)
@@ -265,7 +265,7 @@ def print_redis_rows(rows: list[RedisRow]) -> None:
     direct = next(r for r in rows if r.name == "direct")
     nut = next((r for r in rows if r.name == "twemproxy" and not r.note), None)
     header = (
-        f"{'target':<17} {'GET ops/s':>10} {'SET ops/s':>10} {'GET p50':>8} {'SET p50':>8}"
+        f"{'target':<18} {'GET ops/s':>10} {'SET ops/s':>10} {'GET p50':>8} {'SET p50':>8}"
         f" {'proxy CPU us/req':>17} {'GET vs direct':>14} {'SET vs direct':>14}"
         f" {'GET vs nutcracker':>18} {'SET vs nutcracker':>18} {'CPU vs nutcracker':>18}"
         f" {'switches/req':>13} {'CPU wait us/req':>16} {'req/redis read':>15}"
@@ -276,10 +276,10 @@ def print_redis_rows(rows: list[RedisRow]) -> None:
 
     for r in rows:
         if r.note:
-            print(f"{r.name:<17} {r.note}")
+            print(f"{r.name:<18} {r.note}")
             continue
         print(
-            f"{r.name:<17} {r.get_ops:>10.0f} {r.set_ops:>10.0f} {r.get_p50_ms:>8.3f}"
+            f"{r.name:<18} {r.get_ops:>10.0f} {r.set_ops:>10.0f} {r.get_p50_ms:>8.3f}"
             f" {r.set_p50_ms:>8.3f} {num(r.proxy_cpu_us):>17}"
             f" {ratio(r.get_ops, direct.get_ops):>14} {ratio(r.set_ops, direct.set_ops):>14}"
             f" {ratio(r.get_ops, nut.get_ops if nut else None):>18}"
@@ -294,7 +294,8 @@ def print_redis_rows(rows: list[RedisRow]) -> None:
         " its threads waited runnable for a CPU per request (schedstat); req/redis read:"
         " redis' commands per read event, the requests each write to redis carried; redis and"
         " client CPU: redis-server's (INFO cpu) and redis-benchmark's (rusage) per request;"
-        " target: the middleware's GET and SET ops/s >= x1.00 nutcracker's redis mode)"
+        " target: the event loops' (-t 1 --worker-batch 16 --event-loops 2) GET and SET ops/s"
+        " >= x1.00 nutcracker's redis mode)"
     )
 
 
@@ -310,7 +311,7 @@ def print_redis_rounds(runs: dict[str, list[RedisRow]]) -> None:
             continue
         gets = [r.get_ops for r in measured]
         cells = ", ".join(f"{r.get_ops:.0f} / {r.set_ops:.0f}" for r in measured)
-        print(f"  {name:<17} {cells}  (spread x{max(gets) / min(gets):.2f})")
+        print(f"  {name:<18} {cells}  (spread x{max(gets) / min(gets):.2f})")
     nut = runs.get("twemproxy", [])
     for name, rounds in runs.items():
         if name in ("direct", "twemproxy"):
@@ -322,6 +323,6 @@ def print_redis_rounds(runs: dict[str, list[RedisRow]]) -> None:
         sets = [r.set_ops / n.set_ops for r, n in pairs]
         cells = ", ".join(f"{g:.2f} / {s:.2f}" for g, s in zip(gets, sets, strict=True))
         print(
-            f"  {name:<17} vs twemproxy per round (GET / SET): {cells};"
+            f"  {name:<18} vs twemproxy per round (GET / SET): {cells};"
             f" medians x{median(gets):.2f} / x{median(sets):.2f}"
         )

@@ -19,6 +19,7 @@ from bench.config import (
 from bench.measure import (
     loadgen,
 )
+from bench.variants import Variant
 
 
 def start_nutcracker(server_port: int, work: Path, redis: bool) -> tuple[ManagedProcess, int]:
@@ -114,11 +115,12 @@ def start_redis(port: int, work: Path) -> ManagedProcess:
 
 
 def middleware_command(
-    jar: Path, port: int, workers: int, batch: int, server_port: int, *flags: str
+    jar: Path, port: int, variant: Variant, server_port: int, *flags: str
 ) -> list[str]:
-    """The middleware `jar` on loopback `port` in front of one server, as the bench runs it."""
+    """The middleware `jar` in `variant` on loopback `port` in front of one server, as the bench
+    runs it."""
     return [
         java(), *MIDDLEWARE_JAVA_OPTS, "-jar", str(jar), "-l", "127.0.0.1",
-        "-p", str(port), "-t", str(workers), "-s", "false", "--worker-batch", str(batch),
+        "-p", str(port), "-s", "false", *variant.flags(),
         *flags, "-m", f"127.0.0.1:{server_port}",
     ]  # fmt: skip
