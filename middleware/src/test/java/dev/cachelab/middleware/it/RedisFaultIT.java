@@ -13,13 +13,15 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Backend faults in redis mode with three redis servers: one stopped ({@code SIGSTOP}), meanwhile
  * another killed and restarted. Every request is answered (value or {@code -ERR}) within the
  * backend timeout plus a margin, errors name only the failed servers, the third server is never
- * ejected and keeps serving, and ejections and returns are counted.
+ * ejected and keeps serving, and ejections and returns are counted; with the workers and with two
+ * event loops.
  */
 class RedisFaultIT {
   private static final int TIMEOUT_MS = 400;
@@ -27,8 +29,9 @@ class RedisFaultIT {
   /** Backend timeout plus a generous margin for a loaded machine. */
   private static final int ANSWER_WITHIN_MS = TIMEOUT_MS + 4_000;
 
-  @Test
-  void oneStoppedAnotherKilledAndRestartedTheThirdKeepsServing() throws Exception {
+  @ParameterizedTest(name = "--event-loops {0}")
+  @ValueSource(ints = {0, 2})
+  void oneStoppedAnotherKilledAndRestartedTheThirdKeepsServing(int eventLoops) throws Exception {
     List<RedisProcess> servers = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       servers.add(RedisProcess.start());
@@ -46,7 +49,9 @@ class RedisFaultIT {
             "--backend-timeout-ms",
             "" + TIMEOUT_MS,
             "--eject-retry-ms",
-            "300")) {
+            "300",
+            "--event-loops",
+            "" + eventLoops)) {
       List<String> failing = List.of(servers.get(0).address(), servers.get(1).address());
       AtomicLong answered = new AtomicLong();
       List<String> problems = new CopyOnWriteArrayList<>();
