@@ -174,6 +174,9 @@ public final class EventLoopDispatch implements RequestDispatch {
     LoopBackend backend = usable(server, now);
     if (backend == null && isRead(request, server)) {
       backend = usable(request.fallbackServer(), now);
+      if (backend != null) {
+        reply.countCutShort(server); // the server that failed is counted, as a worker counts it
+      }
     }
     if (backend == null) {
       answerFailure(request, server, false, now);
