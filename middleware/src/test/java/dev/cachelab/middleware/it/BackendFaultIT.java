@@ -16,12 +16,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Backends that die, hang or hang up: the middleware answers SERVER_ERROR and recovers. */
 class BackendFaultIT {
 
-  @Test
-  void killedBackendGivesServerErrorForItsShareAndRecoversAfterRestart() throws Exception {
+  @ParameterizedTest(name = "--event-loops {0}")
+  @ValueSource(ints = {0, 2})
+  void killedBackendGivesServerErrorForItsShareAndRecoversAfterRestart(int eventLoops)
+      throws Exception {
     List<MemcachedProcess> servers = new ArrayList<>();
     try {
       for (int i = 0; i < 3; i++) {
@@ -29,7 +33,15 @@ class BackendFaultIT {
       }
       try (RunningMiddleware mw =
               RunningMiddleware.start(
-                  servers, "-t", "2", "-s", "false", "--eject-retry-ms", "200");
+                  servers,
+                  "-t",
+                  "2",
+                  "-s",
+                  "false",
+                  "--eject-retry-ms",
+                  "200",
+                  "--event-loops",
+                  "" + eventLoops);
           TextClient client = mw.client()) {
         assertThat(client.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
         assertThat(countServerErrors(client, 30)).isZero();
@@ -59,8 +71,10 @@ class BackendFaultIT {
     }
   }
 
-  @Test
-  void hashRoutingFailsOnlyTheKeysWhoseReplicasIncludeTheDeadServer() throws Exception {
+  @ParameterizedTest(name = "--event-loops {0}")
+  @ValueSource(ints = {0, 2})
+  void hashRoutingFailsOnlyTheKeysWhoseReplicasIncludeTheDeadServer(int eventLoops)
+      throws Exception {
     List<MemcachedProcess> servers = new ArrayList<>();
     try {
       for (int i = 0; i < 3; i++) {
@@ -70,7 +84,17 @@ class BackendFaultIT {
       KetamaRing ring = new KetamaRing(addresses);
       try (RunningMiddleware mw =
               RunningMiddleware.start(
-                  servers, "-t", "2", "-s", "false", "--routing", "hash", "--replication", "2");
+                  servers,
+                  "-t",
+                  "2",
+                  "-s",
+                  "false",
+                  "--routing",
+                  "hash",
+                  "--replication",
+                  "2",
+                  "--event-loops",
+                  "" + eventLoops);
           TextClient client = mw.client()) {
         servers.get(2).kill();
         int[] replicas = new int[2];
