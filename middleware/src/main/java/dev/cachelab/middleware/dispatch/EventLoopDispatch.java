@@ -173,7 +173,7 @@ public final class EventLoopDispatch implements RequestDispatch {
     int server = request.server(0);
     LoopBackend backend = usable(server, now);
     if (backend == null && isRead(request, server)) {
-      backend = usable(request.fallbackServer(), now);
+      backend = fallback(request, server, now);
       if (backend != null) {
         reply.countCutShort(server); // the server that failed is counted, as a worker counts it
       }
@@ -191,6 +191,26 @@ public final class EventLoopDispatch implements RequestDispatch {
   private static boolean isRead(Request request, int server) {
     int fallback = request.fallbackServer();
     return fallback >= 0 && fallback != server && request.family() == Command.Family.RETRIEVAL;
+  }
+
+  /**
+   * Where a read whose server {@code failed} failed is sent: its fallback replica; with round-robin
+   * routing (every server holds every key) the first usable server from the fallback on, so that
+   * two servers down of three still leave the third to read from. Null if none is usable.
+   */
+  private LoopBackend fallback(Request request, int failed, long now) {
+    int first = request.fallbackServer();
+    if (!request.fallbackToAny()) {
+      return usable(first, now);
+    }
+    for (int i = 0; i < backends.length; i++) {
+      int server = (first + i) % backends.length;
+      LoopBackend backend = server == failed ? null : usable(server, now);
+      if (backend != null) {
+        return backend;
+      }
+    }
+    return null;
   }
 
   /** The server's connection if it is in rotation and connected (or connects now), else null. */
@@ -330,7 +350,7 @@ public final class EventLoopDispatch implements RequestDispatch {
     while ((request = backend.poll()) != null) {
       unanswered--;
       LoopBackend fallback =
-          current && isRead(request, server) ? usable(request.fallbackServer(), now) : null;
+          current && isRead(request, server) ? fallback(request, server, now) : null;
       if (fallback != null) {
         reply.countCutShort(server);
         request.sentNanos = now;
