@@ -217,7 +217,9 @@ class FaultIsolationIT {
    */
   @Test
   void withTwoOfThreeServersDeadReadsAreServedByTheThird() throws Exception {
-    for (String batch : List.of("1", "8")) {
+    // Worker batches of 1 and 8, and two event loops (which retry reads themselves).
+    for (String loops : List.of("0:1", "0:8", "2:16")) {
+      String batch = loops.substring(loops.indexOf(':') + 1);
       List<MemcachedProcess> servers = startServers(3);
       try (RunningMiddleware mw =
               RunningMiddleware.start(
@@ -228,6 +230,8 @@ class FaultIsolationIT {
                   "false",
                   "--worker-batch",
                   batch,
+                  "--event-loops",
+                  loops.substring(0, loops.indexOf(':')),
                   "--eject-retry-ms",
                   "60000");
           TextClient client = mw.client()) {
@@ -244,7 +248,9 @@ class FaultIsolationIT {
         for (int i = 0; i < 30; i++) {
           replies.add(client.call("get k\r\n"));
         }
-        assertThat(replies).as("worker batch " + batch).containsOnly("VALUE k 0 1\r\nv\r\nEND\r\n");
+        assertThat(replies)
+            .as("event loops:worker batch " + loops)
+            .containsOnly("VALUE k 0 1\r\nv\r\nEND\r\n");
       } finally {
         servers.forEach(MemcachedProcess::close);
       }
