@@ -377,6 +377,60 @@ class EventLoopIT {
   }
 
   /**
+   * Values near memcached's 1 MB item limit written and read on the loops' own connections (hash
+   * routing: one server a key), several clients at once: sends larger than a socket takes at once.
+   */
+  @Test
+  void largeValuesAreWrittenAndReadOnTheLoopsConnections() throws Exception {
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try (RunningMiddleware mw = loops(servers, "-s", "false", "--routing", "hash")) {
+      List<Future<?>> runs = new ArrayList<>();
+      for (int c = 0; c < 4; c++) {
+        int id = c;
+        runs.add(
+            pool.submit(
+                () -> {
+                  try (TextClient client = mw.client()) {
+                    StringBuilder sets = new StringBuilder();
+                    List<String> values = new ArrayList<>();
+                    for (int i = 0; i < 3; i++) {
+                      String value = MiddlewareIT.binaryValue(900_000 - 1000 * (id * 3 + i));
+                      values.add(value);
+                      sets.append("set big" + id + "-" + i + " 0 0 " + value.length() + "\r\n");
+                      sets.append(value).append("\r\n");
+                    }
+                    client.send(sets + "get big" + id + "-0\r\nget big" + id + "-2\r\n");
+                    for (int i = 0; i < 3; i++) {
+                      assertThat(client.readLine()).isEqualTo("STORED\r\n");
+                    }
+                    for (int i : new int[] {0, 2}) {
+                      String value = values.get(i);
+                      String key = "big" + id + "-" + i;
+                      assertThat(client.readUntilEnd())
+                          .isEqualTo(
+                              "VALUE "
+                                  + key
+                                  + " 0 "
+                                  + value.length()
+                                  + "\r\n"
+                                  + value
+                                  + "\r\nEND\r\n");
+                    }
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> run : runs) {
+        run.get(120, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /**
    * A client that reads none of its replies (12 MB of them) holds up no other client of its loop,
    * and gets every reply right when it reads them.
    */
@@ -483,17 +537,25 @@ class EventLoopIT {
                 try (TextClient client = mw.client()) {
                   client.setTimeoutMillis(10_000);
                   for (int i = id; !stop.get(); i++) {
-                    String key = KEYS.get(i % KEYS.size());
-                    long start = System.nanoTime();
-                    String reply = client.call("get " + key + "\r\n");
-                    slowestNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
-                    if (reply.equals("VALUE " + key + " 0 1\r\nv\r\nEND\r\n")) {
-                      values.incrementAndGet();
-                    } else if (reply.startsWith("SERVER_ERROR ")) {
-                      serverErrors.incrementAndGet();
-                    } else {
-                      unexpected.add(key + ": " + reply);
+                    int depth = 1 + 5 * id; // pipelines of 1, 6, 11 and 16 gets
+                    StringBuilder gets = new StringBuilder();
+                    for (int d = 0; d < depth; d++) {
+                      gets.append("get ").append(KEYS.get((i + d) % KEYS.size())).append("\r\n");
                     }
+                    long start = System.nanoTime();
+                    client.send(gets.toString());
+                    for (int d = 0; d < depth; d++) {
+                      String key = KEYS.get((i + d) % KEYS.size());
+                      String reply = client.readUntilEnd();
+                      if (reply.equals("VALUE " + key + " 0 1\r\nv\r\nEND\r\n")) {
+                        values.incrementAndGet();
+                      } else if (reply.startsWith("SERVER_ERROR ")) {
+                        serverErrors.incrementAndGet();
+                      } else {
+                        unexpected.add(key + ": " + reply);
+                      }
+                    }
+                    slowestNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
                   }
                 } catch (IOException e) {
                   unexpected.add(e.toString());
