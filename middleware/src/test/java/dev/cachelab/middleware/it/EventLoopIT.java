@@ -109,25 +109,11 @@ class EventLoopIT {
     int clientCount = 16;
     List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
     List<TextClient> clients = new ArrayList<>();
-    ExecutorService pool = Executors.newFixedThreadPool(clientCount);
     try (RunningMiddleware mw = loops(servers, "-s", "false", "--routing", routing)) {
       for (int c = 0; c < clientCount; c++) {
         clients.add(mw.client());
       }
-      List<Future<?>> runs = new ArrayList<>();
-      for (int c = 0; c < clientCount; c++) {
-        int id = c;
-        TextClient client = clients.get(c);
-        runs.add(
-            pool.submit(
-                () -> {
-                  pipelineMixedRequests(client, "c" + id);
-                  return null;
-                }));
-      }
-      for (Future<?> run : runs) {
-        run.get(120, TimeUnit.SECONDS);
-      }
+      atOnce(clientCount, id -> pipelineMixedRequests(clients.get(id), "c" + id));
       try (TextClient stats = mw.client()) {
         String reply = stats.call("stats\r\n");
         assertThat(reply)
@@ -135,12 +121,44 @@ class EventLoopIT {
             .contains("STAT curr_connections " + (clientCount + 1) + "\r\n");
       }
     } finally {
-      pool.shutdownNow();
       for (TextClient client : clients) {
         client.close();
       }
       servers.forEach(MemcachedProcess::close);
     }
+  }
+
+  /** One client's run in {@link #atOnce}; its own thread. */
+  @FunctionalInterface
+  private interface ClientRun {
+    void run(int id) throws Exception;
+  }
+
+  /** Runs {@code count} clients at once, each on its own thread; rethrows the first failure. */
+  private static void atOnce(int count, ClientRun run) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(count);
+    try {
+      List<Future<?>> runs = new ArrayList<>();
+      for (int c = 0; c < count; c++) {
+        int id = c;
+        runs.add(
+            pool.submit(
+                () -> {
+                  run.run(id);
+                  return null;
+                }));
+      }
+      for (Future<?> done : runs) {
+        done.get(120, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** memcached's reply to a get of {@code key} holding {@code value} (flags 0). */
+  private static String valueReply(String key, String value) {
+    return "VALUE " + key + " 0 " + value.length() + "\r\n" + value + "\r\nEND\r\n";
   }
 
   /** 50 requests of every kind in one write; each reply checked in order. */
@@ -225,7 +243,7 @@ class EventLoopIT {
         expected.add("STORED\r\n");
         for (int g = 0; g < 15; g++) {
           pipeline.append("get r\r\n");
-          expected.add("VALUE r 0 " + value.length() + "\r\n" + value + "\r\nEND\r\n");
+          expected.add(valueReply("r", value));
         }
       }
       client.send(pipeline.toString());
@@ -241,8 +259,7 @@ class EventLoopIT {
         Thread.sleep(1);
         client.send("get r\r\n");
         assertThat(client.readLine()).isEqualTo("STORED\r\n");
-        assertThat(client.readUntilEnd())
-            .isEqualTo("VALUE r 0 " + value.length() + "\r\n" + value + "\r\nEND\r\n");
+        assertThat(client.readUntilEnd()).isEqualTo(valueReply("r", value));
       }
     } finally {
       servers.forEach(MemcachedProcess::close);
@@ -252,7 +269,6 @@ class EventLoopIT {
   @Test
   void redisCommandsAndPipelinesOfSixteenWithKibibyteValuesAreAnsweredInOrder() throws Exception {
     List<RedisProcess> servers = new ArrayList<>();
-    ExecutorService pool = Executors.newFixedThreadPool(4);
     try {
       for (int i = 0; i < 2; i++) {
         servers.add(RedisProcess.start());
@@ -270,22 +286,9 @@ class EventLoopIT {
           assertThat(client.call("MGET", "b", "missing", "a"))
               .isEqualTo("*3\r\n$2\r\n22\r\n$-1\r\n$1\r\n1\r\n");
         }
-        List<Future<?>> runs = new ArrayList<>();
-        for (int c = 0; c < 4; c++) {
-          int id = c;
-          runs.add(
-              pool.submit(
-                  () -> {
-                    pipelinesOfSixteen(mw.port(), "c" + id);
-                    return null;
-                  }));
-        }
-        for (Future<?> run : runs) {
-          run.get(120, TimeUnit.SECONDS);
-        }
+        atOnce(4, id -> pipelinesOfSixteen(mw.port(), "c" + id));
       }
     } finally {
-      pool.shutdownNow();
       servers.forEach(RedisProcess::close);
     }
   }
@@ -383,49 +386,30 @@ class EventLoopIT {
   @Test
   void largeValuesAreWrittenAndReadOnTheLoopsConnections() throws Exception {
     List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
-    ExecutorService pool = Executors.newFixedThreadPool(4);
     try (RunningMiddleware mw = loops(servers, "-s", "false", "--routing", "hash")) {
-      List<Future<?>> runs = new ArrayList<>();
-      for (int c = 0; c < 4; c++) {
-        int id = c;
-        runs.add(
-            pool.submit(
-                () -> {
-                  try (TextClient client = mw.client()) {
-                    StringBuilder sets = new StringBuilder();
-                    List<String> values = new ArrayList<>();
-                    for (int i = 0; i < 3; i++) {
-                      String value = MiddlewareIT.binaryValue(900_000 - 1000 * (id * 3 + i));
-                      values.add(value);
-                      sets.append("set big" + id + "-" + i + " 0 0 " + value.length() + "\r\n");
-                      sets.append(value).append("\r\n");
-                    }
-                    client.send(sets + "get big" + id + "-0\r\nget big" + id + "-2\r\n");
-                    for (int i = 0; i < 3; i++) {
-                      assertThat(client.readLine()).isEqualTo("STORED\r\n");
-                    }
-                    for (int i : new int[] {0, 2}) {
-                      String value = values.get(i);
-                      String key = "big" + id + "-" + i;
-                      assertThat(client.readUntilEnd())
-                          .isEqualTo(
-                              "VALUE "
-                                  + key
-                                  + " 0 "
-                                  + value.length()
-                                  + "\r\n"
-                                  + value
-                                  + "\r\nEND\r\n");
-                    }
-                  }
-                  return null;
-                }));
-      }
-      for (Future<?> run : runs) {
-        run.get(120, TimeUnit.SECONDS);
-      }
+      atOnce(
+          4,
+          id -> {
+            try (TextClient client = mw.client()) {
+              StringBuilder sets = new StringBuilder();
+              List<String> values = new ArrayList<>();
+              for (int i = 0; i < 3; i++) {
+                String value = MiddlewareIT.binaryValue(900_000 - 1000 * (id * 3 + i));
+                values.add(value);
+                sets.append("set big" + id + "-" + i + " 0 0 " + value.length() + "\r\n");
+                sets.append(value).append("\r\n");
+              }
+              client.send(sets + "get big" + id + "-0\r\nget big" + id + "-2\r\n");
+              for (int i = 0; i < 3; i++) {
+                assertThat(client.readLine()).isEqualTo("STORED\r\n");
+              }
+              for (int i : new int[] {0, 2}) {
+                assertThat(client.readUntilEnd())
+                    .isEqualTo(valueReply("big" + id + "-" + i, values.get(i)));
+              }
+            }
+          });
     } finally {
-      pool.shutdownNow();
       servers.forEach(MemcachedProcess::close);
     }
   }
