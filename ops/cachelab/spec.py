@@ -77,6 +77,14 @@ class Topology(_Model):
         le=1024,
         description="middleware --worker-batch, requests a worker takes at once (1 = ASL worker)",
     )
+    event_loops: int = Field(
+        default=0,
+        ge=0,
+        le=64,
+        description="middleware --event-loops, net threads that send their clients' single-server "
+        "requests to the servers themselves (no queue, no worker wake-up), for throughput; 0 = the "
+        "ASL's one net thread and request queue, the queueing model under study",
+    )
     servers: int = Field(default=1, ge=1, le=64, description="backend servers")
     backend: Literal["memcached", "redis"] = "memcached"
     hosts: Hosts = Field(default_factory=Hosts)

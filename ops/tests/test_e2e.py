@@ -95,16 +95,21 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def test_two_point_experiment_end_to_end(tmp_path: Path) -> None:
-    spec = write_spec(tmp_path)
+def run_locally(spec: Path, results: Path) -> None:
+    """`cachelab run SPEC --target local`, which must succeed."""
     done = subprocess.run(
-        cachelab("run", str(spec), "--target", "local", "--results", str(tmp_path / "results")),
+        cachelab("run", str(spec), "--target", "local", "--results", str(results)),
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_two_point_experiment_end_to_end(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path)
+    run_locally(spec, tmp_path / "results")
     results = only_results_folder(tmp_path / "results", "e2e")
 
     status = json.loads((results / "status.json").read_text())
@@ -160,6 +165,22 @@ def test_two_point_experiment_end_to_end(tmp_path: Path) -> None:
         )
         assert report.returncode == 0, report.stdout + report.stderr
         assert (results / "report" / "index.html").is_file()
+
+
+def test_a_point_through_event_loops_answers_every_request(tmp_path: Path) -> None:
+    topology = {**SPEC["topology"], "event_loops": 2, "worker_batch": 16}
+    spec = write_spec(tmp_path, name="e2e-loops", topology=topology, sweep={})
+    run_locally(spec, tmp_path / "results")
+    results = only_results_folder(tmp_path / "results", "e2e-loops")
+    point = json.loads((results / "raw" / "p0-r0" / "point.json").read_text())
+    (argv,) = [p["argv"] for p in point["middlewares"]]
+    assert argv[argv.index("--event-loops") + 1] == "2"
+    with (results / "summary.csv").open() as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert row["status"] == "ok"
+    assert (int(row["misses"]), int(row["errors"])) == (0, 0)
+    assert float(row["mw_throughput_ops_per_s"]) > 0
+    assert processes_mentioning(str(tmp_path)) == []
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP], ids=["ctrl-c", "hangup"])

@@ -28,6 +28,7 @@ SECTION_KEYS: dict[str, set[str]] = {
         "middlewares",
         "workers",
         "worker_batch",
+        "event_loops",
         "servers",
         "backend",
         "hosts",

@@ -56,6 +56,13 @@ def test_release_values_follow_the_topology() -> None:
     mw = values["middleware"]
     assert (mw["enabled"], mw["replicas"], mw["workers"], mw["sharded"]) == (True, 2, 16, True)
     assert mw["workerBatch"] == 1
+    assert mw["eventLoops"] == 0
+    assert (
+        plan.release_values(spec_with(topology__event_loops=4), plan.Target())["middleware"][
+            "eventLoops"
+        ]
+        == 4
+    )
     assert (
         plan.release_values(spec_with(topology__worker_batch=16), plan.Target())["middleware"][
             "workerBatch"

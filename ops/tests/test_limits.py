@@ -80,6 +80,14 @@ SHARED: list[tuple[str, list[Bounds]]] = [
         ],
     ),
     (
+        "event loops",
+        [
+            spec_bounds("Topology", "event_loops"),
+            chart_bounds("middleware", "eventLoops"),
+            MW["--event-loops"],
+        ],
+    ),
+    (
         "servers",
         [
             spec_bounds("Topology", "servers"),

@@ -52,6 +52,7 @@ def test_middleware_gets_asl_flags_and_trimming() -> None:
     assert "--warmup-s 1 --cooldown-s 2" in joined
     assert "--routing round-robin --replication 1" in joined
     assert "--worker-batch 1" in joined
+    assert "--event-loops 0" in joined
     assert "--protocol memcached" in joined
 
 
@@ -74,3 +75,10 @@ def test_middleware_gets_the_spec_worker_batch() -> None:
     )
     argv = flags(middleware_argv("java", JAR, spec, "127.0.0.1", 9100, ["h:1"], Path("/s")))
     assert argv[argv.index("--worker-batch") + 1] == "16"
+
+
+def test_middleware_gets_the_spec_event_loops() -> None:
+    spec = SPEC.model_copy(update={"topology": SPEC.topology.model_copy(update={"event_loops": 2})})
+    argv = flags(middleware_argv("java", JAR, spec, "127.0.0.1", 9100, ["h:1"], Path("/s")))
+    assert argv[argv.index("--event-loops") + 1] == "2"
+    assert argv.count("--event-loops") == 1

@@ -111,6 +111,12 @@ BAD_SPECS = [
         spec_with(topology={"worker_batch": 0}),
         "topology.worker_batch: must be >= 1, got 0",
     ),
+    (spec_with(topology={"event_loops": -1}), "topology.event_loops: must be >= 0, got -1"),
+    (spec_with(topology={"event_loops": 65}), "topology.event_loops: must be <= 64, got 65"),
+    (
+        spec_with(topology={"event_loops": "two"}),
+        "topology.event_loops: input should be a valid integer",
+    ),
     (spec_with(sweep={"topology.nope": [1]}), "sweep.topology.nope: not a field that can be swept"),
     (spec_with(sweep={"name": ["a"]}), "sweep.name: not a field that can be swept"),
     (spec_with(sweep={"topology.workers": []}), "sweep.topology.workers: must be a non-empty list"),
@@ -232,6 +238,13 @@ def test_interfaces_example_is_valid() -> None:
     example = section.split("```yaml", 1)[1].split("```", 1)[0]
     spec = parse_spec(yaml.safe_load(example))
     assert len(spec.points()) == 8
+
+
+def test_event_loops_default_to_the_asl_net_thread_and_take_a_value_or_a_sweep() -> None:
+    assert parse_spec(spec_with()).topology.event_loops == 0
+    assert parse_spec(spec_with(topology={"event_loops": 2})).topology.event_loops == 2
+    swept = parse_spec(spec_with(sweep={"topology.event_loops": [0, 64]}))
+    assert [p.spec.topology.event_loops for p in swept.points()] == [0, 64]
 
 
 def test_schema_file_is_up_to_date() -> None:

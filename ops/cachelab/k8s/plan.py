@@ -90,6 +90,7 @@ def release_values(spec: Spec, target: Target) -> dict[str, Any]:
             "replicas": max(topo.middlewares, 1),
             "workers": topo.workers,
             "workerBatch": topo.worker_batch,
+            "eventLoops": topo.event_loops,
             "sharded": work.sharded,
             "routing": work.routing,
             "replication": work.replication,

@@ -117,6 +117,8 @@ def middleware_argv(
         str(workload.replication),
         "--worker-batch",
         str(spec.topology.worker_batch),
+        "--event-loops",
+        str(spec.topology.event_loops),
         "--stats-dir",
         str(stats_dir),
         "--warmup-s",

@@ -55,6 +55,18 @@ BAD_VALUES = [
         "schema",
         "middleware.workerBatch: Must be greater than or equal to 1",
     ),
+    (
+        "negative-event-loops",
+        "middleware:\n  eventLoops: -1\n",
+        "schema",
+        "middleware.eventLoops: Must be greater than or equal to 0",
+    ),
+    (
+        "too-many-event-loops",
+        "middleware:\n  eventLoops: 65\n",
+        "schema",
+        "middleware.eventLoops: Must be less than or equal to 64",
+    ),
     ("unknown-routing", "middleware:\n  routing: random\n", "schema", "middleware.routing"),
     (
         "unknown-backend",

@@ -1,6 +1,7 @@
 """Tier 4 (no cluster needed): what `helm template` renders for the things a first real user hit
 on AKS: the pool label key, rollouts with one middleware per node, probes, disruption
-budgets, tolerations and pull secrets, the redis group, and the metrics path of the runner."""
+budgets, tolerations and pull secrets, the redis group, the metrics path of the runner, and the
+middleware's event loops from the values and from a spec's plan."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from typing import Any
 
 import pytest
 import yaml
+
+from cachelab.k8s import plan
+from cachelab.spec import parse_spec
 
 from .tools import CHART, run, tool
 
@@ -98,3 +102,25 @@ def test_metrics_port_admits_the_api_server_address_for_the_runner(tmp_path: Pat
     local = render(tmp_path, "", CHART / "examples" / "local-values.yaml")
     ingress = local[("NetworkPolicy", "testbed-middleware")]["spec"]["ingress"]
     assert any({"ipBlock": {"cidr": "10.244.0.1/32"}} in r["from"] for r in ingress)
+
+
+def _middleware_args(objs: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
+    args: list[str] = pod_specs(objs)["testbed-middleware"]["containers"][0]["args"]
+    return args
+
+
+def test_middleware_runs_the_asl_net_thread_unless_event_loops_are_set(tmp_path: Path) -> None:
+    default = _middleware_args(render(tmp_path))
+    assert default[default.index("--event-loops") + 1] == "0"
+    loops = _middleware_args(render(tmp_path, "middleware:\n  eventLoops: 2\n"))
+    assert loops[loops.index("--event-loops") + 1] == "2"
+    assert loops.count("--event-loops") == 1
+
+
+def test_a_spec_with_event_loops_reaches_the_middleware_args(tmp_path: Path) -> None:
+    spec = parse_spec({"name": "loops", "topology": {"event_loops": 3, "worker_batch": 16}})
+    values = tmp_path / "plan-values.yaml"
+    values.write_text(yaml.safe_dump(plan.release_values(spec, plan.Target())))
+    args = _middleware_args(render(tmp_path, "", values))
+    assert args[args.index("--event-loops") + 1] == "3"
+    assert args[args.index("--worker-batch") + 1] == "16"

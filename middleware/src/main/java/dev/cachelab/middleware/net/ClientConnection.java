@@ -33,8 +33,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Memory: the read buffer is allocated at the first read (an idle connection that never sends
  * holds none), at {@link #BASE_READ_BYTES}; growth past that (a large or incomplete request) and
  * every byte of {@code pendingOut} are reserved from the global {@link BufferBudget}; a connection
- * that cannot reserve is closed with {@code SERVER_ERROR out of memory}. Buffers grown for one
- * large request or reply are given back once it is done. Backpressure: when the connection's
+ * that cannot reserve is closed with {@code SERVER_ERROR out of memory}. A reply buffer grown for a
+ * large reply is given back once it is sent; a read buffer grown for a large request is kept for
+ * the next one (still reserved) if it is at most {@link #KEEP_READ_BYTES} and the budget is less
+ * than half used, else given back once the request is decoded, so that a client sending 16 KiB
+ * values does not allocate and copy a grown buffer for each. Backpressure: when the connection's
  * backlog (reply bytes the client has not taken, plus the requests decoded and not yet answered)
  * reaches {@link #HIGH_WATER_BYTES}, the net thread stops reading it; when unsent reply bytes alone
  * reach that mark, its next request is not queued either. Both resume below {@link
@@ -45,6 +48,9 @@ public final class ClientConnection implements ReplySink {
 
   /** Read buffer of a connection between requests (grown for larger ones, then shrunk back). */
   static final int BASE_READ_BYTES = 4 * 1024;
+
+  /** Largest grown read buffer kept between requests (see Memory above). */
+  static final int KEEP_READ_BYTES = 64 * 1024;
 
   /** Backlog at which the connection stops being read (and its next request waits). */
   static final long HIGH_WATER_BYTES = 2L << 20;
@@ -178,9 +184,9 @@ public final class ClientConnection implements ReplySink {
     return n;
   }
 
-  /** Whether the read buffer is grown past its base size (budget bytes held for a request). */
-  boolean grownBuffer() {
-    return readBuf.length > BASE_READ_BYTES;
+  /** Whether a partial request sits in a read buffer grown past its base size (budget held). */
+  boolean grownWithPartialRequest() {
+    return readBuf.length > BASE_READ_BYTES && readEnd > parseStart;
   }
 
   /** Moves unparsed bytes to the front of the buffer. */
@@ -188,7 +194,7 @@ public final class ClientConnection implements ReplySink {
     if (parseStart == readEnd) {
       parseStart = 0;
       readEnd = 0;
-      if (readBuf.length > BASE_READ_BYTES) {
+      if (readBuf.length > BASE_READ_BYTES && !keepsGrownBuffer()) {
         // Done with a large request: give the buffer back.
         readBuf = new byte[BASE_READ_BYTES];
         readView = ByteBuffer.wrap(readBuf);
@@ -199,6 +205,11 @@ public final class ClientConnection implements ReplySink {
       readEnd -= parseStart;
       parseStart = 0;
     }
+  }
+
+  /** Whether a grown read buffer, now empty, stays for the next large request. */
+  private boolean keepsGrownBuffer() {
+    return readBuf.length <= KEEP_READ_BYTES && budget.usedBytes() <= budget.limitBytes() / 2;
   }
 
   /** A reset request from the pool, or a new one. */

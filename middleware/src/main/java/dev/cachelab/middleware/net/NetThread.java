@@ -461,11 +461,12 @@ public final class NetThread implements Runnable, ConnectionEvents {
   }
 
   /**
-   * Keeps {@link #grownHolders} in step with the connection's read buffer: added when it grows past
-   * its base size (the start of a large or incomplete request), removed when it is given back.
+   * Keeps {@link #grownHolders} in step with the connection's read buffer: added while a partial
+   * request sits in a buffer grown past its base size (a large or incomplete request), removed when
+   * the request is decoded.
    */
   private void trackGrownBuffer(ClientConnection c) {
-    boolean grown = c.grownBuffer() && !c.isClosed();
+    boolean grown = c.grownWithPartialRequest() && !c.isClosed();
     if (grown && !c.holdsGrownBuffer) {
       c.holdsGrownBuffer = true;
       c.grownSinceNanos = System.nanoTime();
