@@ -288,6 +288,10 @@ public final class EventLoopDispatch implements RequestDispatch {
         failed(backend, false); // a broken connection or a malformed reply
         return;
       }
+      if (read < 0 && !backend.hasPending()) {
+        backend.close(); // closed after its last reply: the next request connects afresh
+        return;
+      }
       if (read < 0 || backend.outOfStep()) {
         failed(backend, false); // closed with requests unanswered, or bytes nobody asked for
         return;
