@@ -1,6 +1,5 @@
 package dev.cachelab.middleware.dispatch;
 
-import dev.cachelab.middleware.net.DirectScratch;
 import dev.cachelab.middleware.net.RequestDispatch;
 import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.Request;
@@ -39,7 +38,6 @@ public final class EventLoopDispatch implements RequestDispatch {
   private final ArrayList<LoopBackend> dirty = new ArrayList<>();
   private final ArrayList<LoopBackend> retired = new ArrayList<>();
   private Selector selector;
-  private DirectScratch scratch;
   private volatile Thread loopThread;
   private ServerGeneration generation;
   private LoopBackend[] backends = new LoopBackend[0];
@@ -58,9 +56,8 @@ public final class EventLoopDispatch implements RequestDispatch {
   }
 
   @Override
-  public void attach(Selector netSelector, DirectScratch netScratch) {
+  public void attach(Selector netSelector) {
     this.selector = netSelector;
-    this.scratch = netScratch;
   }
 
   @Override
@@ -223,8 +220,7 @@ public final class EventLoopDispatch implements RequestDispatch {
               server,
               generation.addresses().get(server),
               generation.health().get(server),
-              selector,
-              scratch);
+              selector);
       backends[server] = backend;
     }
     if (!backend.health().inRotation()) {
@@ -291,29 +287,41 @@ public final class EventLoopDispatch implements RequestDispatch {
     }
   }
 
-  /** The selector found the server's socket readable: completes every reply that has arrived. */
+  /**
+   * The selector found the server's socket readable: reads what it has and completes every request
+   * whose reply is whole, in order.
+   */
   void readReplies(LoopBackend backend) {
     long now = 0;
-    while (backend.hasPending()) {
-      Request request = backend.head();
+    while (true) {
+      int read;
       try {
-        if (!backend.readReply(request)) {
-          break;
+        read = backend.readSome();
+        while (backend.hasPending() && backend.headReplyComplete()) {
+          Request request = backend.poll();
+          unanswered--;
+          if (now == 0) {
+            now = System.nanoTime();
+            backend.health().succeeded(now);
+          }
+          answer(request, backend, now);
+          backend.consumeReply();
         }
       } catch (IOException e) {
-        failed(backend, false);
+        failed(backend, false); // a broken connection or a malformed reply
         return;
       }
-      backend.poll();
-      unanswered--;
-      if (now == 0) {
-        now = System.nanoTime();
-        backend.health().succeeded(now);
+      if (read < 0 && !backend.hasPending()) {
+        backend.close(); // closed after its last reply: the next request connects afresh
+        return;
       }
-      answer(request, backend, now);
-    }
-    if (backend.outOfStep()) {
-      failed(backend, false); // the server sent bytes nobody asked for
+      if (read < 0 || backend.outOfStep()) {
+        failed(backend, false); // closed with requests unanswered, or bytes nobody asked for
+        return;
+      }
+      if (!backend.mayHaveMore() || !backend.hasPending()) {
+        return;
+      }
     }
   }
 
@@ -321,18 +329,20 @@ public final class EventLoopDispatch implements RequestDispatch {
     reply.use(request.generation.errors());
     reply.reset();
     if (request.family() == Command.Family.RETRIEVAL) {
-      reply.setHits(backend.hits(request));
+      reply.setHits(backend.hits());
     }
-    reply.countReply(backend.server(), backend.reader().replyIsError());
+    reply.countReply(backend.server(), backend.replyIsError());
     request.repliedNanos = now;
-    if (request.metaQuiet()) {
-      reply.appendReply(backend.reader());
-      reply.discardIfQuiet(request.command());
+    if (request.metaQuiet() || request.resp3Shape() != null) {
+      reply.append(backend.replyView()); // shown or converted from a copy
+      if (request.metaQuiet()) {
+        reply.discardIfQuiet(request.command());
+      }
       finisher.finish(request);
     } else if (request.noreply()) {
       finisher.finish(request); // nothing to write
     } else {
-      finisher.finish(request, backend.replyView()); // the server's reply as it is, not copied
+      finisher.finish(request, backend.replyView()); // the server's bytes as they are
     }
   }
 

@@ -1,13 +1,11 @@
 package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendHealth;
-import dev.cachelab.middleware.backend.ReplyReader;
+import dev.cachelab.middleware.backend.ReplyFramer;
 import dev.cachelab.middleware.backend.SendBuffer;
-import dev.cachelab.middleware.net.DirectScratch;
 import dev.cachelab.middleware.net.SelectorTask;
 import dev.cachelab.middleware.protocol.Request;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
@@ -17,48 +15,40 @@ import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 
 /**
- * An event loop's non-blocking connection to one server. Requests are appended to its send buffer
- * as the loop dispatches them and written together at the end of the loop's round ({@link #flush});
- * their replies are read as they arrive, in request order, by {@link ReplyReader} over a stream
- * that signals "no more bytes yet" instead of blocking ({@link #readReply}). Connects lazily, with
- * a blocking connect bounded by the connect timeout. Its event loop's thread only.
+ * An event loop's non-blocking connection to one server. Requests are appended to its direct send
+ * buffer as the loop dispatches them and written together at the end of the loop's round ({@link
+ * #flush}). Replies are read into a direct receive buffer and framed there ({@link ReplyFramer}),
+ * in request order; each reply is handed to the client as a view of those bytes ({@link
+ * #replyView}), with no copy on the way. Connects lazily, with a blocking connect bounded by the
+ * connect timeout. Its event loop's thread only.
  */
 final class LoopBackend implements SendBuffer, SelectorTask {
-  // The send buffer is direct (written to the socket with no further copy): 64 KiB, grown for a
-  // larger request and given back after it.
-  private static final int BASE_SEND_BYTES = 64 * 1024;
+  // Both buffers are direct (socket I/O without the JDK's copy through a temporary one): 64 KiB,
+  // grown only for a request or reply larger than that (a round's requests that do not fit are
+  // written as the buffer fills), and given back after one past KEEP_BUFFER_BYTES.
+  private static final int BASE_BUFFER_BYTES = 64 * 1024;
+  private static final int KEEP_BUFFER_BYTES = 1 << 20;
   private static final long INITIAL_BACKOFF_NANOS = 1_000_000L;
   private static final long MAX_BACKOFF_NANOS = 200_000_000L;
-
-  /** Thrown by the stream when the socket has no more bytes now; the reply is read again later. */
-  private static final class NoBytesYet extends IOException {
-    NoBytesYet() {
-      super("no more bytes from the server yet");
-    }
-
-    @Override
-    public synchronized Throwable fillInStackTrace() {
-      return this; // thrown on every partial reply: no stack trace
-    }
-  }
-
-  private static final NoBytesYet NO_BYTES_YET = new NoBytesYet();
 
   private final EventLoopDispatch loop;
   private final int server;
   private final InetSocketAddress address;
   private final BackendHealth health;
   private final Selector selector;
-  private final DirectScratch scratch;
-  private final ReplyReader reader = new ReplyReader();
+  private final ReplyFramer framer = new ReplyFramer();
   private final ArrayDeque<Request> pending = new ArrayDeque<>();
   private final ByteBuffer idleProbe = ByteBuffer.allocate(1);
   private SocketChannel channel;
   private SelectionKey key;
-  private ByteBuffer out = ByteBuffer.allocateDirect(BASE_SEND_BYTES);
-  private ChannelInput input;
-  private byte[] replyBytes;
-  private ByteBuffer replyView;
+  private ByteBuffer out = ByteBuffer.allocateDirect(BASE_BUFFER_BYTES);
+  // Received bytes at [0, in.position()); the next reply starts at replyStart.
+  private ByteBuffer in = ByteBuffer.allocateDirect(BASE_BUFFER_BYTES);
+  private ByteBuffer view = in.duplicate();
+  private int replyStart;
+  private int replyEnd;
+  private boolean lastReadFilled;
+  private boolean writeFailed;
   private boolean backingOff;
   private long reconnectAtNanos;
   private long backoffNanos = INITIAL_BACKOFF_NANOS;
@@ -69,14 +59,12 @@ final class LoopBackend implements SendBuffer, SelectorTask {
       int server,
       InetSocketAddress address,
       BackendHealth health,
-      Selector selector,
-      DirectScratch scratch) {
+      Selector selector) {
     this.loop = loop;
     this.server = server;
     this.address = address;
     this.health = health;
     this.selector = selector;
-    this.scratch = scratch;
   }
 
   int server() {
@@ -85,10 +73,6 @@ final class LoopBackend implements SendBuffer, SelectorTask {
 
   BackendHealth health() {
     return health;
-  }
-
-  ReplyReader reader() {
-    return reader;
   }
 
   /**
@@ -113,8 +97,9 @@ final class LoopBackend implements SendBuffer, SelectorTask {
       opened.configureBlocking(false);
       key = opened.register(selector, SelectionKey.OP_READ, this);
       channel = opened;
-      input = new ChannelInput(opened, scratch);
-      reader.reset(input);
+      in.clear();
+      replyStart = 0;
+      writeFailed = false;
       backingOff = false;
       backoffNanos = INITIAL_BACKOFF_NANOS;
       return true;
@@ -142,6 +127,9 @@ final class LoopBackend implements SendBuffer, SelectorTask {
 
   @Override
   public void append(byte[] bytes, int from, int length) {
+    if (out.remaining() < length && out.position() > 0 && channel != null) {
+      writeSome(); // the round's earlier requests go now
+    }
     if (out.remaining() < length) {
       ByteBuffer grown =
           ByteBuffer.allocateDirect(Math.max(out.position() + length, out.capacity() * 2));
@@ -157,22 +145,31 @@ final class LoopBackend implements SendBuffer, SelectorTask {
     if (channel == null) {
       return pending.isEmpty();
     }
+    if (writeFailed || !writeSome()) {
+      return false;
+    }
+    boolean more = out.position() > 0;
+    key.interestOps(more ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+    if (!more && out.capacity() > KEEP_BUFFER_BYTES) {
+      out = ByteBuffer.allocateDirect(BASE_BUFFER_BYTES);
+    }
+    return true;
+  }
+
+  /** Writes what the socket takes now; false if the connection failed (the loop fails it later). */
+  private boolean writeSome() {
     try {
       out.flip();
       while (out.hasRemaining() && channel.write(out) > 0) {
         // what the socket takes; the rest when it is writable
       }
       out.compact();
+      return true;
     } catch (IOException e) {
       out.clear();
+      writeFailed = true; // reported by the next flush
       return false;
     }
-    boolean more = out.position() > 0;
-    key.interestOps(more ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
-    if (!more && out.capacity() > BASE_SEND_BYTES) {
-      out = ByteBuffer.allocateDirect(BASE_SEND_BYTES);
-    }
-    return true;
   }
 
   boolean hasPending() {
@@ -188,37 +185,82 @@ final class LoopBackend implements SendBuffer, SelectorTask {
   }
 
   /**
-   * Reads the reply to {@code request} (the head): true when it is complete, false when its bytes
-   * have not all arrived yet.
+   * Reads once what the socket has (making room first); returns the bytes read, -1 at the end of
+   * the stream.
    */
-  boolean readReply(Request request) throws IOException {
-    try {
-      reader.readReplyTo(request);
-      return true;
-    } catch (NoBytesYet e) {
+  int readSome() throws IOException {
+    if (!in.hasRemaining()) {
+      makeRoom();
+    }
+    int n = channel.read(in);
+    lastReadFilled = n > 0 && !in.hasRemaining();
+    return n;
+  }
+
+  /** Whether the last read filled the buffer (the socket may hold more). */
+  boolean mayHaveMore() {
+    return lastReadFilled;
+  }
+
+  /** Whether the head request's reply has arrived whole (then see {@link #replyView}). */
+  boolean headReplyComplete() throws IOException {
+    int end = framer.frame(in, replyStart, in.position(), ReplyFramer.Kind.of(pending.peekFirst()));
+    if (end == ReplyFramer.INCOMPLETE) {
       return false;
     }
+    replyEnd = end;
+    return true;
   }
 
-  /** The last reply read, as a buffer over the reader's own bytes (valid until the next read). */
+  /** The complete head reply's bytes, valid until the next read. */
   ByteBuffer replyView() {
-    byte[] bytes = reader.buffer();
-    if (bytes != replyBytes) {
-      replyBytes = bytes;
-      replyView = ByteBuffer.wrap(bytes);
+    view.limit(replyEnd).position(replyStart);
+    return view;
+  }
+
+  /** Values found by the complete head reply. */
+  int hits() {
+    return framer.hits();
+  }
+
+  boolean replyIsError() {
+    return framer.error();
+  }
+
+  /** The head reply has been answered: the next one starts after it. */
+  void consumeReply() {
+    replyStart = replyEnd;
+    if (replyStart == in.position()) {
+      in.clear();
+      replyStart = 0;
+      if (in.capacity() > KEEP_BUFFER_BYTES) {
+        replaceIn(ByteBuffer.allocateDirect(BASE_BUFFER_BYTES));
+      }
     }
-    replyView.limit(reader.replyLength()).position(0);
-    return replyView;
   }
 
-  /** Values found by the last reply to the read {@code request}. */
-  int hits(Request request) {
-    return request.respCommand() != null ? reader.hitCount() : reader.valueCount();
-  }
-
-  /** Whether the server sent bytes beyond the replies asked for. */
+  /** Whether bytes beyond the replies asked for were received (the stream is out of step). */
   boolean outOfStep() {
-    return pending.isEmpty() && reader.hasUnreadBytes();
+    return pending.isEmpty() && in.position() > replyStart;
+  }
+
+  // Moves a partial reply to the front, or grows the buffer if it fills it alone.
+  private void makeRoom() {
+    if (replyStart > 0) {
+      in.limit(in.position()).position(replyStart);
+      in.compact();
+      replyStart = 0;
+    } else {
+      ByteBuffer grown = ByteBuffer.allocateDirect(in.capacity() * 2);
+      in.flip();
+      grown.put(in);
+      replaceIn(grown);
+    }
+  }
+
+  private void replaceIn(ByteBuffer buffer) {
+    in = buffer;
+    view = in.duplicate();
   }
 
   @Override
@@ -231,7 +273,6 @@ final class LoopBackend implements SendBuffer, SelectorTask {
       return;
     }
     if (selected.isReadable()) {
-      input.drained = false;
       if (pending.isEmpty()) {
         closeIfIdleEnded();
       } else {
@@ -274,40 +315,7 @@ final class LoopBackend implements SendBuffer, SelectorTask {
       channel = null;
     }
     out.clear();
-  }
-
-  /**
-   * A stream over the non-blocking socket: "no bytes yet" is thrown, not waited for. After a read
-   * that did not fill what was asked the socket is taken as drained until the selector reports it
-   * readable again, so a partial reply costs no read that finds nothing.
-   */
-  private static final class ChannelInput extends InputStream {
-    private final SocketChannel channel;
-    private final DirectScratch scratch;
-    boolean drained;
-
-    ChannelInput(SocketChannel channel, DirectScratch scratch) {
-      this.channel = channel;
-      this.scratch = scratch;
-    }
-
-    @Override
-    public int read() {
-      throw new UnsupportedOperationException("read(byte[], int, int) only");
-    }
-
-    @Override
-    public int read(byte[] bytes, int from, int length) throws IOException {
-      if (drained) {
-        throw NO_BYTES_YET;
-      }
-      int n = scratch.read(channel, bytes, from, length);
-      if (n == 0) {
-        drained = true;
-        throw NO_BYTES_YET;
-      }
-      drained = n < length;
-      return n;
-    }
+    in.clear();
+    replyStart = 0;
   }
 }

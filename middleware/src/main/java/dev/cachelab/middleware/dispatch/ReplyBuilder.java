@@ -1,7 +1,6 @@
 package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendConnection;
-import dev.cachelab.middleware.backend.ReplyReader;
 import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.stats.ErrorKind;
 import dev.cachelab.middleware.stats.ThreadRecorder;
@@ -69,6 +68,17 @@ final class ReplyBuilder {
     length += count;
   }
 
+  /** Appends the bytes between the buffer's position and limit (its position is left as it is). */
+  void append(ByteBuffer bytes) {
+    int count = bytes.remaining();
+    if (length + count > out.length) {
+      out = Arrays.copyOf(out, Math.max(length + count, out.length * 2));
+      view = ByteBuffer.wrap(out);
+    }
+    bytes.get(bytes.position(), out, length, count);
+    length += count;
+  }
+
   void append(byte[] bytes) {
     append(bytes, 0, bytes.length);
   }
@@ -76,11 +86,6 @@ final class ReplyBuilder {
   /** Appends the server's last reply. */
   void appendReply(BackendConnection backend) {
     append(backend.buffer(), 0, backend.replyLength());
-  }
-
-  /** Appends the last reply the reader read. */
-  void appendReply(ReplyReader reader) {
-    append(reader.buffer(), 0, reader.replyLength());
   }
 
   void setHits(int count) {

@@ -509,7 +509,7 @@ public final class ClientConnection implements ReplySink {
         inFlight.pollFirst();
         Request next = inFlight.peekFirst();
         if (corked || pendingOut.hasRemaining() || (next != null && next.completed)) {
-          appendPending(reply.array(), reply.arrayOffset() + reply.position(), reply.remaining());
+          appendPending(reply);
           appended = true;
         } else {
           writeDirect(reply);
@@ -546,7 +546,7 @@ public final class ClientConnection implements ReplySink {
       return;
     }
     if (reply.hasRemaining()) {
-      appendPending(reply.array(), reply.arrayOffset() + reply.position(), reply.remaining());
+      appendPending(reply);
       flushPending();
     }
   }
@@ -578,6 +578,17 @@ public final class ClientConnection implements ReplySink {
     while ((head = inFlight.peekFirst()) != null && head.completed) {
       inFlight.pollFirst();
     }
+  }
+
+  /** Appends the reply's remaining bytes (a heap or a direct buffer; its position is kept). */
+  private void appendPending(ByteBuffer reply) {
+    if (reply.hasArray()) {
+      appendPending(reply.array(), reply.arrayOffset() + reply.position(), reply.remaining());
+      return;
+    }
+    byte[] bytes = new byte[reply.remaining()]; // a direct reply the socket did not take at once
+    reply.get(reply.position(), bytes);
+    appendPending(bytes, 0, bytes.length);
   }
 
   private void appendPending(byte[] bytes, int from, int length) {

@@ -121,7 +121,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
     this.idleTimeoutNanos = idleTimeoutNanos;
     this.clientWindow = Math.max(1, clientWindow);
     queue.onRoom(selector::wakeup);
-    queue.attach(selector, scratch);
+    queue.attach(selector);
   }
 
   /**

@@ -30,11 +30,8 @@ public interface RequestDispatch {
   /** Called when room appears after {@link #hasRoom} found none. */
   void onRoom(Runnable listener);
 
-  /**
-   * The net thread's selector and direct buffer, once, before its loop starts (an event loop
-   * registers its server connections in the one and does their I/O through the other).
-   */
-  default void attach(Selector selector, DirectScratch scratch) {}
+  /** The net thread's selector, once, before its loop starts (an event loop registers in it). */
+  default void attach(Selector selector) {}
 
   /** The net thread is ending: close what the dispatch opened. */
   default void close() {}

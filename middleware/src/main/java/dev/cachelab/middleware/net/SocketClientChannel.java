@@ -31,7 +31,8 @@ final class SocketClientChannel implements ClientChannel {
 
   @Override
   public int write(ByteBuffer from) throws IOException {
-    return scratch.owns() ? scratch.write(channel, from) : channel.write(from);
+    // A direct buffer goes to the socket as it is; a heap one through the net thread's buffer.
+    return !from.isDirect() && scratch.owns() ? scratch.write(channel, from) : channel.write(from);
   }
 
   @Override
