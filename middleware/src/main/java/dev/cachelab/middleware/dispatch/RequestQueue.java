@@ -4,6 +4,7 @@ import dev.cachelab.middleware.net.RequestDispatch;
 import dev.cachelab.middleware.protocol.Request;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -67,7 +68,9 @@ public final class RequestQueue implements RequestDispatch {
   private final int batch;
   private final long stallNanos;
   private final AtomicBoolean producerWaiting = new AtomicBoolean();
-  private volatile Runnable roomListener = () -> {};
+  // Every producer's listener (one net thread, or each event loop): all are woken, since any of
+  // them may have paused a connection for want of room.
+  private final CopyOnWriteArrayList<Runnable> roomListeners = new CopyOnWriteArrayList<>();
 
   /** A parked worker: set {@code signalled} (under the lock), then unpark its thread. */
   private static final class Waiter {
@@ -94,10 +97,10 @@ public final class RequestQueue implements RequestDispatch {
     this.stallNanos = stallNanos;
   }
 
-  /** Called (by a worker) when room appears after the producer found the queue full. */
+  /** Called (by a worker) when room appears after a producer found the queue full. */
   @Override
   public void onRoom(Runnable listener) {
-    this.roomListener = listener;
+    roomListeners.add(listener);
   }
 
   /** Net thread: whether one more request fits. If not, arms the room listener. */
@@ -312,7 +315,7 @@ public final class RequestQueue implements RequestDispatch {
     if (taken > 0) {
       length.addAndGet(-taken);
       if (capacity > 0 && producerWaiting.get() && producerWaiting.compareAndSet(true, false)) {
-        roomListener.run();
+        roomListeners.forEach(Runnable::run);
       }
     }
     return n;

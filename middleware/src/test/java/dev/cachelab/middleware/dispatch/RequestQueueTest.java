@@ -102,6 +102,21 @@ class RequestQueueTest {
     assertThat(roomCalls.get()).as("no producer waiting any more").isEqualTo(1);
   }
 
+  /** Several event loops share the workers' queue: room wakes each of them, not only the last. */
+  @Test
+  void roomWakesEveryProducersListener() throws Exception {
+    RequestQueue queue = new RequestQueue(1, 1);
+    AtomicInteger firstLoop = new AtomicInteger();
+    AtomicInteger secondLoop = new AtomicInteger();
+    queue.onRoom(firstLoop::incrementAndGet);
+    queue.onRoom(secondLoop::incrementAndGet);
+    queue.enqueue(request());
+    assertThat(queue.hasRoom()).isFalse();
+    assertThat(queue.take(new Request[1])).isEqualTo(1);
+    assertThat(firstLoop.get()).isEqualTo(1);
+    assertThat(secondLoop.get()).isEqualTo(1);
+  }
+
   @Test
   void poisonIsTakenAloneAndNotCounted() throws Exception {
     RequestQueue queue = new RequestQueue(0, 4);
