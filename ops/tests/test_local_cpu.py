@@ -9,7 +9,13 @@ import sys
 import time
 from pathlib import Path
 
-from cachelab.local.cpu import ProcessCpuSampler, _TaskReading, process_cpu_s, thread_times
+from cachelab.local.cpu import (
+    REQUEST_PATH_THREAD,
+    ProcessCpuSampler,
+    _TaskReading,
+    process_cpu_s,
+    thread_times,
+)
 from cachelab.results import MeasuredInterval
 from cachelab.results.cpu import measured_cpu, read_cpu_samples
 
@@ -152,3 +158,10 @@ def test_remembered_readings_of_gone_threads_are_added() -> None:
     assert times.wait_s is not None and times.wait_s >= 5.0
     assert times.pool_cpu_s == 2.0 and times.pool_wait_s == 5.0 and times.pool_slices == 7
     assert times.path_cpu_s is not None and times.path_cpu_s >= 2.0
+
+
+def test_the_middlewares_event_loops_are_on_a_requests_path() -> None:
+    for name in ("net", "event-loop-0", "event-loop-12", "worker-3", "loadgen-1-0", "mc-worker"):
+        assert REQUEST_PATH_THREAD.fullmatch(name), name
+    for name in ("event-loop-", "stats-reporter", "backend-watchdog", "C2 CompilerThre"):
+        assert not REQUEST_PATH_THREAD.fullmatch(name), name

@@ -7,7 +7,8 @@ time its threads spent runnable but waiting for a CPU (the 2nd field of
 `/proc/<pid>/task/<tid>/schedstat`, summed over its threads, an exited one with its last
 reading), the CPU time and run-queue wait of its worker-pool threads (threads named
 `worker-<n>`, the middleware's), the same two for its threads on a request's path
-(`REQUEST_PATH_THREAD`: the loadgen's event loops, the middleware's net thread and workers,
+(`REQUEST_PATH_THREAD`: the loadgen's event loops, the middleware's net thread or event loops
+(`event-loop-<n>`) and workers,
 memcached's workers, redis's main thread), and the whole machine's busy time from `/proc/stat`
 (role `host`: every process, also other people's), and appends one row each to the run's
 `cpu.csv`. A process that has exited is skipped; a kernel without schedstat leaves the wait
@@ -40,7 +41,9 @@ WORKER_THREAD = re.compile(r"worker-\d+")
 # threads a request passes through (Loadgen's BenchmarkRun names its event loops
 # loadgen-<run>-<thread>); the others (JIT compilers, GC, stats reporters, memcached's LRU
 # maintainer) work off any request's path
-REQUEST_PATH_THREAD = re.compile(r"loadgen-\d+-\d+|net|worker-\d+|mc-worker|redis-server")
+REQUEST_PATH_THREAD = re.compile(
+    r"loadgen-\d+-\d+|net|event-loop-\d+|worker-\d+|mc-worker|redis-server"
+)
 
 
 def host_cpu_s() -> float | None:
