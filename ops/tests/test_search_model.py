@@ -133,6 +133,32 @@ def test_an_open_loop_points_worker_pool_holds_its_service_not_its_connections_w
     assert math.isnan(by_name["net thread"].utilisation)  # not separable, not a candidate
 
 
+def test_event_loops_are_one_station_of_the_middlewares_cpu_not_a_worker_pool() -> None:
+    # Two event loops answer 100,000 requests/s with 0.8 cores of middleware CPU: a request's
+    # R_mw - Q (0.3 ms) is mostly the server's round trip, which no thread is held through.
+    from cachelab.analysis.operational import PointMeasurement
+
+    fields = dict(
+        point=0, clients=32, think_time_ms=0.0, throughput_ops_per_s=100_000.0,
+        response_time_ms=0.32, middlewares=1, workers=1, servers=1,
+        mw_throughput_ops_per_s=100_000.0, mw_response_time_ms=0.31, mw_queue_time_ms=0.01,
+        mw_service_time_ms=0.25, mw_queue_length=0.0,
+        process_cpu={"middleware": ("middleware", 0.8), "memcached": ("server", 0.5)},
+    )  # fmt: skip
+    as_workers = analyse(PointMeasurement(**fields))  # type: ignore[arg-type]
+    pool = as_workers.stage("worker pool")
+    assert pool is not None and pool.utilisation > 25  # one worker "held" 30 ms a ms: nonsense
+    loops = analyse(PointMeasurement(**fields, event_loops=2))  # type: ignore[arg-type]
+    names = {s.name for s in loops.stages}
+    assert "worker pool" not in names and "net thread" not in names
+    station = loops.stage("event loops")
+    assert station is not None
+    assert station.demand_ms == pytest.approx(0.008)
+    assert station.servers == 2
+    assert station.utilisation == pytest.approx(0.4)
+    assert loops.bottleneck == "event loops"  # memcached: 0.5 of its 4 threads
+
+
 def test_a_summary_row_with_an_offered_rate_is_read_as_pipelined(folder: Path) -> None:
     probe = read_run(RunDir(0, 0, folder / "raw" / "p0-r0"))
     row = pd.Series(row_of(probe))

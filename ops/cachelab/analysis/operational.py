@@ -98,6 +98,8 @@ class PointMeasurement:
     # open loop: the clients pipeline, so a request read by the net thread may wait on its
     # connection behind the ones before it, and R_mw - Q holds that wait as well
     pipelined: bool = False
+    # --event-loops of each middleware (0: the ASL design, a net thread and a worker pool)
+    event_loops: int = 0
 
     @property
     def worker_wakeup_wait_ms(self) -> float:
@@ -220,21 +222,25 @@ def analyse(m: PointMeasurement) -> OperationalAnalysis:
                 "delay",
             )
         )
+        if m.event_loops > 0:
+            # no net thread or worker holds a request through the server's round trip
+            stages.append(_event_loops(m, x_mw))
         holding_ms = max(0.0, m.mw_response_time_ms - m.mw_queue_time_ms)
         if m.pipelined:
             # R_mw - Q - S holds the wait behind a connection's earlier requests: the net
             # thread's demand is not separable, and the pool's holding is at least S
             net_ms, holding_ms = math.nan, m.mw_service_time_ms
-        stages.append(Stage("net thread", net_ms, 1, per_mw * net_ms / 1000.0, part))
-        stages.append(
-            Stage(
-                "worker pool",
-                holding_ms,
-                m.workers * m.middlewares,
-                per_mw * holding_ms / 1000.0 / max(1, m.workers),
-                "queue",
+        if m.event_loops == 0:
+            stages.append(Stage("net thread", net_ms, 1, per_mw * net_ms / 1000.0, part))
+            stages.append(
+                Stage(
+                    "worker pool",
+                    holding_ms,
+                    m.workers * m.middlewares,
+                    per_mw * holding_ms / 1000.0 / max(1, m.workers),
+                    "queue",
+                )
             )
-        )
     else:
         stages.append(
             Stage(
@@ -269,6 +275,16 @@ def analyse(m: PointMeasurement) -> OperationalAnalysis:
     stations = [s for s in stages if s.is_station and math.isfinite(s.utilisation)]
     bottleneck = max(stations, key=lambda s: s.utilisation).name if stations else None
     return OperationalAnalysis(m.point, stages, bottleneck)
+
+
+def _event_loops(m: PointMeasurement, x_mw: float) -> Stage:
+    """The middlewares' event loops as one station: a loop does a request's work (read, decode,
+    send, reply) but does not wait for the server, so its demand is the middlewares' CPU per
+    request (NaN, no station, when not measured), over every middleware's loops."""
+    loops = m.event_loops * m.middlewares
+    cores = sum(c for role, c in m.process_cpu.values() if role == "middleware")
+    demand_ms = 1000.0 * cores / x_mw if x_mw > 0 and cores > 0 else math.nan
+    return Stage("event loops", demand_ms, loops, x_mw * demand_ms / 1000.0 / loops, "queue")
 
 
 def _pod_stages(m: PointMeasurement, x: float) -> list[Stage]:

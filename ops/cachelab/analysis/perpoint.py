@@ -135,7 +135,14 @@ def measurement(
             math.isfinite(_value(row, c))
             for c in ("offered_ops_per_s", f"offered_ops_per_s{suffix}")
         ),
+        event_loops=max((event_loops_of(run.record.spec) for run in runs), default=0),
     )
+
+
+def event_loops_of(spec_dump: dict[str, Any]) -> int:
+    """The middlewares' --event-loops from a resolved spec (0 when it predates the setting)."""
+    loops = (spec_dump.get("topology") or {}).get("event_loops")
+    return loops if isinstance(loops, int) and loops > 0 else 0
 
 
 def server_threads_of(spec_dump: dict[str, Any]) -> int:
