@@ -7,12 +7,13 @@ import json
 import math
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
 from cachelab.analysis.models import closed_model
-from cachelab.analysis.operational import analyse
+from cachelab.analysis.operational import PointMeasurement, analyse
 from cachelab.analysis.perpoint import measurement
 from cachelab.cli import main
 from cachelab.results.layout import RunDir
@@ -111,22 +112,38 @@ def test_a_kubernetes_steps_middleware_counters_are_not_judged(folder: Path) -> 
     assert judge(on_k8s, slo, True)[0] == "pass"
 
 
+def _point(
+    x: float,
+    r_ms: float,
+    clients: int,
+    workers: int,
+    servers: int,
+    mw: tuple[float, ...],
+    **more: Any,
+) -> PointMeasurement:
+    """One middleware's point: throughput, response time, the shape, and the middleware's
+    (throughput, response, queue, service time, queue length)."""
+    mw_x, mw_r, mw_q, mw_s, mw_len = mw
+    return PointMeasurement(
+        point=0, clients=clients, think_time_ms=0.0, throughput_ops_per_s=x, response_time_ms=r_ms,
+        middlewares=1, workers=workers, servers=servers, mw_throughput_ops_per_s=mw_x,
+        mw_response_time_ms=mw_r, mw_queue_time_ms=mw_q, mw_service_time_ms=mw_s,
+        mw_queue_length=mw_len, **more,
+    )  # fmt: skip
+
+
 def test_an_open_loop_points_worker_pool_holds_its_service_not_its_connections_wait() -> None:
     # An open-loop answer measured on the quickstart's shape (8 workers, 3 memcached): the
     # clients pipeline, so R_mw (18.2 ms) holds the wait behind a connection's earlier
     # requests, two orders of magnitude above the queue (0.019 ms) and service (0.081 ms).
-    from cachelab.analysis.operational import PointMeasurement
-
-    fields = dict(
-        point=0, clients=8, think_time_ms=0.0, throughput_ops_per_s=29_976.0,
-        response_time_ms=4.05, middlewares=1, workers=8, servers=3,
-        mw_throughput_ops_per_s=30_460.0, mw_response_time_ms=18.2, mw_queue_time_ms=0.019,
-        mw_service_time_ms=0.081, mw_queue_length=0.88,
+    shape: dict[str, Any] = dict(
+        x=29_976.0, r_ms=4.05, clients=8, workers=8, servers=3,
+        mw=(30_460.0, 18.2, 0.019, 0.081, 0.88),
     )  # fmt: skip
-    closed_reading = analyse(PointMeasurement(**fields))  # type: ignore[arg-type]
+    closed_reading = analyse(_point(**shape))
     pool = closed_reading.stage("worker pool")
     assert pool is not None and pool.utilisation > 60  # R_mw - Q read as holding: nonsense
-    stages = analyse(PointMeasurement(**fields, pipelined=True)).stages  # type: ignore[arg-type]
+    stages = analyse(_point(**shape, pipelined=True)).stages
     by_name = {s.name: s for s in stages}
     assert by_name["worker pool"].demand_ms == pytest.approx(0.081)
     assert by_name["worker pool"].utilisation == pytest.approx(30_460 * 0.081e-3 / 8)
@@ -136,19 +153,15 @@ def test_an_open_loop_points_worker_pool_holds_its_service_not_its_connections_w
 def test_event_loops_are_one_station_of_the_middlewares_cpu_not_a_worker_pool() -> None:
     # Two event loops answer 100,000 requests/s with 0.8 cores of middleware CPU: a request's
     # R_mw - Q (0.3 ms) is mostly the server's round trip, which no thread is held through.
-    from cachelab.analysis.operational import PointMeasurement
-
-    fields = dict(
-        point=0, clients=32, think_time_ms=0.0, throughput_ops_per_s=100_000.0,
-        response_time_ms=0.32, middlewares=1, workers=1, servers=1,
-        mw_throughput_ops_per_s=100_000.0, mw_response_time_ms=0.31, mw_queue_time_ms=0.01,
-        mw_service_time_ms=0.25, mw_queue_length=0.0,
+    shape: dict[str, Any] = dict(
+        x=100_000.0, r_ms=0.32, clients=32, workers=1, servers=1,
+        mw=(100_000.0, 0.31, 0.01, 0.25, 0.0),
         process_cpu={"middleware": ("middleware", 0.8), "memcached": ("server", 0.5)},
     )  # fmt: skip
-    as_workers = analyse(PointMeasurement(**fields))  # type: ignore[arg-type]
+    as_workers = analyse(_point(**shape))
     pool = as_workers.stage("worker pool")
     assert pool is not None and pool.utilisation > 25  # one worker "held" 30 ms a ms: nonsense
-    loops = analyse(PointMeasurement(**fields, event_loops=2))  # type: ignore[arg-type]
+    loops = analyse(_point(**shape, event_loops=2))
     names = {s.name for s in loops.stages}
     assert "worker pool" not in names and "net thread" not in names
     station = loops.stage("event loops")
