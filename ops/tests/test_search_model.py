@@ -172,6 +172,14 @@ def test_event_loops_are_one_station_of_the_middlewares_cpu_not_a_worker_pool() 
     assert loops.bottleneck == "event loops"  # memcached: 0.5 of its 4 threads
 
 
+def test_a_run_with_event_loops_is_read_with_them(folder: Path) -> None:
+    probe = read_run(RunDir(0, 0, folder / "raw" / "p0-r0"))
+    row = pd.Series(row_of(probe))
+    assert measurement(row, [probe], HOST_CORES).event_loops == 0
+    probe.record.spec["topology"]["event_loops"] = 2
+    assert measurement(row, [probe], HOST_CORES).event_loops == 2
+
+
 def test_a_summary_row_with_an_offered_rate_is_read_as_pipelined(folder: Path) -> None:
     probe = read_run(RunDir(0, 0, folder / "raw" / "p0-r0"))
     row = pd.Series(row_of(probe))

@@ -139,9 +139,9 @@ def measurement(
     )
 
 
-def event_loops_of(spec_dump: dict[str, Any]) -> int:
+def event_loops_of(spec_dump: dict[str, Any] | None) -> int:
     """The middlewares' --event-loops from a resolved spec (0 when it predates the setting)."""
-    loops = (spec_dump.get("topology") or {}).get("event_loops")
+    loops = ((spec_dump or {}).get("topology") or {}).get("event_loops")
     return loops if isinstance(loops, int) and loops > 0 else 0
 
 
