@@ -265,25 +265,23 @@ public final class EventLoopDispatch implements RequestDispatch {
 
   /** Fails the connections whose oldest unanswered request has waited past the timeout. */
   private void expire(long now) {
-    expire(backends, now, generation.timeouts().backendTimeoutNanos());
+    long timeoutNanos = generation.timeouts().backendTimeoutNanos();
+    for (LoopBackend backend : backends) {
+      if (backend != null) {
+        expireIfOverdue(backend, now, timeoutNanos);
+      }
+    }
     for (int i = 0; i < retired.size(); i++) {
       LoopBackend backend = retired.get(i);
-      if (backend.hasPending()) {
-        long timeout = backend.head().generation.timeouts().backendTimeoutNanos();
-        if (now - backend.head().sentNanos > timeout) {
-          failed(backend, true);
-        }
+      if (backend.hasPending()) { // served with its own list's timeout
+        expireIfOverdue(backend, now, backend.head().generation.timeouts().backendTimeoutNanos());
       }
     }
   }
 
-  private void expire(LoopBackend[] list, long now, long timeoutNanos) {
-    for (LoopBackend backend : list) {
-      if (backend != null
-          && backend.hasPending()
-          && now - backend.head().sentNanos > timeoutNanos) {
-        failed(backend, true);
-      }
+  private void expireIfOverdue(LoopBackend backend, long now, long timeoutNanos) {
+    if (backend.hasPending() && now - backend.head().sentNanos > timeoutNanos) {
+      failed(backend, true);
     }
   }
 

@@ -26,22 +26,14 @@ public final class DirectScratch {
     return Thread.currentThread() == owner;
   }
 
-  /** Reads what is available (up to {@code into.remaining()}) into the heap buffer {@code into}. */
-  public int read(SocketChannel channel, ByteBuffer into) throws IOException {
-    return read(
-        channel, into.array(), into.arrayOffset() + into.position(), into.remaining(), into);
-  }
-
   /**
-   * Reads what is available into {@code bytes[from, from + length)}; returns the count, 0 if none,
-   * -1 at end of stream.
+   * Reads what is available (up to {@code into.remaining()}) into the heap buffer {@code into},
+   * advancing its position; returns the count, 0 if none, -1 at end of stream.
    */
-  public int read(SocketChannel channel, byte[] bytes, int from, int length) throws IOException {
-    return read(channel, bytes, from, length, null);
-  }
-
-  private int read(SocketChannel channel, byte[] bytes, int from, int length, ByteBuffer advance)
-      throws IOException {
+  public int read(SocketChannel channel, ByteBuffer into) throws IOException {
+    byte[] bytes = into.array();
+    int from = into.arrayOffset() + into.position();
+    int length = into.remaining();
     int total = 0;
     while (total < length) {
       int chunk = Math.min(length - total, BYTES);
@@ -60,9 +52,7 @@ public final class DirectScratch {
         break; // the socket is drained
       }
     }
-    if (advance != null) {
-      advance.position(advance.position() + total);
-    }
+    into.position(into.position() + total);
     return total;
   }
 
