@@ -12,19 +12,28 @@ ROOT        := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 VENV        ?= $(ROOT)/.venv
 PY          := $(VENV)/bin/python
 CACHELAB    := $(VENV)/bin/cachelab
-TOOLS_DIR   ?= $(ROOT)/.cache/tools
+# The per-machine cache every clone shares (scripts/cache-dir.sh): Kubernetes tools and images.
+CACHELAB_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/cachelab
+TOOLS_DIR   ?= $(CACHELAB_CACHE)/tools
+IMAGES_DIR  ?= $(CACHELAB_CACHE)/images
+export CACHELAB_CACHE TOOLS_DIR IMAGES_DIR
+# The tools k8s-tools builds (helm, kubectl where the machine has none) come first on PATH.
+export PATH := $(TOOLS_DIR)/bin:$(PATH)
+# Groups of scripts/k8s-tools.sh a target needs (control, cluster, cilium); empty: all it builds.
+K8S_TOOLS   ?=
 # JAVA_HOME of a JDK >= 21, found once per make invocation (scripts/find-jdk.sh explains a miss).
 JDK_HOME     = $(shell $(ROOT)/scripts/find-jdk.sh)
 # MAVEN_OPTS silences the JDK's sun.misc.Unsafe warnings about Maven itself (scripts/maven-opts.sh).
 MVN_ENV      = JAVA_HOME="$(JDK_HOME)" MAVEN_OPTS="$(shell JAVA_HOME="$(JDK_HOME)" $(ROOT)/scripts/maven-opts.sh)"
 MVN          = $(MVN_ENV) mvn -B -q -ntp -Dstyle.color=never
-PYTEST       = cd ops && CACHELAB_ROOT=$(ROOT) TOOLS_DIR=$(TOOLS_DIR) $(PY) -m pytest -q
+PYTEST       = cd ops && CACHELAB_ROOT=$(ROOT) $(PY) -m pytest -q
 SPEC        ?= ops/experiments/quickstart.yaml
 IMG_REGISTRY ?= ghcr.io/cachelab
 IMG_TAG     ?= $(shell awk '/^appVersion:/ {gsub(/"/, "", $$2); print $$2}' $(ROOT)/charts/testbed/Chart.yaml)
 K8S_CLUSTER ?= cachelab
 # CILIUM=1: build Cilium (k8s-tools), start the local cluster with it enforcing NetworkPolicies
-# (k8s-up) and run its policy test in test-k8s-real. Off by default: its first build takes 15-25 min.
+# (k8s-up) and run its policy tests (test-k8s-cilium, part of `make test`). Off by default: its
+# first build takes 15-25 min.
 CILIUM      ?= 0
 export CILIUM
 # The local cluster of k8s-up (scripts/local-cluster.sh): NODES is pool:count (default the ASL 2017
@@ -53,12 +62,24 @@ help: ## Show this help (targets by section; coloured on a terminal only).
 ##@ Setup
 
 .PHONY: deps
-deps: ## Install missing Debian packages (memcached, redis, nutcracker, memcaslap, etcd, prometheus).
-	@scripts/install-debs.sh
+deps: ## Install the missing Debian packages of a local run (memcached, redis, python3-venv, maven); nothing else.
+	@scripts/install-debs.sh run
+
+.PHONY: deps-test
+deps-test: deps ## Install the missing Debian packages of the local test tiers (peers, gcc, prometheus and exporters, chromium).
+	@scripts/install-debs.sh test
+
+.PHONY: deps-k8s
+deps-k8s: deps ## Install the missing Debian packages of the Kubernetes tiers and k8s-up (etcd, containerd, runc, CNI plugins, conntrack, umoci, skopeo; CILIUM=1: clang/llvm 19).
+	@scripts/install-debs.sh k8s $(if $(filter 1,$(CILIUM)),cilium)
+
+.PHONY: check-installs
+check-installs: ## Fail naming any command the scripts call that nothing in the project installs (first step of make test).
+	@cd ops && python3 -m cachelab.devtools.install_check $(ROOT)
 
 .PHONY: k8s-tools
-k8s-tools: ## Build helm, kwok, kwokctl, kube-apiserver/-controller-manager/-scheduler into TOOLS_DIR/bin (~10 min once; CILIUM=1 adds Cilium, 15-25 min once).
-	@TOOLS_DIR=$(TOOLS_DIR) scripts/k8s-tools.sh
+k8s-tools: ## Build the Kubernetes tools from Go modules into TOOLS_DIR/bin, shared by every clone (K8S_TOOLS: control, cluster, cilium; default control cluster, + cilium with CILIUM=1).
+	@scripts/k8s-tools.sh $(K8S_TOOLS)
 
 .PHONY: jdk
 jdk: ## Find a JDK >= 21 (prints its JAVA_HOME, or says how to get one).
@@ -113,32 +134,33 @@ report-shot: venv ## Rebuild RESULTS's report and screenshot the whole page with
 ##@ Kubernetes
 
 .PHONY: k8s-up
-k8s-up: deps k8s-tools images ## Start a real cluster on this machine (root; state in .cache/cluster): nodes NODES (default a1:3,a4:1,a2:3; 1: one node) at SCALE, links at PROFILE (CILIUM=1: one node, NetworkPolicies enforced); last line: export KUBECONFIG=...
-	@TOOLS_DIR=$(TOOLS_DIR) CLUSTER_NETWORK_POLICY=$(if $(filter 1,$(CILIUM)),cilium,none) \
+k8s-up: deps-k8s k8s-tools images ## Start a real cluster on this machine (root; state in .cache/cluster): nodes NODES (default a1:3,a4:1,a2:3; 1: one node) at SCALE, links at PROFILE (CILIUM=1: one node, NetworkPolicies enforced); last line: export KUBECONFIG=...
+	@CLUSTER_NETWORK_POLICY=$(if $(filter 1,$(CILIUM)),cilium,none) \
 	  CLUSTER_NODES=$(NODES) CLUSTER_SCALE=$(SCALE) CLUSTER_PROFILE=$(PROFILE) scripts/local-cluster.sh up >&2
-	@TOOLS_DIR=$(TOOLS_DIR) JAVA_HOME="$(JDK_HOME)" scripts/images.sh import >&2
+	@JAVA_HOME="$(JDK_HOME)" scripts/images.sh import >&2
 	@echo "export KUBECONFIG=$(ROOT)/.cache/cluster/kubeconfig"
 
 .PHONY: k8s-down
 k8s-down: ## Stop the local cluster and restore the machine (bridge, veths, netns, cgroups, qdiscs, iptables chains, sysctls, mounts).
-	@TOOLS_DIR=$(TOOLS_DIR) scripts/local-cluster.sh down
+	@scripts/local-cluster.sh down
 
 .PHONY: images
-images: deps k8s-tools ## Build every image locally into .cache/images (jib on a jlinked base; servers, exporters, prometheus from Debian packages; locust from Debian python3 and PyPI; the operator and its Prometheus from Go modules).
-	@TOOLS_DIR=$(TOOLS_DIR) JAVA_HOME="$(JDK_HOME)" scripts/images.sh build
+images: deps-k8s k8s-tools ## Build every image locally into IMAGES_DIR, shared by every clone (jib on a jlinked base; servers, exporters, prometheus from Debian packages; locust from Debian python3 and PyPI; the operator and its Prometheus from Go modules).
+	@JAVA_HOME="$(JDK_HOME)" scripts/images.sh build
 
 .PHONY: kwok-up
-kwok-up: k8s-tools ## Start a kwok cluster (K8S_CLUSTER=cachelab) with simulated node pools a1/a2/a4 (placement); prints its kubeconfig.
-	@TOOLS_DIR=$(TOOLS_DIR) scripts/kwok-cluster.sh up $(K8S_CLUSTER)
+kwok-up: deps-k8s k8s-tools ## Start a kwok cluster (K8S_CLUSTER=cachelab) with simulated node pools a1/a2/a4 (placement); prints its kubeconfig.
+	@scripts/kwok-cluster.sh up $(K8S_CLUSTER)
 
 .PHONY: kwok-down
 kwok-down: ## Delete the kwok cluster (K8S_CLUSTER=cachelab).
-	@TOOLS_DIR=$(TOOLS_DIR) scripts/kwok-cluster.sh down $(K8S_CLUSTER)
+	@scripts/kwok-cluster.sh down $(K8S_CLUSTER)
 
 ##@ Test
 
 .PHONY: test
-test: deps venv k8s-tools build lint test-unit test-integration test-e2e test-k8s test-k8s-real ## Run every test tier (what CI runs): lint, unit, integration, end to end, Kubernetes (kwok, then a real local cluster).
+test: ## Run every test tier (what CI runs; root): install check, lint, unit, integration, end to end, Kubernetes (kwok, a real local cluster; CILIUM=1 its NetworkPolicy tests), tools built in the background; prints each part's wall time.
+	@scripts/test-all.sh
 
 .PHONY: lint
 lint: venv ## Check formatting and types (spotless, ruff, mypy) and the prose (no words about how it was made, no links out).
@@ -160,29 +182,40 @@ test-unit: venv ## Fast tier (< 2 min warm): Java unit tests (*Test) and Python 
 	@$(PYTEST) -m "not integration and not e2e and not k8s and not k8s_real and not monitor and not report"
 
 .PHONY: test-integration
-test-integration: deps venv build ## Real processes on loopback: Java *IT (failsafe) and Python integration tests.
+test-integration: deps-test venv build ## Real processes on loopback: Java *IT (failsafe) and Python integration tests.
 	@echo "test-integration: Java *IT (failsafe; real memcached/redis on loopback ports)"
 	@$(MVN_ENV) mvn -B -ntp -DskipUnitTests=true verify
 	@echo "test-integration: Python (integration and whole reports, not k8s; chromium for make report-shot's test)"
-	@scripts/install-debs.sh chromium
 	@$(PYTEST) -m "(integration or report) and not e2e and not k8s"
 
 .PHONY: test-e2e
-test-e2e: deps venv build ## Whole local experiments through the runner (cachelab run, resume, shaping, monitor, the tutorial's first part).
+test-e2e: deps-test venv build ## Whole local experiments through the runner (cachelab run, resume, shaping, monitor, the tutorial's first part).
 	@$(PYTEST) -m "e2e"
 
 .PHONY: test-k8s
-test-k8s: deps venv k8s-tools build ## Kubernetes tier: chart lint/schema, installs and Jobs on a throwaway kwok cluster.
+test-k8s: K8S_TOOLS = control
+test-k8s: deps-k8s venv k8s-tools build ## Kubernetes tier: chart lint/schema, installs and Jobs on a throwaway kwok cluster.
 	@$(PYTEST) -m "k8s and not e2e"
 
 .PHONY: test-k8s-real
-test-k8s-real: deps venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, the Prometheus Operator and dashboards, a 2-point k8s run, the tutorial's cluster part (CILIUM=1: NetworkPolicies enforced); always torn down.
-	@$(PYTEST) -m "$(if $(filter 1,$(CILIUM)),k8s_real,k8s_real and not cilium)"
+test-k8s-real: K8S_TOOLS = control cluster
+test-k8s-real: deps-k8s venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, the Prometheus Operator and dashboards, a 2-point k8s run, the tutorial's cluster part; always torn down.
+	@$(PYTEST) -m "k8s_real and not cilium"
+
+.PHONY: test-k8s-cilium
+test-k8s-cilium: K8S_TOOLS = control cluster cilium
+test-k8s-cilium: CILIUM = 1
+test-k8s-cilium: deps-k8s venv k8s-tools images ## Real local cluster with Cilium (root; builds Cilium, 15-25 min once): the chart's NetworkPolicies enforced, the failed starts.
+	@$(PYTEST) -m "k8s_real and cilium"
 
 ##@ Benchmark
 
+.PHONY: deps-bench
+deps-bench: deps ## Install the missing Debian packages of make bench (twemproxy, memcaslap, gcc).
+	@scripts/install-debs.sh bench
+
 .PHONY: bench
-bench: deps build ## Proxies (direct/twemproxy/ASL floor in C/middleware) for memcached (loadgen, memcaslap loads) and redis (redis-benchmark, with and without -P 16): ops/s, CPU/request, targets side by side (over an hour at its defaults; BENCH_QUICK=1: shorter runs, fewer rounds).
+bench: deps-bench build ## Proxies (direct/twemproxy/ASL floor in C/middleware) for memcached (loadgen, memcaslap loads) and redis (redis-benchmark, with and without -P 16): ops/s, CPU/request, targets side by side (over an hour at its defaults; BENCH_QUICK=1: shorter runs, fewer rounds).
 	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench
 
 ##@ Monitoring

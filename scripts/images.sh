@@ -14,16 +14,26 @@
 # A built tar is reused until its input (binary, JDK, sources) changes; delete $IMAGES_DIR to
 # rebuild everything after changing a recipe here.
 #
-# Environment: TOOLS_DIR (coredns from scripts/k8s-tools.sh), IMAGES_DIR
-# (default .cache/images), CLUSTER_DIR (the local cluster, for `import`), JAVA_HOME (jlink).
+# Environment: TOOLS_DIR (coredns from scripts/k8s-tools.sh), IMAGES_DIR (default the machine's
+# cache shared by every clone, ~/.cache/cachelab/images: scripts/cache-dir.sh), CLUSTER_DIR (the
+# local cluster, for `import`), JAVA_HOME (jlink). The middleware and loadgen images are rebuilt
+# when their sources are newer than the cached tar, so a fresh clone rebuilds them (about a
+# minute) and reuses the rest.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-tools_bin="${TOOLS_DIR:-$root/.cache/tools}/bin"
-images_dir="${IMAGES_DIR:-$root/.cache/images}"
+# shellcheck source=scripts/cache-dir.sh
+source "$root/scripts/cache-dir.sh"
+tools_bin="${TOOLS_DIR:-$(cachelab_cache_dir)/tools}/bin"
+images_dir="${IMAGES_DIR:-$(cachelab_cache_dir)/images}"
 cluster_dir="${CLUSTER_DIR:-$root/.cache/cluster}"
 registry="cachelab.local"
 app_version="$(awk '/^appVersion:/ {gsub(/"/, "", $2); print $2}' "$root/charts/testbed/Chart.yaml")"
+
+tool_version() {  # version of a tool built by scripts/k8s-tools.sh (its stamp's first word), without v
+  local v; v="$(cut -d' ' -f1 "$tools_bin/.$1.version" 2>/dev/null)" || true
+  v="${v#v}"; echo "${v:-missing}"
+}
 
 deb_version() {  # upstream version of an installed Debian package (no epoch, no Debian revision)
   local v
@@ -41,9 +51,9 @@ image_ref() {
     redis) echo "$registry/redis:$(deb_version redis-server)" ;;
     redis-exporter) echo "$registry/redis-exporter:$(deb_version prometheus-redis-exporter)" ;;
     prometheus) echo "$registry/prometheus:$(deb_version prometheus)" ;;
-    prometheus-k8s) echo "$registry/prometheus:$(cat "$tools_bin/.prometheus.version" 2>/dev/null | sed 's/^v//' || echo missing)" ;;
+    prometheus-k8s) echo "$registry/prometheus:$(tool_version prometheus)" ;;
     node-exporter) echo "$registry/node-exporter:$(deb_version prometheus-node-exporter)" ;;
-    prometheus-operator) echo "$registry/prometheus-operator:$(cat "$tools_bin/.prometheus-operator.version" 2>/dev/null | sed 's/^v//' || echo missing)" ;;
+    prometheus-operator) echo "$registry/prometheus-operator:$(tool_version prometheus-operator)" ;;
     java-base) echo "$registry/java-base:$("$(java_home)/bin/java" -XshowSettings:properties -version 2>&1 | awk '/java.version =/ {print $3}')" ;;
     middleware) echo "ghcr.io/cachelab/middleware:$app_version" ;;
     loadgen) echo "ghcr.io/cachelab/loadgen:$app_version" ;;
@@ -104,8 +114,8 @@ pack() {  # pack NAME ROOTFS ENTRYPOINT-JSON-ARGS...: umoci layout -> docker arc
   for arg in "$@"; do cfg+=(--config.entrypoint "$arg"); done
   umoci config --image "$layout:latest" --config.env "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" \
     --config.workingdir / --author cachelab "${cfg[@]}"
-  rm -f "$images_dir/$name.tar"
-  skopeo copy --quiet "oci:$layout:latest" "docker-archive:$images_dir/$name.tar:$ref"
+  skopeo copy --quiet "oci:$layout:latest" "docker-archive:$work/$name.tar:$ref"
+  mv -f "$work/$name.tar" "$images_dir/$name.tar"   # a clone reading the cache never sees half a tar
   rm -rf "$work"
 }
 
@@ -223,7 +233,8 @@ build_jib() {  # jib:buildTar of one module on the java-base tar; jib writes <mo
       mvn -B -q -ntp -Dstyle.color=never -DskipTests -pl "$module" -am package jib:buildTar \
       -Djib.base.image="tar://$images_dir/java-base.tar" -Dimage.registry="${ref%/*}" -Dimage.tag="${ref##*:}" \
       -Djib.container.environment=PATH=/opt/java/bin:/usr/bin:/bin )
-  cp "$root/$module/target/jib-image.tar" "$images_dir/$module.tar"
+  cp "$root/$module/target/jib-image.tar" "$images_dir/.$module.tar.new"
+  mv -f "$images_dir/.$module.tar.new" "$images_dir/$module.tar"
 }
 
 import_one() {  # into the containerd of every node of the local cluster, in parallel

@@ -1,25 +1,61 @@
 #!/usr/bin/env bash
-# Installs the Debian packages cachelab needs for local runs and tests, if any are missing.
-# Usage: scripts/install-debs.sh [package ...]   (default: the full list below)
+# Installs the Debian packages a target needs, if any are missing, and nothing more.
+#
+#   scripts/install-debs.sh [GROUP|PACKAGE ...]      (default: run)
+#   scripts/install-debs.sh --list [GROUP ...]       print the packages of the groups, one a line
+#
+# Groups (a target names the ones it needs; `make deps` is `run`):
+#   run      local experiments (make run, cachelab run --target local): the servers under test,
+#            the Python venv, Maven
+#   test     what the local test tiers add: the peers (twemproxy, memcaslap), a C compiler for the
+#            ASL floor, Prometheus and its exporters for --monitor and the dashboard tests, chromium
+#            for the report screenshot
+#   bench    make bench: the peers and the C compiler
+#   k8s      the Kubernetes tiers and make k8s-up: etcd, containerd, runc, CNI plugins, iptables,
+#            conntrack, openssl, umoci and skopeo for the local images (servers and exporters are
+#            packed from the run and test groups' packages)
+#   cilium   CILIUM=1: clang/llvm 19 (the agent compiles its BPF programs at run time), curl
+#   all      every group
+#
+# Packages that ship a service (memcached, redis-server, nutcracker, prometheus, ...) start it when
+# installed; this script stops and disables the services of the packages it has just installed
+# (tests start their own servers on free ports), and leaves alone every service that was there
+# before it ran.
 set -euo pipefail
 
-packages=("$@")
-if [[ ${#packages[@]} -eq 0 ]]; then
-  packages=(
-    memcached redis-server          # the servers under test
-    nutcracker libmemcached-tools   # peers for `make bench` (twemproxy, memcaslap)
-    gcc libc6-dev                   # `make bench` compiles the ASL floor (scripts/asl-floor/)
-    etcd-server                     # Kubernetes test tier (kwok control plane)
-    containerd runc containernetworking-plugins iptables openssl  # the real local cluster
-    umoci skopeo busybox-static     # local images (scripts/images.sh)
-    prometheus prometheus-node-exporter  # local monitoring (--monitor) and dashboard tests
-    prometheus-redis-exporter            # redis panels of the servers dashboard, locally
-    netcat-openbsd maven python3-venv
-  )
-fi
+group() {
+  case "$1" in
+    run) echo memcached redis-server python3-venv maven netcat-openbsd ;;
+    test) echo nutcracker libmemcached-tools gcc libc6-dev prometheus prometheus-node-exporter prometheus-redis-exporter chromium ;;
+    bench) echo nutcracker libmemcached-tools gcc libc6-dev ;;
+    k8s) echo etcd-server containerd runc containernetworking-plugins iptables conntrack openssl umoci skopeo busybox-static \
+      prometheus prometheus-node-exporter prometheus-redis-exporter ;;
+    cilium) echo clang-19 llvm-19 curl ;;
+    all) for g in run test bench k8s cilium; do group "$g"; done ;;
+    *) return 1 ;;
+  esac
+}
+
+list=0
+if [[ "${1:-}" == --list ]]; then list=1; shift; fi
+args=("$@")
+[[ ${#args[@]} -gt 0 ]] || args=(run)
+packages=()
+for a in "${args[@]}"; do
+  if g="$(group "$a")"; then
+    # shellcheck disable=SC2206  # the groups are space-separated package names
+    packages+=($g)
+  elif [[ $a =~ ^[a-z0-9][a-z0-9.+-]+$ ]]; then
+    packages+=("$a")
+  else
+    echo "error: $a is neither a group (run, test, bench, k8s, cilium, all) nor a Debian package name" >&2
+    exit 2
+  fi
+done
+if [[ $list == 1 ]]; then printf '%s\n' "${packages[@]}" | sort -u; exit 0; fi
 
 missing=()
-for p in "${packages[@]}"; do
+for p in $(printf '%s\n' "${packages[@]}" | sort -u); do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [[ ${#missing[@]} -eq 0 ]] && exit 0
@@ -28,17 +64,32 @@ echo "installing Debian packages: ${missing[*]}"
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then
   if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
-    echo "error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
+    echo "error: installing ${missing[*]} needs root or sudo; install them yourself (apt-get install ${missing[*]}) and run again" >&2
+    exit 1
   fi
 fi
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# The packaged services are not wanted running in the background: tests start their own.
-for svc in memcached redis-server nutcracker prometheus prometheus-node-exporter prometheus-redis-exporter etcd; do
-  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
-    $sudo systemctl stop "$svc" || true
-    $sudo systemctl disable "$svc" >/dev/null 2>&1 || true
-  fi
+started=$SECONDS
+$sudo apt-get update -qq || { echo "error: apt-get update failed: is a Debian mirror reachable?" >&2; exit 1; }
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+  || { echo "error: apt-get install ${missing[*]} failed" >&2; exit 1; }
+
+# The services of the packages installed just now; a service that ran before is the user's.
+services=()
+for p in "${missing[@]}"; do
+  case "$p" in
+    memcached | nutcracker | prometheus | prometheus-node-exporter | prometheus-redis-exporter) services+=("$p") ;;
+    redis-server) services+=(redis-server) ;;
+    etcd-server) services+=(etcd) ;;
+  esac
 done
-echo "Debian packages installed."
+if command -v systemctl >/dev/null 2>&1 && [[ ${#services[@]} -gt 0 ]]; then
+  for svc in "${services[@]}"; do
+    if systemctl is-active --quiet "$svc" 2>/dev/null; then
+      $sudo systemctl stop "$svc" || true
+      $sudo systemctl disable "$svc" >/dev/null 2>&1 || true
+      echo "stopped and disabled $svc (installed just now; tests start their own)"
+    fi
+  done
+fi
+echo "Debian packages installed ($((SECONDS - started)) s)."

@@ -7,7 +7,7 @@
 #   scripts/kwok-cluster.sh down [NAME]   delete the cluster and its files
 #
 # Environment (all optional):
-#   TOOLS_DIR        where k8s-tools.sh put bin/ (default .cache/tools)
+#   TOOLS_DIR        where k8s-tools.sh put bin/ (default ~/.cache/cachelab/tools: scripts/cache-dir.sh)
 #   KWOK_WORKDIR     kwokctl state (default .cache/kwok); tests pass a temporary directory
 #   KUBECONFIG_OUT   kubeconfig to write (default $KWOK_WORKDIR/<NAME>.kubeconfig); ~/.kube is never touched
 #   POOL_NODES       nodes per pool (default "a1=3 a2=3 a4=2")
@@ -21,7 +21,10 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 action="${1:-}"
 name="${2:-cachelab}"
-bin="${TOOLS_DIR:-$root/.cache/tools}/bin"
+# shellcheck source=scripts/cache-dir.sh
+source "$root/scripts/cache-dir.sh"
+bin="${TOOLS_DIR:-$(cachelab_cache_dir)/tools}/bin"
+export PATH="$bin:$PATH"   # kubectl from make k8s-tools where the machine has none
 export KWOK_WORKDIR="${KWOK_WORKDIR:-$root/.cache/kwok}"
 kubeconfig="${KUBECONFIG_OUT:-$KWOK_WORKDIR/$name.kubeconfig}"
 pool_nodes="${POOL_NODES:-a1=3 a2=3 a4=2}"

@@ -34,7 +34,10 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${TOOLS_DIR:-$root/.cache/tools}/bin"
+# shellcheck source=scripts/cache-dir.sh
+source "$root/scripts/cache-dir.sh"
+bin="${TOOLS_DIR:-$(cachelab_cache_dir)/tools}/bin"
+export PATH="$bin:$PATH"   # kubectl from make k8s-tools where the machine has none
 dir="${CLUSTER_DIR:-$root/.cache/cluster}"
 bridge="${CLUSTER_BRIDGE:-cachelab0}"
 node_ip="${CLUSTER_NODE_IP:-10.244.0.1}"
@@ -51,7 +54,7 @@ kubeconfig="$dir/kubeconfig"
 network_policy="${CLUSTER_NETWORK_POLICY:-none}"
 cilium_dir="$dir/cilium"
 cilium_sock="$cilium_dir/run/cilium.sock"
-cilium_src="${TOOLS_DIR:-$root/.cache/tools}/cilium-src"  # the module's bpf/ and CRDs (k8s-tools.sh)
+cilium_src="${TOOLS_DIR:-$(cachelab_cache_dir)/tools}/cilium-src"  # the module's bpf/ and CRDs (k8s-tools.sh)
 cilium_router_cidr="${node_ip%.*.*}.1.0/24"
 clang_dir="${CILIUM_CLANG_DIR:-/usr/lib/llvm-19/bin}"  # clang >= 18.1 with the BPF target
 # Machine-wide sysctls Cilium's agent sets (datapath/loader, iptables); restored by `down`.
@@ -565,8 +568,9 @@ check_tools() {
   for b in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy coredns; do
     [[ -x "$bin/$b" ]] || die "$bin/$b is missing: run make k8s-tools"
   done
-  for b in containerd runc ctr etcd iptables openssl kubectl nsenter tc conntrack; do
-    command -v "$b" >/dev/null || die "$b is missing: run scripts/install-debs.sh"
+  command -v kubectl >/dev/null || die "kubectl is missing: run make k8s-tools (it builds one into $bin when the machine has none)"
+  for b in containerd runc ctr etcd iptables openssl nsenter tc conntrack; do
+    command -v "$b" >/dev/null || die "$b is missing: run scripts/install-debs.sh k8s (make deps-k8s)"
   done
   case "$network_policy" in
     none) ;;
@@ -574,8 +578,8 @@ check_tools() {
       multi_node && die "Cilium runs on one node here (CLUSTER_NODES=1; docs/kubernetes.md says why), not on '$nodes_arg'"
       [[ -x "$bin/cilium-agent" && -x "$bin/cilium-cni" && -d "$cilium_src/bpf" ]] \
         || die "cilium is not built: run CILIUM=1 make k8s-tools"
-      [[ -x "$clang_dir/clang" ]] || die "$clang_dir/clang is missing: scripts/install-debs.sh clang-19 llvm-19"
-      command -v curl >/dev/null || die "curl is missing" ;;
+      [[ -x "$clang_dir/clang" ]] || die "$clang_dir/clang is missing: run scripts/install-debs.sh cilium"
+      command -v curl >/dev/null || die "curl is missing: run scripts/install-debs.sh cilium" ;;
     *) die "CLUSTER_NETWORK_POLICY must be none or cilium, not '$network_policy'" ;;
   esac
 }

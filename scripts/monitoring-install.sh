@@ -8,7 +8,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 KPS_VERSION="${KPS_VERSION:-67.8.0}"
 MONITORING_NAMESPACE="${MONITORING_NAMESPACE:-monitoring}"
 KPS_RELEASE="${KPS_RELEASE:-kps}"
-HELM="${HELM:-$(command -v helm || echo "$root/.cache/tools/bin/helm")}"
+# shellcheck source=scripts/cache-dir.sh
+source "$root/scripts/cache-dir.sh"
+HELM="${HELM:-$(command -v helm || echo "${TOOLS_DIR:-$(cachelab_cache_dir)/tools}/bin/helm")}"
 values="$root/ops/monitoring/kube-prometheus-stack-values.yaml"
 
 [[ -x "$HELM" ]] || { echo "error: helm not found (install it, or run make k8s-tools and set HELM)" >&2; exit 1; }

@@ -28,3 +28,17 @@ def repo_root(start: Path | None = None) -> Path:
         f"cannot find the cachelab repository above {here} (no {MARKER} there); "
         "set CACHELAB_ROOT to the checkout"
     )
+
+
+def tools_dir() -> Path:
+    """Where `make k8s-tools` builds the Kubernetes tools: $TOOLS_DIR, else the per-machine cache
+    every clone shares, ${CACHELAB_CACHE:-${XDG_CACHE_HOME:-~/.cache}/cachelab}/tools (the
+    scripts' scripts/cache-dir.sh)."""
+    env = os.environ.get("TOOLS_DIR")
+    if env:
+        return Path(env)
+    cache = os.environ.get("CACHELAB_CACHE")
+    if cache:
+        return Path(cache) / "tools"
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "cachelab" / "tools"

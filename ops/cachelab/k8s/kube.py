@@ -10,17 +10,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cachelab.paths import tools_dir
+
 
 class K8sError(RuntimeError):
     """A kubectl or helm command failed, or the cluster did not reach the expected state."""
 
 
-def find_helm(root: Path) -> str:
-    """helm from $CACHELAB_HELM, $TOOLS_DIR/bin, <repo>/.cache/tools/bin, or PATH."""
+def find_helm() -> str:
+    """helm from $CACHELAB_HELM, the tools `make k8s-tools` built (paths.tools_dir), or PATH."""
     candidates = [
         os.environ.get("CACHELAB_HELM", ""),
-        str(Path(os.environ["TOOLS_DIR"]) / "bin" / "helm") if "TOOLS_DIR" in os.environ else "",
-        str(root / ".cache" / "tools" / "bin" / "helm"),
+        str(tools_dir() / "bin" / "helm"),
         shutil.which("helm") or "",
     ]
     for candidate in candidates:

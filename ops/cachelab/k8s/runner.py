@@ -639,7 +639,7 @@ def connect(options: RunOptions, specs: Sequence[Spec] = ()) -> Session:
         if (problem := k8s_fault_problem(spec, local_cluster=True)) is not None:
             raise plan.PlanError(problem)
     root = repo_root()
-    kube = Kube(namespace=namespace, helm_binary=find_helm(root))
+    kube = Kube(namespace=namespace, helm_binary=find_helm())
     facts = kube.cluster_facts()
     if "error" in facts:
         raise K8sError(f"cannot reach the cluster: {facts['error']}")

@@ -6,10 +6,10 @@ import os
 import subprocess
 from pathlib import Path
 
-from cachelab.paths import repo_root
+from cachelab.paths import repo_root, tools_dir
 
 ROOT = repo_root()
-TOOLS_BIN = Path(os.environ.get("TOOLS_DIR", ROOT / ".cache" / "tools")) / "bin"
+TOOLS_BIN = tools_dir() / "bin"
 CHART = ROOT / "charts" / "testbed"
 MANIFESTS = ROOT / "manifests"
 ETCD = Path("/usr/bin/etcd")
