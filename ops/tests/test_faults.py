@@ -141,7 +141,9 @@ def test_the_injector_keeps_the_schedule_and_ends_what_is_in_force(tmp_path: Pat
     stop_at = targets.calls[0][2]
     resume_at = next(t for what, _, t in targets.calls if what == "resume")
     assert resume_at - stop_at >= 0.15
-    assert events[0].began_s == pytest.approx(0.1, abs=0.5)
+    # on time or late (a busy machine wakes the thread late), never early; the 30 s fault ended
+    # by stop(), not on schedule
+    assert 0.1 - 0.01 <= events[0].began_s < events[0].ended_s, events[0]
     assert events[2].ended_s < 30
     injector.write(tmp_path)
     assert (tmp_path / "faults.json").is_file()
@@ -166,7 +168,9 @@ def test_an_origin_learnt_late_shifts_the_faults_and_keeps_their_length() -> Non
     (event,) = injector.stop()
     assert [what for what, _, _ in targets.calls] == ["stop", "resume"]
     assert event.began_s >= 2.0
-    assert event.ended_s - event.began_s == pytest.approx(0.4, abs=0.2)
+    # its 0.4 s, less what a busy machine delays the thread at the start (a fault whose end was
+    # not shifted too would end at once); no upper bound: a late wake-up only lengthens it
+    assert event.ended_s - event.began_s >= 0.2, event
 
 
 def test_a_restart_not_yet_due_is_not_done_after_the_run() -> None:

@@ -16,6 +16,7 @@ from cachelab.monitor import (
     LocalMonitor,
     MonitorError,
     MonitorSettings,
+    PromClient,
     Prometheus,
     ScrapeTarget,
     ServerEndpoint,
@@ -178,6 +179,19 @@ def redis_server() -> Iterator[str]:
         proc.wait(timeout=10)
 
 
+def _wait_for_gets(client: PromClient, gets: int, timeout_s: float = 60.0) -> None:
+    """Until a scrape of redis holds `gets` GETs (hits and misses): the scrapes every 1 s may
+    come late on a busy machine."""
+    query = "sum(redis_keyspace_hits_total) + sum(redis_keyspace_misses_total)"
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = client.query(query)
+        if found and float(found[0]["value"][1]) >= gets:
+            return
+        assert time.monotonic() < deadline, f"no scrape with {gets} GETs in {timeout_s:.0f} s"
+        time.sleep(0.5)
+
+
 def _redis_traffic(address: str, ops: int = 300) -> None:
     import redis
 
@@ -208,6 +222,7 @@ def test_local_monitor_scrapes_redis_and_node_and_their_panels_return_data(
         start = time.time()
         _redis_traffic(redis_server)
         time.sleep(3)  # several 1 s scrapes after the traffic
+        _wait_for_gets(client, 300)
         # the scrape of every target is up and carries the labels of a Kubernetes scrape
         targets = {(t["labels"]["job"], t["labels"].get("pool")): t for t in client.targets()}
         assert set(targets) == {

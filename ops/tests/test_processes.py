@@ -73,10 +73,15 @@ def test_stop_kills_the_whole_process_group(tmp_path: Path) -> None:
 
 
 def test_process_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
-    script = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)\n"
+    script = (
+        "import signal, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "print('ignoring', flush=True)\n"
+        "time.sleep(60)\n"
+    )
     with ProcessSet() as procs:
         proc = procs.start("stubborn", [sys.executable, "-c", script], tmp_path / "s.log")
-        time.sleep(0.3)
+        proc.wait_for_line("ignoring", timeout_s=60)  # a busy machine starts Python slowly
         code = proc.stop(grace_s=0.5)
     assert code == -9
 
@@ -97,6 +102,7 @@ def test_waiting_times_out_with_the_log_tail(tmp_path: Path) -> None:
     with ProcessSet() as procs:
         code = "print('hello', flush=True); import time; time.sleep(30)"
         proc = procs.start("sleeper", [sys.executable, "-c", code], tmp_path / "z.log")
+        proc.wait_for_line("hello", timeout_s=60)  # in the log tail, however slow the start
         with pytest.raises(
             ProcessError, match=r"^sleeper not printing 'never' after 1 s: hello \(log: .*z\.log\)$"
         ):

@@ -79,7 +79,12 @@ def test_a_search_interrupted_and_resumed(tmp_path: Path) -> None:
     (probe,) = [s for s in steps if s["verdict"] == "probe"]  # not probed again on resume
     capacity = float(probe["throughput_ops_per_s"])
     decided = [s for s in steps if s["verdict"] in ("pass", "fail")]
-    assert float(decided[0]["load"]) == pytest.approx(min(500, capacity / 2), rel=1e-4)
+    # the first step: the probe's capacity, or half of it where the probe's own p99 came above
+    # half the SLO's limit; within --max-load
+    near = float(probe["slo_value_ms"]) <= 2000 / 2
+    start = capacity if near else capacity / 2
+    print(f"probe: {capacity:.0f} requests/s at p99 {float(probe['slo_value_ms']):.2f} ms")
+    assert float(decided[0]["load"]) == pytest.approx(min(500, start), rel=1e-4)
     assert all(0 < float(s["load"]) <= 500 for s in decided)  # bracketed by --max-load
     passed = [float(s["load"]) for s in decided if s["verdict"] == "pass"]
     for step in decided:
@@ -106,8 +111,14 @@ def test_an_open_loop_run_has_offered_and_achieved_rates(tmp_path: Path) -> None
     assert done.returncode == 0, done.stdout + done.stderr
     (row,) = read_csv(next((tmp_path / "results" / "open-e2e").glob("*/summary.csv")))
     assert float(row["offered_ops_per_s"]) == 250
-    # Poisson arrivals over 2 measured seconds: about 500 requests, so within a generous band
-    assert 0.6 < float(row["achieved_frac"]) < 1.4
+    achieved = float(row["achieved_frac"])
+    print(f"achieved {achieved:.3f} of the offered rate: {row['rate_verdict']}")
+    # Poisson arrivals over 2 measured seconds (about 500 requests), plus at most the backlog of
+    # the warm-up's arrivals: not far above the offered rate
+    assert 0 < achieved < 1.4
     assert row["rate_verdict"] in ("ok", "system-saturated", "loadgen-bound")
+    # a busy machine may fall short; then the verdict names it instead of "ok"
+    if row["rate_verdict"] == "ok":
+        assert achieved > 0.6
     point = (next((tmp_path / "results" / "open-e2e").glob("*/raw/p0-r0/point.json"))).read_text()
     assert "--open-loop-rate=250" in point

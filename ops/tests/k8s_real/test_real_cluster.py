@@ -209,8 +209,9 @@ def test_links_between_a_client_and_the_middleware_node_run_at_the_profile_rate(
             f"{sender['name']} -> {receiver['name']}: {mbit:.1f} Mbit/s of TCP payload "
             f"({mbit / rate:.1%} of the profile's {rate} Mbit/s; {size / 1e6:.0f} MB)"
         )
-    # Wide bounds for a loaded machine: shaped (not the veth's Gbit/s), and not starved.
-    assert all(0.5 * rate <= mbit <= 1.1 * rate for mbit in figures), figures
+    # Shaped: never above the rate (not the veth's Gbit/s). A busy machine only slows the
+    # transfer, so below it only a sanity bound: the profile's order of magnitude (not kbit/s).
+    assert all(0.2 * rate <= mbit <= 1.1 * rate for mbit in figures), figures
 
 
 def test_set_get_round_trip_through_the_middleware_service(
@@ -274,7 +275,9 @@ def test_bandwidth_annotation_limits_server_egress_past_the_burst(
         f"{steady:.1f} Mbit/s (windows {[round(w, 1) for w in shaped_windows]}) "
         f"against the profile's {SERVER_EGRESS_MBIT:.0f} Mbit/s"
     )
-    assert 0.5 * SERVER_EGRESS_MBIT <= steady <= 1.2 * SERVER_EGRESS_MBIT
+    # shaped: not above the annotation's rate; a busy machine only slows the reads, so below it
+    # only the annotation's order of magnitude (not kbit/s)
+    assert 0.2 * SERVER_EGRESS_MBIT <= steady <= 1.2 * SERVER_EGRESS_MBIT
 
 
 PROMETHEUS = """

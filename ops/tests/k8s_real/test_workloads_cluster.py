@@ -355,14 +355,19 @@ def test_the_shipped_three_client_overlay_runs_unmodified_and_is_collected(
     nodes = sorted(p["spec"]["nodeName"] for p in bench)
     print(f"benchmark pods on {nodes}")
     assert len(set(nodes)) == 3 and {real_cluster.node_pool(n) for n in nodes} == {"a2"}
-    passed = []
+    passed, up = [], []
     for pod in bench:
         log = real_cluster.kubectl("logs", "-n", ns, pod["metadata"]["name"], "--timestamps")
         (line,) = [x for x in log.splitlines() if "barrier passed: 3 machines up" in x]
         passed.append(datetime.fromisoformat(line.split(" ", 1)[0].replace("Z", "+00:00")))
+        (status,) = pod["status"]["containerStatuses"]
+        up.append(datetime.fromisoformat(status["state"]["terminated"]["startedAt"]))
     spread_s = (max(passed) - min(passed)).total_seconds()
     print(f"start barrier passed within {spread_s:.1f} s on the three machines")
-    assert spread_s < 20, passed
+    # a barrier: no machine passed it before the last of them had started (startedAt is cut
+    # to the second, so it is never later than the start); how close together they passed
+    # depends on DNS polls on a busy machine, and is printed
+    assert min(passed) >= max(up), (passed, up)
 
     code, out = cachelab("collect", "-n", ns, "--results", str(tmp_path / "r"))
     assert code == 0, out

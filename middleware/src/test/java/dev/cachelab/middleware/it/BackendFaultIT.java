@@ -150,8 +150,9 @@ class BackendFaultIT {
         assertThat(client.call("get k\r\n"))
             .isEqualTo("SERVER_ERROR backend " + address + " timed out\r\n");
         long elapsedMs = (System.nanoTime() - start) / 1_000_000;
-        // Generous bound: the machine is shared; the point is that it does not hang.
-        assertThat(elapsedMs).isBetween(200L, 5_000L);
+        // Not before the 300 ms timeout; the point is that it does not hang, which the client's
+        // own 10 s read timeout would show: a loaded machine may take seconds more.
+        assertThat(elapsedMs).isBetween(200L, 10_000L);
         // The worker closed the connection; until it has reconnected (after a backoff) the
         // server counts as unavailable, then the next request times out again.
         assertThat(client.call("get k\r\n"))

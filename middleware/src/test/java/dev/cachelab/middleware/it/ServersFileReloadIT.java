@@ -209,8 +209,9 @@ class ServersFileReloadIT {
       }
       long waitedMillis = (System.nanoTime() - started) / 1_000_000;
       assertThat(reply).isEqualTo("SERVER_ERROR backend " + server.address() + " timed out\r\n");
-      // 200 ms from the file, not the flag's 5,000 (a wide margin for a loaded machine).
-      assertThat(waitedMillis).as("ms until the timeout's reply").isLessThan(3_000);
+      // 200 ms from the file: the flag's timeout would have taken 5,000 (the rest is a loaded
+      // machine's margin).
+      assertThat(waitedMillis).as("ms until the timeout's reply").isLessThan(5_000);
 
       replace(file, server.address() + "\nbackend-timeout-ms=0\n");
       awaitStat(mw, "servers_file_failed_reloads", 1);
