@@ -103,6 +103,11 @@ start_background() {  # start_background FUNCTION: in its own process group, at 
   echo $!
 }
 
+if [[ $(id -u) -ne 0 ]]; then
+  echo "error: make test needs root: it installs Debian packages, and its real-cluster tier adds a bridge, network namespaces, cgroups and iptables chains (all removed after); run it as root" >&2
+  exit 1
+fi
+echo "make test: runs as root (Debian packages; the real-cluster tier's bridge, namespaces, cgroups and iptables chains, removed after)"
 part "install check" make_ check-installs
 debs=(run test k8s); [[ $cilium == 1 ]] && debs+=(cilium)
 part "Debian packages (${debs[*]})" scripts/install-debs.sh "${debs[@]}"

@@ -229,3 +229,14 @@ def test_every_make_variable_named_in_the_pages_is_read() -> None:
         and not re.search(rf"environ(\.get\(|\[)\"{v}\"", bench)
     ]
     assert missing == []
+
+
+def test_the_license_and_the_citation_file_are_there_and_agree() -> None:
+    assert "Apache License" in (ROOT / "LICENSE").read_text()
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert citation["cff-version"] == "1.2.0" and citation["license"] == "Apache-2.0"
+    assert citation["title"] and citation["authors"] and citation["version"]
+    cited = {r["authors"][0]["family-names"] for r in citation["references"]}
+    readme = (ROOT / "README.md").read_text()
+    assert cited == {"Egli", "Burkhalter", "Pungas", "Meier", "Pavlik"}
+    assert all(name in readme for name in cited)
