@@ -19,7 +19,6 @@ before and after the benchmark, and after the Jobs there is no scrape from befor
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import os
 import shutil
@@ -28,7 +27,6 @@ from typing import Any
 
 import yaml
 from rich.console import Console
-from rich.markup import escape
 
 from cachelab.k8s import plan
 from cachelab.k8s.kube import K8sError, Kube
@@ -38,27 +36,6 @@ from cachelab.paths import repo_root
 from cachelab.spec import Spec, SpecError, parse_spec
 
 RUN_LABEL = "cachelab.dev/run"
-
-
-def add_parser(sub: Any) -> None:
-    """The `collect` subcommand of the CLI."""
-    collect = sub.add_parser(
-        "collect",
-        help="write the results of an overlay's Jobs (kubectl apply -k) as a results folder",
-        description="Read the ConfigMap cachelab-point, the Jobs preload and benchmark and their "
-        "pods' logs in a namespace, and write a results folder as `cachelab run --target k8s` "
-        "does (docs/kubernetes.md).",
-    )
-    collect.add_argument(
-        "-n",
-        "--namespace",
-        default=None,
-        help="where the Jobs ran (default $CACHELAB_K8S_NAMESPACE or default)",
-    )
-    collect.add_argument(
-        "--results", type=Path, default=None, help="results base folder (default: <repo>/results)"
-    )
-    collect.add_argument("--report", action="store_true", help="build the report afterwards")
 
 
 def _point_spec(kube: Kube) -> tuple[Spec, str]:
@@ -125,14 +102,15 @@ def _benchmark(kube: Kube, run_label: str) -> tuple[dict[str, Any], str]:
     return job, loadgen
 
 
-def collect(args: argparse.Namespace, console: Console) -> Path:
-    """Write the results folder of the overlay's Jobs; returns it. Raises K8sError."""
+def collect(namespace: str | None, results_base: Path | None, console: Console) -> Path:
+    """Write the results folder of the Jobs in `namespace` (None: $CACHELAB_K8S_NAMESPACE, else
+    default) under `results_base` (None: <repo>/results); returns it. Raises K8sError."""
     from cachelab.experiment import ExperimentLoop
     from cachelab.k8s import runner
     from cachelab.results import finish_metadata
     from cachelab.terminal import RunLines
 
-    namespace = args.namespace or os.environ.get("CACHELAB_K8S_NAMESPACE", "default")
+    namespace = namespace or os.environ.get("CACHELAB_K8S_NAMESPACE", "default")
     kube = Kube(namespace=namespace, helm_binary=shutil.which("helm") or "helm")
     facts = kube.cluster_facts()
     if "error" in facts:
@@ -141,7 +119,7 @@ def collect(args: argparse.Namespace, console: Console) -> Path:
     job, loadgen = _benchmark(kube, run_label)
     target = plan.Target(loadgen=loadgen)
     root = repo_root()
-    options = RunOptions(spec_path=Path(), results=args.results)
+    options = RunOptions(spec_path=Path(), results=results_base)
     results = runner.prepare_results(spec, options, root, kube, facts, target, [])
     executor = runner.K8sRunner(spec, results, kube, target, [], 60.0, console)
     executor.collect_only = True  # the Jobs ran: read them, apply nothing
@@ -154,23 +132,3 @@ def collect(args: argparse.Namespace, console: Console) -> Path:
     if status.state != "complete":
         raise K8sError(f"{status.message} (results in {results.path})")
     return results.path
-
-
-def cmd_collect(args: argparse.Namespace, console: Console) -> int:
-    try:
-        folder = collect(args, console)
-    except K8sError as error:
-        console.print(f"[red]error:[/] {escape(str(error))}", highlight=False, soft_wrap=True)
-        return 2
-    console.print(f"results: [bold]{escape(str(folder))}[/]", highlight=False)
-    if args.report:
-        from cachelab.report import build_report
-
-        try:
-            index = build_report(folder)
-        except Exception as error:  # the report's own errors name what is wrong
-            message = f"report failed: {type(error).__name__}: {error}"
-            console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-            return 1
-        console.print(f"report: {index}", highlight=False)
-    return 0

@@ -68,18 +68,8 @@ DESCRIPTION = (
 )
 
 
-def add_parser(sub: Any) -> None:
-    """The `render` subcommand of the CLI."""
-    add_arguments(
-        sub.add_parser(
-            "render",
-            help="write one point of a spec as a kustomize overlay (kubectl apply -k)",
-            description=DESCRIPTION,
-        )
-    )
-
-
 def add_arguments(render: argparse.ArgumentParser) -> None:
+    """The options of `cachelab render`, which the overlays' headers repeat."""
     render.add_argument("spec", type=Path, help="experiment spec (YAML)")
     render.add_argument(
         "--point",

@@ -1,0 +1,7 @@
+"""`python -m cachelab.cli`: the `cachelab` command."""
+
+import sys
+
+from cachelab.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,52 @@
+"""`cachelab fidelity RESULTS_DIR...`: ours / the seed's saturation, knee and low-load response
+time."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from cachelab.cli.arguments import Subparsers
+from cachelab.cli.common import error
+
+
+def add_parser(sub: Subparsers) -> None:
+    fidelity = sub.add_parser(
+        "fidelity", help="print ours / the seed's saturation, knee and low-load response time"
+    )
+    fidelity.set_defaults(handler=cmd_fidelity)
+    fidelity.add_argument("results_dirs", type=Path, nargs="+", metavar="RESULTS_DIR")
+    fidelity.add_argument("--markdown", action="store_true", help="a Markdown table")
+
+
+def cmd_fidelity(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.fidelity import (
+        HEADER,
+        FidelityError,
+        fidelity_rows,
+        markdown_with_provenance,
+        table_rows,
+    )
+    from cachelab.results import ResultsError
+
+    rows = []
+    for folder in args.results_dirs:
+        try:
+            rows += fidelity_rows(folder)
+        except (FidelityError, ResultsError) as problem:
+            return error(console, str(problem))
+    if args.markdown:
+        print(markdown_with_provenance(args.results_dirs), end="")
+        return 0
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for name in HEADER:
+        table.add_column(name)
+    for cells in table_rows(rows):
+        table.add_row(*(escape(c) for c in cells))
+    console.print(table)
+    return 0

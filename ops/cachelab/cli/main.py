@@ -1,0 +1,67 @@
+"""The `cachelab` command line: run, search, fidelity, validate, report, compare, summarize, list,
+schema, render, collect."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cachelab import __version__
+from cachelab.cli import (
+    collect,
+    compare,
+    fidelity,
+    render,
+    report,
+    run,
+    schema,
+    search,
+    summarize,
+    validate,
+)
+from cachelab.cli import list as list_specs
+from cachelab.cli.common import error
+from cachelab.terminal import make_console
+
+# The commands in the order `cachelab --help` lists them.
+COMMANDS = (
+    run,
+    search,
+    fidelity,
+    validate,
+    report,
+    compare,
+    summarize,
+    list_specs,
+    schema,
+    render,
+    collect,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cachelab", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"cachelab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    console = make_console()
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        result: int = args.handler(args, console)
+    except KeyboardInterrupt:  # Ctrl-C in a report or a comparison: a line, not a traceback
+        error(console, "interrupted")
+        return 130
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

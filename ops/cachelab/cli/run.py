@@ -1,0 +1,197 @@
+"""`cachelab run SPEC`: run an experiment spec and write a results folder."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from cachelab.cli.arguments import Subparsers, add_results
+from cachelab.cli.common import cannot_write, error, first_missing, remove_made, spec_hint
+from cachelab.options import RunOptions
+from cachelab.spec import Spec, SpecError, load_spec
+
+# FIELD=VALUE terms (whitespace-separated) applied to every `cachelab run`'s spec after its --set
+# terms: a script shortens any command's runs, e.g. CACHELAB_SET="run.duration_s=4".
+SET_ENV = "CACHELAB_SET"
+
+
+def add_parser(sub: Subparsers) -> None:
+    run = sub.add_parser("run", help="run an experiment spec and write a results folder")
+    run.set_defaults(handler=cmd_run)
+    run.add_argument("spec", type=Path, help="experiment spec (YAML)")
+    run.add_argument("--target", choices=["local", "k8s"], default="local")
+    add_results(run)
+    run.add_argument("--report", action="store_true", help="build the report when the run is done")
+    run.add_argument(
+        "--bandwidth",
+        choices=["off", "asl2017", "asl2019", "azure-v2"],
+        default=None,
+        help="bandwidth profile; local: tc on lo while each run measures, needs root (default"
+        " off; asl2019 also adds its 0.9 ms RTT with netem); k8s: pod annotations (default"
+        " $CACHELAB_K8S_BANDWIDTH or asl2017)",
+    )
+    run.add_argument(
+        "--values",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="k8s: a values file for the release after the point's own (your cluster's images, "
+        "pools, sizes; repeatable; default $CACHELAB_K8S_VALUES, `:`-separated)",
+    )
+    run.add_argument(
+        "--loadgen",
+        choices=["cachelab", "memtier"],
+        default=None,
+        help="k8s: the Jobs' loadgen image, the project's (built by make images) or "
+        "memtier_benchmark (default $CACHELAB_K8S_LOADGEN or cachelab)",
+    )
+    run.add_argument(
+        "--monitor",
+        action="store_true",
+        help="local target: scrape the run with a Prometheus, data in <results>/prometheus",
+    )
+    run.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="RESULTS_DIR",
+        help="finish an earlier run of this spec in its results folder: only runs that are "
+        "missing, partial or failed run (again)",
+    )
+    run.add_argument(
+        "--set",
+        action="append",
+        default=None,
+        metavar="FIELD=VALUE",
+        help="change one field of the spec for this run (run.duration_s=10, "
+        "sweep.topology.workers=[8,32]); repeatable; $CACHELAB_SET's terms apply after these",
+    )
+    run.add_argument(
+        "--only",
+        action="append",
+        metavar="TERM",
+        help="run only some points: indices (3, 0-2, 1,4) or swept values (workers=8, "
+        "topology.workers=8,16: every number after FIELD= is a value of that field); repeat "
+        "--only to require several terms",
+    )
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list the points --only chooses (and the runs and time they take) and run nothing",
+    )
+
+
+def _dry_run(spec: Spec, selection: Any, console: Console) -> int:
+    """`--dry-run`: the chosen points, one line each, and what running them would take."""
+    from cachelab.experiment import estimate_wall_s
+    from cachelab.terminal import format_seconds, point_text
+
+    chosen = selection.choose(spec.points())
+    total = len(spec.points())
+    runs = len(chosen) * spec.run.repetitions
+    share = estimate_wall_s(spec) * len(chosen) / total
+    console.print(
+        f"dry run: {len(chosen)} of {total} points, {runs} runs of {spec.run.duration_s} s "
+        f"(about {format_seconds(share)}); nothing was run",
+        highlight=False,
+    )
+    for point in chosen:
+        console.print(f"  {point_text(point, 0).replace(' r0', '', 1)}", highlight=False)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.experiment import ResumeError, Selection, SelectionError
+    from cachelab.k8s.kube import K8sError
+    from cachelab.k8s.plan import PlanError
+    from cachelab.local.shaping import ShapingError
+    from cachelab.monitor import MonitorError
+    from cachelab.paths import RepoRootError
+    from cachelab.processes import ProcessError
+    from cachelab.terminal import summary_table
+
+    overrides = [*(getattr(args, "set", None) or []), *os.environ.get(SET_ENV, "").split()]
+    try:
+        spec = load_spec(args.spec, overrides)
+        selection = Selection(tuple(args.only or ()))
+        selection.choose(spec.points())  # a bad --only fails before anything starts
+    except SpecError as problem:
+        return error(console, f"{problem}{spec_hint(args.spec)}")
+    except SelectionError as problem:
+        return error(console, str(problem))
+    if overrides:
+        console.print(f"spec with {' '.join(overrides)}", highlight=False, soft_wrap=True)
+    if args.target == "local":
+        from cachelab.capacity import check
+
+        capacity = check(spec)
+        if capacity:
+            return error(console, f"{args.spec}: {capacity}")
+    if getattr(args, "dry_run", False):
+        return _dry_run(spec, selection, console)
+    if args.target == "k8s" and getattr(args, "monitor", False):
+        return error(
+            console,
+            "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
+            "release (make monitoring-install, docs/observability.md)",
+        )
+    if args.target == "local" and (args.values or args.loadgen):
+        return error(console, "--values and --loadgen are for --target k8s")
+    made = first_missing(args.results) if args.results is not None else None
+    if args.results is not None and args.resume is None:
+        unwritable = cannot_write(args.results)
+        if unwritable:
+            remove_made(args.results, made)
+            return error(console, f"--results {args.results}: {unwritable}")
+    options = RunOptions.from_args(args)
+    try:
+        if args.target == "k8s":
+            from cachelab.k8s.runner import run as k8s_run
+
+            results, status = k8s_run(spec, options, console, selection, args.resume)
+        else:
+            from cachelab.local.runner import run as local_run
+
+            results, status = local_run(spec, args.spec, options, console, selection, args.resume)
+    except (
+        ProcessError,
+        MonitorError,
+        ShapingError,
+        PlanError,
+        K8sError,
+        SpecError,
+        ResumeError,
+        RepoRootError,
+    ) as problem:
+        remove_made(args.results, made)
+        return error(console, str(problem))
+    if results.summary_file.is_file():
+        console.print(summary_table(results.summary_file, list(spec.sweep)))
+    console.print(
+        f"{status.state}: {status.runs_done}/{status.runs_total} runs; results in {results.path}",
+        highlight=False,
+    )
+    if status.message:
+        console.print(escape(status.message), highlight=False)
+    code = {"complete": 0, "interrupted": 130}.get(status.state, 1)
+    stale = args.resume is not None and (results.path / "report" / "index.html").is_file()
+    if stale and not args.report:
+        console.print("report: the folder's report predates the resumed runs; rebuilding it")
+    if (args.report or stale) and results.summary_file.is_file():
+        from cachelab.report import build_report
+
+        try:
+            index = build_report(results.path)
+        except Exception as problem:  # the report's own errors name what is wrong
+            error(console, f"report failed: {type(problem).__name__}: {problem}")
+            return code or 1
+        except KeyboardInterrupt:  # the runs are kept: only the report is missing
+            error(console, f"report interrupted; `cachelab report {results.path}` builds it")
+            return 130
+        console.print(f"report: {index}", highlight=False)
+    return code

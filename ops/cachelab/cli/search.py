@@ -1,0 +1,111 @@
+"""`cachelab search SPEC --slo ...`: the highest load of a spec that meets a latency SLO."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from cachelab.cli.arguments import Subparsers, add_results
+from cachelab.cli.common import error, spec_hint
+from cachelab.options import RunOptions
+from cachelab.spec import SpecError, load_spec
+
+
+def add_parser(sub: Subparsers) -> None:
+    search = sub.add_parser(
+        "search", help="find the highest load of a spec that meets a latency SLO"
+    )
+    search.set_defaults(handler=cmd_search)
+    search.add_argument("spec", type=Path, help="experiment spec (YAML); open loop searches rate")
+    search.add_argument(
+        "--slo", required=True, help="p50, p90, p99, p99.9 or mean <= LIMIT ms|us, e.g. p99<=2ms"
+    )
+    search.add_argument(
+        "--tolerance",
+        type=float,
+        default=5.0,
+        metavar="PCT",
+        help="stop when the bracket is this narrow, in percent of its lower end (default 5)",
+    )
+    search.add_argument(
+        "--attempts", type=int, default=3, help="runs per step before an untrusted one is a miss"
+    )
+    search.add_argument(
+        "--max-load",
+        type=float,
+        default=None,
+        help="highest load tried (requests/s, or clients per thread for a closed-loop spec)",
+    )
+    search.add_argument(
+        "--no-probe",
+        dest="probe",
+        action="store_false",
+        help="open loop: start at the spec's rate, not from a closed-loop capacity probe",
+    )
+    search.add_argument("--point", type=int, default=None, help="the point of a swept spec")
+    search.add_argument("--target", choices=["local", "k8s"], default="local")
+    search.add_argument(
+        "--values",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="k8s: the values files of your cluster for the release (repeatable; default "
+        "$CACHELAB_K8S_VALUES, `:`-separated)",
+    )
+    search.add_argument(
+        "--loadgen",
+        choices=["cachelab", "memtier"],
+        default=None,
+        help="k8s: the Jobs' loadgen image (default $CACHELAB_K8S_LOADGEN or cachelab)",
+    )
+    add_results(search)
+    search.add_argument(
+        "--resume", type=Path, default=None, metavar="RESULTS_DIR", help="go on with a search"
+    )
+
+
+def cmd_search(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.k8s.kube import K8sError
+    from cachelab.k8s.plan import PlanError
+    from cachelab.processes import ProcessError
+    from cachelab.search import (
+        SearchError,
+        choose_point,
+        k8s_problem,
+        run_k8s,
+        run_local,
+        settings_for,
+    )
+    from cachelab.slo import SloError
+
+    try:
+        spec = choose_point(load_spec(args.spec), args.point)
+        settings = settings_for(
+            spec, args.slo, args.tolerance, args.attempts, args.max_load, args.probe
+        )
+    except SpecError as problem:
+        return error(console, f"{problem}{spec_hint(args.spec)}")
+    except (SloError, SearchError) as problem:
+        return error(console, str(problem))
+    if args.target == "local" and (args.values or args.loadgen):
+        return error(console, "--values and --loadgen are for --target k8s")
+    options = RunOptions.from_args(args)
+    if args.target == "k8s" and (unfit := k8s_problem(spec, settings, options)) is not None:
+        return error(console, unfit)
+    try:
+        if args.target == "k8s":
+            folder, _ = run_k8s(args.spec, settings, args.point, options, console)
+        else:
+            folder, _ = run_local(
+                args.spec, settings, args.point, args.results, args.resume, console
+            )
+    except (SearchError, ProcessError, PlanError, K8sError) as failure:
+        return error(console, str(failure))
+    except KeyboardInterrupt:
+        error(console, "interrupted; every step measured is in search.csv (go on with --resume)")
+        return 130
+    console.print((folder / "answer.txt").read_text().strip(), highlight=False)
+    console.print(f"search: {folder}/search.csv, {folder}/search.png", highlight=False)
+    return 0
