@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from cachelab.cli.arguments import Subparsers
+from cachelab.cli.arguments import Subparsers, add_out
 from cachelab.cli.common import (
     cannot_write,
     error,
@@ -32,7 +32,7 @@ def add_parser(sub: Subparsers) -> None:
         default=[],
         help="legend label of the next folder, in order (default: <experiment>/<timestamp>)",
     )
-    compare.add_argument("--out", type=Path, default=Path("cachelab-compare"), help="output folder")
+    add_out(compare, Path("cachelab-compare"), "./cachelab-compare")
     compare.add_argument(
         "--x", default=None, help="summary.csv column on the x axis (default: the specs' report.x)"
     )

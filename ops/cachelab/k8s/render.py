@@ -79,7 +79,11 @@ def add_arguments(render: argparse.ArgumentParser) -> None:
         "last axis varying fastest",
     )
     render.add_argument(
-        "--out", type=Path, default=None, help="overlay folder (default: ./<spec name>-p<N>)"
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="folder the files are written into (default: ./<spec name>-p<N>)",
     )
     render.add_argument(
         "--loadgen",
