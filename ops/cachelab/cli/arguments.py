@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import TypeAlias
+
+# The error of a local run or search given an option of --target k8s.
+K8S_ONLY = "--values and --loadgen are for --target k8s, as are --namespace and --release"
 
 # The object `add_subparsers` returns, which each command's `add_parser` adds itself to.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -33,4 +37,36 @@ def add_out(parser: argparse.ArgumentParser, default: Path | None, default_text:
         default=default,
         metavar="DIR",
         help=f"folder the files are written into (default: {default_text})",
+    )
+
+
+def env_default(variable: str, fallback: str) -> str:
+    """How --help shows a default taken from the environment: the variable, its value here when
+    it is set, and the built-in default."""
+    value = os.environ.get(variable)
+    now = f" (here: {value})" if value else ""
+    return f"${variable}{now}, else {fallback}"
+
+
+def add_namespace(parser: argparse.ArgumentParser, what: str) -> None:
+    """`-n/--namespace NAME`: the Kubernetes namespace (default $CACHELAB_K8S_NAMESPACE, else
+    default); None when not given, so that the runner's default applies."""
+    parser.add_argument(
+        "-n",
+        "--namespace",
+        default=None,
+        metavar="NAME",
+        help=f"{what} (default: {env_default('CACHELAB_K8S_NAMESPACE', 'default')})",
+    )
+
+
+def add_release(parser: argparse.ArgumentParser) -> None:
+    """`--release NAME`: the testbed's Helm release (default $CACHELAB_K8S_RELEASE, else
+    testbed)."""
+    parser.add_argument(
+        "--release",
+        default=None,
+        metavar="NAME",
+        help="k8s: the Helm release of the testbed the runs install and measure (default: "
+        f"{env_default('CACHELAB_K8S_RELEASE', 'testbed')})",
     )

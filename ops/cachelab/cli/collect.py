@@ -8,7 +8,7 @@ import argparse
 from rich.console import Console
 from rich.markup import escape
 
-from cachelab.cli.arguments import Subparsers, add_results
+from cachelab.cli.arguments import Subparsers, add_namespace, add_results
 from cachelab.cli.common import error
 
 
@@ -21,12 +21,7 @@ def add_parser(sub: Subparsers) -> None:
         "does (docs/kubernetes.md).",
     )
     collect.set_defaults(handler=cmd_collect)
-    collect.add_argument(
-        "-n",
-        "--namespace",
-        default=None,
-        help="where the Jobs ran (default $CACHELAB_K8S_NAMESPACE or default)",
-    )
+    add_namespace(collect, "where the Jobs ran")
     add_results(collect)
     collect.add_argument("--report", action="store_true", help="build the report afterwards")
 

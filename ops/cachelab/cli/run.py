@@ -10,7 +10,13 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from cachelab.cli.arguments import Subparsers, add_results
+from cachelab.cli.arguments import (
+    K8S_ONLY,
+    Subparsers,
+    add_namespace,
+    add_release,
+    add_results,
+)
 from cachelab.cli.common import cannot_write, error, first_missing, remove_made, spec_hint
 from cachelab.options import RunOptions
 from cachelab.spec import Spec, SpecError, load_spec
@@ -50,6 +56,8 @@ def add_parser(sub: Subparsers) -> None:
         help="k8s: the Jobs' loadgen image, the project's (built by make images) or "
         "memtier_benchmark (default $CACHELAB_K8S_LOADGEN or cachelab)",
     )
+    add_namespace(run, "k8s: where the release and the Jobs run")
+    add_release(run)
     run.add_argument(
         "--monitor",
         action="store_true",
@@ -140,8 +148,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
         )
-    if args.target == "local" and (args.values or args.loadgen):
-        return error(console, "--values and --loadgen are for --target k8s")
+    if args.target == "local" and (args.values or args.loadgen or args.namespace or args.release):
+        return error(console, K8S_ONLY)
     made = first_missing(args.results) if args.results is not None else None
     if args.results is not None and args.resume is None:
         unwritable = cannot_write(args.results)

@@ -7,7 +7,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from cachelab.cli.arguments import Subparsers, add_results
+from cachelab.cli.arguments import (
+    K8S_ONLY,
+    Subparsers,
+    add_namespace,
+    add_release,
+    add_results,
+)
 from cachelab.cli.common import error, spec_hint
 from cachelab.options import RunOptions
 from cachelab.spec import SpecError, load_spec
@@ -60,6 +66,8 @@ def add_parser(sub: Subparsers) -> None:
         default=None,
         help="k8s: the Jobs' loadgen image (default $CACHELAB_K8S_LOADGEN or cachelab)",
     )
+    add_namespace(search, "k8s: where the release and the Jobs run")
+    add_release(search)
     add_results(search)
     search.add_argument(
         "--resume", type=Path, default=None, metavar="RESULTS_DIR", help="go on with a search"
@@ -89,8 +97,8 @@ def cmd_search(args: argparse.Namespace, console: Console) -> int:
         return error(console, f"{problem}{spec_hint(args.spec)}")
     except (SloError, SearchError) as problem:
         return error(console, str(problem))
-    if args.target == "local" and (args.values or args.loadgen):
-        return error(console, "--values and --loadgen are for --target k8s")
+    if args.target == "local" and (args.values or args.loadgen or args.namespace or args.release):
+        return error(console, K8S_ONLY)
     options = RunOptions.from_args(args)
     if args.target == "k8s" and (unfit := k8s_problem(spec, settings, options)) is not None:
         return error(console, unfit)

@@ -11,12 +11,12 @@ no p99, the p99 shows as a dash).
 `K8sRunner` is the Kubernetes executor of cachelab.experiment's loop, which owns the order,
 selection, resume, status.json and the summary.csv rows.
 
-Where the cluster is: KUBECONFIG (kubectl's own rules). Options, from the CLI (`--loadgen`,
-`--values`, `--bandwidth`) or else from the environment: namespace (CACHELAB_K8S_NAMESPACE,
-default `default`), release (CACHELAB_K8S_RELEASE, `testbed`), loadgen (CACHELAB_K8S_LOADGEN,
-`cachelab` or `memtier`), bandwidth profile (CACHELAB_K8S_BANDWIDTH, `asl2017`, `azure-v2`,
-`off`), extra values files for the release (CACHELAB_K8S_VALUES, separated by `:`), and
-CACHELAB_K8S_TIMEOUT_S (600) for the release and the preload.
+Where the cluster is: KUBECONFIG (kubectl's own rules). Options, from the CLI (`--namespace`,
+`--release`, `--loadgen`, `--values`, `--bandwidth`) or else from the environment: namespace
+(CACHELAB_K8S_NAMESPACE, default `default`), release (CACHELAB_K8S_RELEASE, `testbed`), loadgen
+(CACHELAB_K8S_LOADGEN, `cachelab` or `memtier`), bandwidth profile (CACHELAB_K8S_BANDWIDTH,
+`asl2017`, `azure-v2`, `off`), extra values files for the release (CACHELAB_K8S_VALUES, separated
+by `:`); and CACHELAB_K8S_TIMEOUT_S (600) for the release and the preload.
 """
 
 from __future__ import annotations
