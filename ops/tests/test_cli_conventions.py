@@ -4,17 +4,22 @@ settings as options, `--json` output, defaults in `--help`, shell completion."""
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
+from rich.console import Console
 
 from cachelab.cli import build_parser, main
 from cachelab.options import RunOptions
 
-QUICKSTART = Path(__file__).parents[1] / "experiments" / "quickstart.yaml"
+EXPERIMENTS = Path(__file__).parents[1] / "experiments"
+QUICKSTART = EXPERIMENTS / "quickstart.yaml"
+SAMPLE = Path(__file__).parent / "data" / "results-sample"
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:
@@ -122,3 +127,115 @@ def test_the_resume_command_of_a_k8s_run_parses_to_its_options() -> None:
     words = shlex.split(options.resume_command(Path("results/x")))
     args = build_parser().parse_args(words[1:])
     assert RunOptions.from_args(args) == replace(options, resume=Path("results/x"))
+
+
+def _json_out(capsys: pytest.CaptureFixture[str]) -> Any:
+    return json.loads(capsys.readouterr().out)
+
+
+def test_list_json_has_every_spec_and_its_numbers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["list", "--json"]) == 0
+    listing = _json_out(capsys)
+    names = [p.stem for p in sorted(EXPERIMENTS.glob("*.yaml"))]
+    assert [s["name"] for s in listing["specs"]] == names
+    quickstart = next(s for s in listing["specs"] if s["name"] == "quickstart")
+    assert quickstart["valid"] and quickstart["problems"] == []
+    assert (quickstart["points"], quickstart["runs"]) == (8, 16)
+    assert quickstart["seeds"] == ["asl17-3.1-one-mw"] and quickstart["wall_s"] > 160
+    assert listing["wall_s"] == pytest.approx(sum(s["wall_s"] for s in listing["specs"]))
+    (tmp_path / "bad.yaml").write_text("name: bad\ntopology:\n  workers: 0\n")
+    assert main(["list", "--json", "--dir", str(tmp_path)]) == 0
+    (bad,) = _json_out(capsys)["specs"]
+    assert bad["valid"] is False and bad["points"] is None
+    assert bad["problems"] == ["topology.workers: must be >= 1, got 0"]
+
+
+def test_json_commands_print_errors_on_stderr_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["list", "--json", "--dir", str(tmp_path / "nope")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"error: --dir {tmp_path / 'nope'}: no such folder" in captured.err
+    assert main(["fidelity", "--json", str(tmp_path)]) == 2
+    assert capsys.readouterr().out == ""
+
+
+def test_validate_json_gives_each_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ntopology:\n  workers: 0\n")
+    assert main(["validate", "--json", str(QUICKSTART), str(bad)]) == 1
+    good, wrong = _json_out(capsys)["specs"]
+    assert good == {
+        "path": str(QUICKSTART),
+        "valid": True,
+        "name": "quickstart",
+        "points": 8,
+        "repetitions": 2,
+        "max_repetitions": 2,
+        "until_ci_pct": None,
+        "runs": 16,
+        "max_runs": 16,
+        "duration_s": 10,
+        "problems": [],
+    }
+    assert wrong["valid"] is False and wrong["name"] is None
+    assert wrong["problems"] == ["topology.workers: must be >= 1, got 0"]
+    assert main(["validate", "--json", str(QUICKSTART)]) == 0
+    assert len(_json_out(capsys)["specs"]) == 1
+
+
+def test_fidelity_json_holds_the_table_as_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    from cachelab.fidelity import fidelity_rows
+
+    assert main(["fidelity", "--json", str(SAMPLE)]) == 0
+    (row,) = _json_out(capsys)["rows"]
+    (expected,) = fidelity_rows(SAMPLE)
+    assert (row["experiment"], row["seed"], row["series"]) == (
+        expected.experiment,
+        expected.seed,
+        expected.series,
+    )
+    assert row["ours"]["saturation_ops_per_s"] == pytest.approx(expected.ours.saturation)
+    assert row["seed_published"]["knee"] == expected.theirs.knee
+    assert row["ratios"]["saturation"] == pytest.approx(
+        row["ours"]["saturation_ops_per_s"] / row["seed_published"]["saturation_ops_per_s"]
+    )
+    assert row["seed_rt_from_law"] is True and row["x"] == "total_clients"
+    with pytest.raises(SystemExit):  # one shape at a time
+        main(["fidelity", "--json", "--markdown", str(SAMPLE)])
+
+
+def test_search_json_is_the_answer_and_its_progress_goes_to_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import cachelab.search
+    from cachelab.search import Answer, Bracket
+
+    answer = Answer(8.0, Bracket(8.0, 9.0), 5, 6, 20_000.0, 1.5, float("nan"), False)
+
+    def fake_local(spec: Path, settings: object, point: object, base: object, resume: object,
+                   console: Console) -> tuple[Path, Answer]:  # fmt: skip
+        console.print("  step 0 attempt 0: 4 -> pass")
+        (tmp_path / "answer.txt").write_text("8 clients per thread meets p99<=2ms\n")
+        return tmp_path, answer
+
+    monkeypatch.setattr(cachelab.search, "run_local", fake_local)
+    argv = ["search", str(QUICKSTART), "--point", "0", "--slo", "p99<=2ms", "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "step 0 attempt 0" in captured.err
+    found = json.loads(captured.out)
+    assert found["results_dir"] == str(tmp_path)
+    assert found["unit"] == "clients per thread"
+    assert found["settings"]["slo"] == "p99<=2ms"
+    assert found["settings"]["axis"] == "topology.clients_per_thread"
+    assert found["answer"]["load"] == 8.0
+    assert found["answer"]["bracket"] == {"passed": 8.0, "failed": 9.0}
+    assert found["answer"]["statistic_high_ms"] is None  # NaN: not a JSON number
+    assert found["text"] == "8 clients per thread meets p99<=2ms"
+    assert found["files"]["search.csv"] == str(tmp_path / "search.csv")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 # The error of a local run or search given an option of --target k8s.
 K8S_ONLY = "--values and --loadgen are for --target k8s, as are --namespace and --release"
@@ -70,3 +72,31 @@ def add_release(parser: argparse.ArgumentParser) -> None:
         help="k8s: the Helm release of the testbed the runs install and measure (default: "
         f"{env_default('CACHELAB_K8S_RELEASE', 'testbed')})",
     )
+
+
+def add_json(parser: argparse._ActionsContainer, what: str) -> None:
+    """`--json`: WHAT as one JSON document on stdout (its shape: docs/interfaces.md §6); errors
+    and notes go to stderr."""
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help=f"print {what} as JSON on stdout (docs/interfaces.md §6); messages go to stderr",
+    )
+
+
+def _plain(value: Any) -> Any:
+    """VALUE with paths as strings and NaN or infinite numbers as null (JSON has neither)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def print_json(data: Any) -> None:
+    """DATA as indented JSON on stdout."""
+    print(json.dumps(_plain(data), indent=2, allow_nan=False, ensure_ascii=False))

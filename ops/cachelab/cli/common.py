@@ -3,6 +3,7 @@ and writes, and where the shipped specs are."""
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 
@@ -10,6 +11,16 @@ from rich.console import Console
 from rich.markup import escape
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parents[2] / "experiments"
+
+
+def stderr_console() -> Console:
+    """The console of a command whose stdout is its JSON: messages on stderr, plain lines when
+    stderr is no terminal."""
+    from cachelab.terminal import TABLE_WIDTH
+
+    if sys.stderr.isatty():
+        return Console(stderr=True)
+    return Console(stderr=True, width=TABLE_WIDTH, no_color=True, highlight=False, soft_wrap=True)
 
 
 def error(console: Console, message: str) -> int:

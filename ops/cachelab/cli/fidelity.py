@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from cachelab.cli.arguments import Subparsers
+from cachelab.cli.arguments import Subparsers, add_json, print_json
 from cachelab.cli.common import error
+
+if TYPE_CHECKING:
+    from cachelab.fidelity import Curve, FidelityRow
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -21,7 +25,32 @@ def add_parser(sub: Subparsers) -> None:
     )
     fidelity.set_defaults(handler=cmd_fidelity)
     fidelity.add_argument("results_dirs", type=Path, nargs="+", metavar="RESULTS_DIR")
-    fidelity.add_argument("--markdown", action="store_true", help="a Markdown table")
+    shape = fidelity.add_mutually_exclusive_group()
+    shape.add_argument("--markdown", action="store_true", help="a Markdown table")
+    add_json(shape, "each seed curve against ours")
+
+
+def _row(row: FidelityRow) -> dict[str, Any]:
+    """One row (the `--json` shape of docs/interfaces.md §6); an unknown number is null."""
+
+    def numbers(curve: Curve) -> dict[str, float]:
+        return {
+            "saturation_ops_per_s": curve.saturation,
+            "knee": curve.knee,
+            "low_load_rt_ms": curve.low_load_rt_ms,
+        }
+
+    return {
+        "experiment": row.experiment,
+        "seed": row.seed,
+        "series": row.series,
+        "x": row.x,
+        "ours": numbers(row.ours),
+        "seed_published": numbers(row.theirs),
+        "ratios": row.ratios(),
+        "seed_rt_from_law": row.rt_from_law,
+        "source": row.source,
+    }
 
 
 def cmd_fidelity(args: argparse.Namespace, console: Console) -> int:
@@ -40,6 +69,9 @@ def cmd_fidelity(args: argparse.Namespace, console: Console) -> int:
             rows += fidelity_rows(folder)
         except (FidelityError, ResultsError) as problem:
             return error(console, str(problem))
+    if args.json:
+        print_json({"rows": [_row(row) for row in rows]})
+        return 0
     if args.markdown:
         print(markdown_with_provenance(args.results_dirs), end="")
         return 0

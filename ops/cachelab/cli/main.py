@@ -20,7 +20,7 @@ from cachelab.cli import (
     validate,
 )
 from cachelab.cli import list as list_specs
-from cachelab.cli.common import error
+from cachelab.cli.common import error, stderr_console
 from cachelab.terminal import make_console
 
 # The commands in the order `cachelab --help` lists them.
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    console = make_console()
+    console = stderr_console() if getattr(args, "json", False) else make_console()
     if args.command is None:
         parser.print_help()
         return 2

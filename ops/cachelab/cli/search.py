@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from cachelab.cli.arguments import (
     K8S_ONLY,
     Subparsers,
+    add_json,
     add_namespace,
     add_release,
     add_results,
+    print_json,
 )
 from cachelab.cli.common import error, spec_hint
 from cachelab.options import RunOptions
 from cachelab.spec import SpecError, load_spec
+
+if TYPE_CHECKING:
+    from cachelab.search import Answer, SearchSettings
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -69,9 +76,24 @@ def add_parser(sub: Subparsers) -> None:
     add_namespace(search, "k8s: where the release and the Jobs run")
     add_release(search)
     add_results(search)
+    add_json(search, "the answer, the search's settings and its files")
     search.add_argument(
         "--resume", type=Path, default=None, metavar="RESULTS_DIR", help="go on with a search"
     )
+
+
+def _search_json(
+    folder: Path, settings: SearchSettings, answer: Answer, text: str
+) -> dict[str, Any]:
+    """A finished search (the `--json` shape of docs/interfaces.md §6)."""
+    return {
+        "results_dir": folder,
+        "settings": asdict(settings),
+        "unit": "requests/s" if settings.open_loop else "clients per thread",
+        "answer": asdict(answer),
+        "text": text,
+        "files": {name: folder / name for name in ("search.csv", "search.png", "answer.txt")},
+    }
 
 
 def cmd_search(args: argparse.Namespace, console: Console) -> int:
@@ -79,6 +101,7 @@ def cmd_search(args: argparse.Namespace, console: Console) -> int:
     from cachelab.k8s.plan import PlanError
     from cachelab.processes import ProcessError
     from cachelab.search import (
+        ANSWER_FILE,
         SearchError,
         choose_point,
         k8s_problem,
@@ -104,9 +127,9 @@ def cmd_search(args: argparse.Namespace, console: Console) -> int:
         return error(console, unfit)
     try:
         if args.target == "k8s":
-            folder, _ = run_k8s(args.spec, settings, args.point, options, console)
+            folder, answer = run_k8s(args.spec, settings, args.point, options, console)
         else:
-            folder, _ = run_local(
+            folder, answer = run_local(
                 args.spec, settings, args.point, args.results, args.resume, console
             )
     except (SearchError, ProcessError, PlanError, K8sError) as failure:
@@ -114,6 +137,10 @@ def cmd_search(args: argparse.Namespace, console: Console) -> int:
     except KeyboardInterrupt:
         error(console, "interrupted; every step measured is in search.csv (go on with --resume)")
         return 130
-    console.print((folder / "answer.txt").read_text().strip(), highlight=False)
+    text = (folder / ANSWER_FILE).read_text().strip()
+    if args.json:
+        print_json(_search_json(folder, settings, answer, text))
+        return 0
+    console.print(text, highlight=False)
     console.print(f"search: {folder}/search.csv, {folder}/search.png", highlight=False)
     return 0
