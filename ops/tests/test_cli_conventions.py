@@ -239,3 +239,18 @@ def test_search_json_is_the_answer_and_its_progress_goes_to_stderr(
     assert found["answer"]["statistic_high_ms"] is None  # NaN: not a JSON number
     assert found["text"] == "8 clients per thread meets p99<=2ms"
     assert found["files"]["search.csv"] == str(tmp_path / "search.csv")
+
+
+def test_every_option_with_a_value_shows_its_default_in_help() -> None:
+    missing = []
+    for name, command in _commands().items():
+        formatter = command._get_formatter()
+        for action in command._actions:
+            if not action.option_strings or action.nargs == 0 or action.required:
+                continue
+            text = formatter._expand_help(action) if action.help else ""
+            if "(default: " not in text:
+                missing.append(f"cachelab {name} {action.option_strings[-1]}: {text!r}")
+    assert missing == []
+    assert "(default: 3)" in _help("search")  # a plain default is added by the formatter
+    assert "(default: local)" in _help("run")

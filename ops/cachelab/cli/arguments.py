@@ -9,6 +9,33 @@ import os
 from pathlib import Path
 from typing import Any, TypeAlias
 
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Help that ends every option's text with its default, `(default: X)`, unless the text
+    says it already (a default from the environment, or one that is not a value) or the option
+    is a flag or required."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (
+            "(default" in text
+            or action.required
+            or action.nargs == 0
+            or not action.option_strings
+            or action.default in (None, [], argparse.SUPPRESS)
+        ):
+            return text
+        return text + " (default: %(default)s)"
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of `cachelab` and of each command: `--help` shows the defaults."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 # The error of a local run or search given an option of --target k8s.
 K8S_ONLY = "--values and --loadgen are for --target k8s, as are --namespace and --release"
 
@@ -100,3 +127,34 @@ def _plain(value: Any) -> Any:
 def print_json(data: Any) -> None:
     """DATA as indented JSON on stdout."""
     print(json.dumps(_plain(data), indent=2, allow_nan=False, ensure_ascii=False))
+
+
+def add_target(parser: argparse.ArgumentParser) -> None:
+    """`--target local|k8s`: where the runs go."""
+    parser.add_argument(
+        "--target",
+        choices=["local", "k8s"],
+        default="local",
+        help="local: processes on this machine; k8s: the Jobs on the cluster of KUBECONFIG",
+    )
+
+
+def add_loadgen(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--loadgen cachelab|memtier` of --target k8s."""
+    parser.add_argument(
+        "--loadgen",
+        choices=["cachelab", "memtier"],
+        default=None,
+        help=f"k8s: {what} (default: {env_default('CACHELAB_K8S_LOADGEN', 'cachelab')})",
+    )
+
+
+def add_values(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--values FILE` (repeatable) of --target k8s."""
+    parser.add_argument(
+        "--values",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help=f"k8s: {what}; repeatable (default: $CACHELAB_K8S_VALUES, `:`-separated, else none)",
+    )

@@ -22,7 +22,9 @@ RUN_OVERHEAD_TEXT = "JVM start/stop"
 def add_parser(sub: Subparsers) -> None:
     listing = sub.add_parser("list", help="list the experiment specs")
     listing.set_defaults(handler=cmd_list)
-    listing.add_argument("--dir", type=Path, default=EXPERIMENTS_DIR, help="folder of specs")
+    listing.add_argument(
+        "--dir", type=Path, default=EXPERIMENTS_DIR, help="folder of specs (*.yaml)"
+    )
     add_json(listing, "the specs, their points, runs and estimated wall time")
 
 

@@ -20,6 +20,7 @@ from cachelab.cli import (
     validate,
 )
 from cachelab.cli import list as list_specs
+from cachelab.cli.arguments import CommandParser
 from cachelab.cli.common import error, stderr_console
 from cachelab.terminal import make_console
 
@@ -40,9 +41,9 @@ COMMANDS = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cachelab", description=__doc__)
+    parser = CommandParser(prog="cachelab", description=__doc__)
     parser.add_argument("--version", action="version", version=f"cachelab {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     for command in COMMANDS:
         command.add_parser(sub)
     return parser

@@ -13,9 +13,13 @@ from rich.markup import escape
 from cachelab.cli.arguments import (
     K8S_ONLY,
     Subparsers,
+    add_loadgen,
     add_namespace,
     add_release,
     add_results,
+    add_target,
+    add_values,
+    env_default,
 )
 from cachelab.cli.common import cannot_write, error, first_missing, remove_made, spec_hint
 from cachelab.options import RunOptions
@@ -30,32 +34,22 @@ def add_parser(sub: Subparsers) -> None:
     run = sub.add_parser("run", help="run an experiment spec and write a results folder")
     run.set_defaults(handler=cmd_run)
     run.add_argument("spec", type=Path, help="experiment spec (YAML)")
-    run.add_argument("--target", choices=["local", "k8s"], default="local")
+    add_target(run)
     add_results(run)
     run.add_argument("--report", action="store_true", help="build the report when the run is done")
     run.add_argument(
         "--bandwidth",
         choices=["off", "asl2017", "asl2019", "azure-v2"],
         default=None,
-        help="bandwidth profile; local: tc on lo while each run measures, needs root (default"
-        " off; asl2019 also adds its 0.9 ms RTT with netem); k8s: pod annotations (default"
-        " $CACHELAB_K8S_BANDWIDTH or asl2017)",
+        help="bandwidth profile; local: tc on lo while each run measures, needs root (asl2019 "
+        "also adds its 0.9 ms RTT with netem); k8s: pod annotations (default: off locally; on "
+        f"k8s {env_default('CACHELAB_K8S_BANDWIDTH', 'asl2017')})",
     )
-    run.add_argument(
-        "--values",
-        type=Path,
-        action="append",
-        metavar="FILE",
-        help="k8s: a values file for the release after the point's own (your cluster's images, "
-        "pools, sizes; repeatable; default $CACHELAB_K8S_VALUES, `:`-separated)",
+    add_values(
+        run,
+        "a values file for the release after the point's own (your cluster's images, pools, sizes)",
     )
-    run.add_argument(
-        "--loadgen",
-        choices=["cachelab", "memtier"],
-        default=None,
-        help="k8s: the Jobs' loadgen image, the project's (built by make images) or "
-        "memtier_benchmark (default $CACHELAB_K8S_LOADGEN or cachelab)",
-    )
+    add_loadgen(run, "the Jobs' loadgen image, the project's (built by make images) or memtier")
     add_namespace(run, "k8s: where the release and the Jobs run")
     add_release(run)
     run.add_argument(
@@ -69,7 +63,7 @@ def add_parser(sub: Subparsers) -> None:
         default=None,
         metavar="RESULTS_DIR",
         help="finish an earlier run of this spec in its results folder: only runs that are "
-        "missing, partial or failed run (again)",
+        "missing, partial or failed run (again) (default: a new results folder)",
     )
     run.add_argument(
         "--set",
@@ -77,7 +71,8 @@ def add_parser(sub: Subparsers) -> None:
         default=None,
         metavar="FIELD=VALUE",
         help="change one field of the spec for this run (run.duration_s=10, "
-        "sweep.topology.workers=[8,32]); repeatable; $CACHELAB_SET's terms apply after these",
+        "sweep.topology.workers=[8,32]); repeatable; $CACHELAB_SET's terms apply after these "
+        "(default: none)",
     )
     run.add_argument(
         "--only",
@@ -85,7 +80,7 @@ def add_parser(sub: Subparsers) -> None:
         metavar="TERM",
         help="run only some points: indices (3, 0-2, 1,4) or swept values (workers=8, "
         "topology.workers=8,16: every number after FIELD= is a value of that field); repeat "
-        "--only to require several terms",
+        "--only to require several terms (default: every point)",
     )
     run.add_argument(
         "--dry-run",

@@ -13,14 +13,18 @@ from cachelab.cli.arguments import (
     K8S_ONLY,
     Subparsers,
     add_json,
+    add_loadgen,
     add_namespace,
     add_release,
     add_results,
+    add_target,
+    add_values,
     print_json,
 )
 from cachelab.cli.common import error, spec_hint
 from cachelab.options import RunOptions
-from cachelab.spec import SpecError, load_spec
+from cachelab.search import MAX_CLIENTS_PER_THREAD
+from cachelab.spec import LOADGEN_MAX_RATE_PER_THREAD, SpecError, load_spec
 
 if TYPE_CHECKING:
     from cachelab.search import Answer, SearchSettings
@@ -40,7 +44,7 @@ def add_parser(sub: Subparsers) -> None:
         type=float,
         default=5.0,
         metavar="PCT",
-        help="stop when the bracket is this narrow, in percent of its lower end (default 5)",
+        help="stop when the bracket is this narrow, in percent of its lower end",
     )
     search.add_argument(
         "--attempts", type=int, default=3, help="runs per step before an untrusted one is a miss"
@@ -49,7 +53,9 @@ def add_parser(sub: Subparsers) -> None:
         "--max-load",
         type=float,
         default=None,
-        help="highest load tried (requests/s, or clients per thread for a closed-loop spec)",
+        help="highest load tried, requests/s or, for a closed-loop spec, clients per thread "
+        f"(default: {LOADGEN_MAX_RATE_PER_THREAD:,.0f} requests/s per loadgen thread, or "
+        f"{MAX_CLIENTS_PER_THREAD} clients per thread)",
     )
     search.add_argument(
         "--no-probe",
@@ -57,28 +63,25 @@ def add_parser(sub: Subparsers) -> None:
         action="store_false",
         help="open loop: start at the spec's rate, not from a closed-loop capacity probe",
     )
-    search.add_argument("--point", type=int, default=None, help="the point of a swept spec")
-    search.add_argument("--target", choices=["local", "k8s"], default="local")
     search.add_argument(
-        "--values",
-        type=Path,
-        action="append",
-        metavar="FILE",
-        help="k8s: the values files of your cluster for the release (repeatable; default "
-        "$CACHELAB_K8S_VALUES, `:`-separated)",
-    )
-    search.add_argument(
-        "--loadgen",
-        choices=["cachelab", "memtier"],
+        "--point",
+        type=int,
         default=None,
-        help="k8s: the Jobs' loadgen image (default $CACHELAB_K8S_LOADGEN or cachelab)",
+        help="the point of a swept spec (default: the spec, which then must sweep nothing)",
     )
+    add_target(search)
+    add_values(search, "a values file of your cluster for the release")
+    add_loadgen(search, "the Jobs' loadgen image")
     add_namespace(search, "k8s: where the release and the Jobs run")
     add_release(search)
     add_results(search)
     add_json(search, "the answer, the search's settings and its files")
     search.add_argument(
-        "--resume", type=Path, default=None, metavar="RESULTS_DIR", help="go on with a search"
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="RESULTS_DIR",
+        help="go on with the search in RESULTS_DIR (default: a new search)",
     )
 
 

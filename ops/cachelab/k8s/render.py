@@ -89,14 +89,14 @@ def add_arguments(render: argparse.ArgumentParser) -> None:
         "--loadgen",
         choices=plan.RENDER_LOADGENS,
         default="cachelab",
-        help="cachelab: the project's loadgen image (default); memtier: memtier_benchmark, "
-        "for clusters that can pull it; locust: locust master and workers",
+        help="cachelab: the project's loadgen image; memtier: memtier_benchmark, for clusters "
+        "that can pull it; locust: locust master and workers",
     )
     render.add_argument(
         "--bandwidth",
         choices=plan.BANDWIDTH_PROFILES,
         default="asl2017",
-        help="client egress annotation profile (default asl2017)",
+        help="client egress annotation profile",
     )
 
 
