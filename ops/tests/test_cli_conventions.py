@@ -4,13 +4,18 @@ settings as options, `--json` output, defaults in `--help`, shell completion."""
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import shlex
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import argcomplete
 import pytest
 from rich.console import Console
 
@@ -254,3 +259,49 @@ def test_every_option_with_a_value_shows_its_default_in_help() -> None:
     assert missing == []
     assert "(default: 3)" in _help("search")  # a plain default is added by the formatter
     assert "(default: local)" in _help("run")
+
+
+class _Finder(argcomplete.CompletionFinder):  # type: ignore[misc]
+    """argcomplete's finder with its debug output left on stderr: its own stream is fd 9, which
+    pytest holds."""
+
+    def _init_debug_stream(self) -> None:
+        pass
+
+
+def _completions(line: str) -> list[str]:
+    """What argcomplete offers for LINE (the cursor at its end), asked in process."""
+    stream = io.StringIO()
+    env = {"_ARGCOMPLETE": "1", "COMP_LINE": line, "COMP_POINT": str(len(line))}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        with pytest.raises(SystemExit):
+            _Finder()(build_parser(), output_stream=stream, exit_method=sys.exit)
+    return sorted(stream.getvalue().split("\013"))
+
+
+def test_completion_offers_the_commands_and_their_options() -> None:
+    assert _completions("cachelab ru") == ["run "]
+    assert _completions("cachelab s") == ["schema", "search", "summarize"]
+    assert _completions("cachelab run --na") == ["--namespace "]
+    assert _completions("cachelab run --target k") == ["k8s "]
+
+
+def test_the_entry_point_answers_a_shell_asking_for_completions(tmp_path: Path) -> None:
+    # what `eval "$(register-python-argcomplete cachelab)"` makes bash do on <Tab>
+    entry = Path(sys.executable).with_name("cachelab")
+    if not entry.is_file():
+        pytest.fail(f"{entry} is missing: make venv")
+    out = tmp_path / "completions"
+    env = {
+        **os.environ,
+        "_ARGCOMPLETE": "1",
+        "COMP_LINE": "cachelab ru",
+        "COMP_POINT": "11",
+        "_ARGCOMPLETE_STDOUT_FILENAME": str(out),
+    }
+    done = subprocess.run([entry], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "run "
+    assert done.stdout == ""

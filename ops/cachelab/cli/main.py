@@ -1,10 +1,14 @@
 """The `cachelab` command line: run, search, fidelity, validate, report, compare, summarize, list,
 schema, render, collect."""
 
+# PYTHON_ARGCOMPLETE_OK
+
 from __future__ import annotations
 
 import argparse
 import sys
+
+import argcomplete
 
 from cachelab import __version__
 from cachelab.cli import (
@@ -51,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argcomplete.autocomplete(parser)  # a shell asking for completions: answer, exit
     args = parser.parse_args(argv)
     console = stderr_console() if getattr(args, "json", False) else make_console()
     if args.command is None:
