@@ -111,6 +111,7 @@ SUMMARY, POINTS, MODELS, BOTTLENECKS = (
     "report/models.csv",
     "report/bottlenecks.csv",
 )
+FACTORIAL = "report/factorial.csv"
 COMPARE_POINTS, DIFFERENCES = "compare points.csv", "compare differences.csv"
 PER_POINT = (POINTS, MODELS, BOTTLENECKS, COMPARE_POINTS)
 
@@ -277,6 +278,40 @@ def _catalogue() -> list[Column]:
             "cpu_cores", "cores", "a process's CPU seconds per second (kind cpu)", (BOTTLENECKS,)
         ),
         Column(
+            "response",
+            "text",
+            "the summary.csv measure analysed (throughput_ops_per_s, response_time_ms, "
+            "1/response_time_ms), as the report's 2^k r tables",
+            (FACTORIAL,),
+        ),
+        Column(
+            "term",
+            "text",
+            "I (the mean), a factor (a swept field), factors joined by · (their interaction), "
+            "or error",
+            (FACTORIAL,),
+        ),
+        Column(
+            "effect",
+            "the response's",
+            "q: half the response's change from the term's level -1 to +1 (I: the mean)",
+            (FACTORIAL,),
+        ),
+        Column(
+            "effect_ci_low", "the response's", "lower end of the effect's interval", (FACTORIAL,)
+        ),
+        Column(
+            "effect_ci_high", "the response's", "upper end of the effect's interval", (FACTORIAL,)
+        ),
+        Column(
+            "ss",
+            "the response's, squared",
+            "the term's sum of squares (I: SS0; error: SSE)",
+            (FACTORIAL,),
+        ),
+        Column("variation_pct", "%", "the term's share of the variation SST", (FACTORIAL,)),
+        Column("significant", "bool", "the effect's interval excludes 0", (FACTORIAL,)),
+        Column(
             "series",
             "text",
             "the folder label and line of a compared point",
@@ -334,7 +369,7 @@ def describe(column: str, file: str) -> Column | None:
 
 def markdown() -> str:
     """docs/columns.md: the catalogue as tables, one per file."""
-    files = [SUMMARY, POINTS, MODELS, BOTTLENECKS, COMPARE_POINTS, DIFFERENCES]
+    files = [SUMMARY, POINTS, MODELS, BOTTLENECKS, FACTORIAL, COMPARE_POINTS, DIFFERENCES]
     lines = [
         "# CSV columns",
         "",

@@ -232,6 +232,46 @@ def latency_distributions(
     return densities, percentiles
 
 
+FACTORIAL_RESPONSES = (
+    ("throughput_ops_per_s", "throughput", "factorial_tp"),
+    ("response_time_ms", "response time", "factorial_rt"),
+    ("1/response_time_ms", "1 / response time", "factorial_inv_rt"),
+)
+FACTORIAL_CSV = "factorial.csv"
+
+
+def _significant(row: pd.Series) -> bool:
+    """Whether a term's effect interval excludes zero (never for the error row)."""
+    return bool(
+        row["term"] != "error"
+        and not pd.isna(row["ci_low"])
+        and (row["ci_low"] > 0 or row["ci_high"] < 0)
+    )
+
+
+def factorial_frame(results: Sequence[tuple[str, factorial.FactorialResult]]) -> pd.DataFrame:
+    """factorial.csv: the 2^k r tables of the report, one row per response and term (the
+    error last), with the factors' full names; columns as `cachelab.columns` catalogues them."""
+    frames = []
+    for response, result in results:
+        table = result.table()
+        frames.append(
+            pd.DataFrame(
+                {
+                    "response": response,
+                    "term": table["term"],
+                    "effect": table["effect"],
+                    "effect_ci_low": table["ci_low"],
+                    "effect_ci_high": table["ci_high"],
+                    "ss": table["ss"],
+                    "variation_pct": table["variation_pct"],
+                    "significant": [_significant(r) for _, r in table.iterrows()],
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def _factorial_section(
     summary: pd.DataFrame, axes: Sequence[str], figures: Figures, out: Path
 ) -> list[dict[str, Any]]:
@@ -239,16 +279,14 @@ def _factorial_section(
     if factors is None:
         return []
     sections: list[dict[str, Any]] = []
-    for response, title, key in (
-        ("throughput_ops_per_s", "throughput", "factorial_tp"),
-        ("response_time_ms", "response time", "factorial_rt"),
-        ("1/response_time_ms", "1 / response time", "factorial_inv_rt"),
-    ):
+    analysed: list[tuple[str, factorial.FactorialResult]] = []
+    for response, title, key in FACTORIAL_RESPONSES:
         try:
             result = factorial.analyze_summary(summary, factors, response=response)
         except ValueError as exc:
             sections.append({"title": title, "error": str(exc)})
             continue
+        analysed.append((response, result))
         figure = Figure(figsize=(6.0, 3.6))
         plots.plot_factorial_variation(figure.subplots(), result, f"Variation of {title}")
         _save(figure, out / f"{key}.png")
@@ -271,11 +309,7 @@ def _factorial_section(
                         "ci_low": r["ci_low"],
                         "ci_high": r["ci_high"],
                         "variation_pct": r["variation_pct"],
-                        "significant": (
-                            r["term"] != "error"
-                            and not pd.isna(r["ci_low"])
-                            and (r["ci_low"] > 0 or r["ci_high"] < 0)
-                        ),
+                        "significant": _significant(r),
                     }
                     for _, r in table.iterrows()
                 ],
@@ -285,6 +319,8 @@ def _factorial_section(
                 "error_warning": result.error_pct > FACTORIAL_ERROR_LIMIT_PCT,
             }
         )
+    if analysed:
+        _without_empty(factorial_frame(analysed)).to_csv(out / FACTORIAL_CSV, index=False)
     return sections
 
 
@@ -421,7 +457,7 @@ def _without_empty(frame: pd.DataFrame) -> pd.DataFrame:
 
 def build_report(results_dir: Path) -> Path:
     """Write ``<results_dir>/report/index.html`` plus PNG figures and CSV tables (points.csv,
-    models.csv, bottlenecks.csv); return the path.
+    models.csv, bottlenecks.csv and, for a 2^k design, factorial.csv); return the path.
 
     Runs that failed, were cut short (partial) or measured nothing are left out and counted in
     the header, so an interrupted experiment still gets a report.
