@@ -81,6 +81,10 @@ check-installs: ## Fail naming any command the scripts call that nothing in the 
 k8s-tools: ## Build the Kubernetes tools from Go modules into TOOLS_DIR/bin, shared by every clone (K8S_TOOLS: control, cluster, cilium; default control cluster, + cilium with CILIUM=1).
 	@scripts/k8s-tools.sh $(K8S_TOOLS)
 
+.PHONY: toxiproxy
+toxiproxy: ## Build toxiproxy-server, the latency emulator of local runs with `network:` RTTs, into the per-machine tool cache (~1 min once; needs Go).
+	@scripts/toxiproxy.sh
+
 .PHONY: jdk
 jdk: ## Find a JDK >= 21 (prints its JAVA_HOME, or says how to get one).
 	@scripts/find-jdk.sh
