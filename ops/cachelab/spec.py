@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from cachelab.columns import CONFIG_COLUMNS, summary_columns
+from cachelab.network import LINK_WORDS, LINKS, MAX_RTT_MS, PROFILE_NAMES, PROFILES, Link, links_of
 from cachelab.seeds import known_seed
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "spec.schema.json"
@@ -330,6 +331,87 @@ class Fault(_Model):
         return self.at_s + self.for_s
 
 
+def _link_field(what: str) -> Any:
+    return Field(default=None, ge=0, le=MAX_RTT_MS, description=what)
+
+
+class LinkTimes(_Model):
+    """Milliseconds per link; unset takes the profile's value (no delay without a profile)."""
+
+    client_mw: float | None = _link_field(LINK_WORDS["client_mw"])
+    mw_server: float | None = _link_field(LINK_WORDS["mw_server"])
+    client_server: float | None = _link_field(LINK_WORDS["client_server"])
+
+
+class Network(_Model):
+    """Round-trip times between the roles (cachelab.network), emulated with toxiproxy locally."""
+
+    profile: str = Field(
+        default="off",
+        description="RTTs of a seed report's own measurements (asl2017: client_mw 2.3, mw_server "
+        "2.0; asl2017-fig11: 0.5, 2.5; asl2019: 0.9 +- 0.2 on every link); off = none",
+        json_schema_extra={"enum": list(PROFILE_NAMES)},
+    )
+    rtt_ms: LinkTimes = Field(
+        default_factory=LinkTimes, description="round-trip time per link, ms (overrides profile)"
+    )
+    jitter_ms: LinkTimes = Field(
+        default_factory=LinkTimes,
+        description="RTT jitter per link, ms: each direction waits half the RTT +- half this, "
+        "uniform (overrides the profile)",
+    )
+
+    @field_validator("profile")
+    @classmethod
+    def _check_profile(cls, value: str) -> str:
+        if value not in PROFILE_NAMES:
+            raise ValueError(f"must be one of {', '.join(PROFILE_NAMES)}, got {value!r}")
+        return value
+
+    def links(self, middlewares: int) -> list[Link]:
+        """The emulated links of a topology with `middlewares`, in LINKS order; ValueError
+        (starting with the offending field) when the section does not fit the topology."""
+        present = links_of(middlewares)
+        profile = PROFILES.get(self.profile, {})
+        where = f"topology.middlewares {middlewares}: its links are {', '.join(present)}"
+        for field, times in (("rtt_ms", self.rtt_ms), ("jitter_ms", self.jitter_ms)):
+            for name in LINKS:
+                if getattr(times, name) is not None and name not in present:
+                    raise _FieldError(
+                        f"network.{field}.{name}", f"no such link in this topology ({where})"
+                    )
+        found = []
+        for name in present:
+            seeded = profile.get(name)
+            given = getattr(self.rtt_ms, name)
+            jitter = getattr(self.jitter_ms, name)
+            if given is None and seeded is None:
+                if self.profile != "off":
+                    raise _FieldError(
+                        "network.profile",
+                        f"{self.profile} states no {name} RTT; set network.rtt_ms.{name}",
+                    )
+                if jitter is not None:
+                    raise _FieldError(
+                        f"network.jitter_ms.{name}", f"needs network.rtt_ms.{name} (a link's RTT)"
+                    )
+                continue
+            if given is not None:
+                rtt, source = given, f"spec: network.rtt_ms.{name}"
+                jitter = jitter if jitter is not None else 0.0
+            else:
+                assert seeded is not None
+                rtt, source = seeded.rtt_ms, seeded.source
+                jitter = jitter if jitter is not None else seeded.jitter_ms
+            if jitter > rtt:
+                raise _FieldError(
+                    f"network.jitter_ms.{name}",
+                    f"must be <= the link's RTT ({rtt:g} ms), got {jitter:g}",
+                )
+            found.append(Link(name, rtt, jitter, source))
+        return found
+
+
 SweepValue = Annotated[list[Any], Field(min_length=1)]
 
 
@@ -345,6 +427,7 @@ class Spec(_Model):
     workload: Workload = Field(default_factory=Workload)
     preload: Preload = Field(default_factory=Preload)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    network: Network = Field(default_factory=Network)
     sweep: dict[str, SweepValue] = Field(
         default_factory=dict, description="dotted field path -> values (cartesian product)"
     )
@@ -390,7 +473,12 @@ class Spec(_Model):
             problem = fault_problem(self, fault)
             if problem:
                 raise _FieldError(f"faults.{index}", problem)
+        self.network.links(self.topology.middlewares)
         return self
+
+    def links(self) -> list[Link]:
+        """The links whose RTT a run emulates (empty: none)."""
+        return self.network.links(self.topology.middlewares)
 
     def with_values(self, values: dict[str, Any]) -> Spec:
         """This spec with the given dotted paths set (and `sweep` emptied), validated again."""
@@ -507,7 +595,7 @@ def _leaf_paths(model: type[BaseModel], prefix: str = "") -> set[str]:
     return paths
 
 
-SWEEPABLE_SECTIONS = frozenset({"topology", "workload", "preload", "server", "run"})
+SWEEPABLE_SECTIONS = frozenset({"topology", "workload", "preload", "server", "network", "run"})
 SWEEPABLE_PATHS = frozenset(p for p in _leaf_paths(Spec) if p.split(".")[0] in SWEEPABLE_SECTIONS)
 
 
@@ -526,6 +614,8 @@ def _format_error(error: ErrorDetails) -> str:
             return message
         return f"{loc}: {message}" if loc else message
     if kind == "extra_forbidden":
+        if error["loc"][:1] == ("network",) and len(error["loc"]) == 3:
+            return f"{loc}: unknown link (one of {', '.join(LINKS)})"
         return f"{loc}: unknown field"
     if kind == "missing":
         return f"{loc}: required field is missing"
@@ -563,7 +653,7 @@ def _check_sweep(raw: dict[str, Any]) -> list[str]:
         if path not in SWEEPABLE_PATHS:
             problems.append(
                 f"sweep.{path}: not a field that can be swept "
-                f"(one of topology.*, workload.*, preload.*, server.*, run.*)"
+                f"(one of topology.*, workload.*, preload.*, server.*, network.*, run.*)"
             )
         elif not isinstance(values, list) or not values:
             problems.append(f"sweep.{path}: must be a non-empty list of values, got {values!r}")
