@@ -41,6 +41,12 @@ METRIC_COLUMNS = [
     "cpu_middleware_cores",
     "cpu_server_cores",
     "cpu_server_max_cores",
+    "cpu_toxiproxy_cores",
+    # achieved RTT of each emulated link (spec `network`): p50 of its calibration round trips,
+    # averaged over the link's proxies
+    "rtt_client_mw_p50_ms",
+    "rtt_mw_server_p50_ms",
+    "rtt_client_server_p50_ms",
     "server_requests_max_over_mean",
     "hot_key_share",
     "offered_ops_per_s",  # open loop: workload.rate_ops, requests/s offered in total
@@ -62,13 +68,14 @@ METRIC_COLUMNS = [
     "tail_rest_p99_ms",
     "status",
     "bandwidth",
+    "network",
     "monitor",
     "command_line",
 ]
 
 
 # summary.csv columns that hold text or counts, not measures averaged over repetitions
-TEXT_COLUMNS = ("hits", "misses", "status", "bandwidth", "monitor", "command_line")
+TEXT_COLUMNS = ("hits", "misses", "status", "bandwidth", "network", "monitor", "command_line")
 
 
 def summary_columns(axes: Sequence[str]) -> list[str]:
@@ -157,6 +164,22 @@ _SUMMARY_MEANINGS: dict[str, tuple[str, str]] = {
     "cpu_middleware_cores": ("cores", "CPU seconds per second of the middlewares"),
     "cpu_server_cores": ("cores", "CPU seconds per second of the backend servers"),
     "cpu_server_max_cores": ("cores", "CPU seconds per second of the busiest server alone"),
+    "cpu_toxiproxy_cores": (
+        "cores",
+        "CPU seconds per second of the latency emulator (toxiproxy-server; spec `network`)",
+    ),
+    **{
+        f"rtt_{link}_p50_ms": (
+            "ms",
+            f"achieved RTT {words} (spec `network`): p50 of the calibration round trips through "
+            "its proxies, mean over the proxies",
+        )
+        for link, words in (
+            ("client_mw", "loadgens <-> middleware"),
+            ("mw_server", "middleware <-> servers"),
+            ("client_server", "loadgens <-> servers"),
+        )
+    },
     "server_requests_max_over_mean": (
         "ratio",
         "requests the middlewares sent to the busiest server over the mean server's (1 = equal)",
@@ -186,6 +209,7 @@ _SUMMARY_MEANINGS: dict[str, tuple[str, str]] = {
     },
     "status": ("text", "ok, partial (cut short: measures empty) or failed"),
     "bandwidth": ("JSON", "the bandwidth profile the run was shaped with"),
+    "network": ("JSON", "configured RTT per emulated link, ms, and the links outside ±10 %"),
     "monitor": ("JSON", "the monitor settings of the run"),
     "command_line": ("text", "the loadgen command line"),
 }

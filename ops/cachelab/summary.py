@@ -9,8 +9,9 @@ the per-process CPU samples. Hits and misses are whole-run counts (the Time-Seri
 them). Errors are memtier's `Connection Errors` plus our loadgen's `Error Replies`.
 
 The run's settings that are not sweep axes but change what it measures are columns too: the
-bandwidth profile (`bandwidth`), the monitor settings (`monitor`) and the command line
-(`command_line`), from point.json.
+bandwidth profile (`bandwidth`), the emulated RTTs (`network`: configured per link, and the links
+whose calibration missed them by more than 10 %), the monitor settings (`monitor`) and the
+command line (`command_line`), from point.json; the achieved RTTs are `rtt_<link>_p50_ms`.
 """
 
 from __future__ import annotations
@@ -93,15 +94,17 @@ def row_of(data: RunData) -> dict[str, Any]:
         "think_time_ms": workload["think_time_ms"],
         "status": data.status,
         "bandwidth": _setting(data.record.extra.get("bandwidth")),
+        "network": _setting(_configured_rtts(data.record.extra.get("network"))),
         "monitor": _setting(data.record.extra.get("monitor")),
         "command_line": _command(data.record.extra.get("command_line")),
     }
+    row.update(_achieved_rtts(data.record.extra.get("network")))
     if data.status != "ok":
         # a partial or failed run measured nothing to average: its measures stay empty
         return row
     row.update(_client_columns(data.clients))
     row.update(_middleware_columns([m.all for m in data.middlewares]))
-    for role in ("loadgen", "middleware", "server"):
+    for role in ("loadgen", "middleware", "server", "toxiproxy"):
         cores = [p.cores for p in data.cpu if p.role == role]
         if cores:
             row[f"cpu_{role}_cores"] = sum(cores)
@@ -125,6 +128,26 @@ def row_of(data: RunData) -> dict[str, Any]:
     row.update(fault_columns(recoveries_of(data.run.path, spec, data.record.loadgens)))
     row.update(tail_columns(data))
     return row
+
+
+def _configured_rtts(network: Any) -> dict[str, Any] | None:
+    """point.json's `network` as the run's setting: RTT per link, and the links off by > 10 %."""
+    if not isinstance(network, dict) or not network.get("links"):
+        return None
+    rtt = {p["link"]: p["rtt_ms"] for p in network["links"]}
+    return {"rtt_ms": rtt, "flagged": network.get("flagged") or []}
+
+
+def _achieved_rtts(network: Any) -> dict[str, float]:
+    """`rtt_<link>_p50_ms`: the calibration's p50 per link, mean over the link's proxies."""
+    if not isinstance(network, dict):
+        return {}
+    found: dict[str, list[float]] = {}
+    for proxy in network.get("links") or []:
+        achieved = proxy.get("achieved") or {}
+        if isinstance(achieved.get("p50_ms"), int | float):
+            found.setdefault(proxy["link"], []).append(float(achieved["p50_ms"]))
+    return {f"rtt_{link}_p50_ms": sum(v) / len(v) for link, v in found.items()}
 
 
 def server_requests_max_over_mean(per_middleware: Sequence[dict[str, int]]) -> float | None:

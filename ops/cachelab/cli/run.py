@@ -21,7 +21,14 @@ from cachelab.cli.arguments import (
     add_values,
     env_default,
 )
-from cachelab.cli.common import cannot_write, error, first_missing, remove_made, spec_hint
+from cachelab.cli.common import (
+    cannot_write,
+    error,
+    first_missing,
+    local_only_network,
+    remove_made,
+    spec_hint,
+)
 from cachelab.options import RunOptions
 from cachelab.spec import Spec, SpecError, load_spec
 
@@ -143,6 +150,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
         )
+    if args.target == "k8s" and any(p.spec.links() for p in spec.points()):
+        return error(console, local_only_network(args.spec))
     if args.target == "local" and (args.values or args.loadgen or args.namespace or args.release):
         return error(console, K8S_ONLY)
     made = first_missing(args.results) if args.results is not None else None

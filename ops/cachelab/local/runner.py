@@ -6,6 +6,10 @@ together and pass their per-second progress to the live line while they run, SIG
 middleware(s) so they write their summary, record servers' counters and write `point.json`.
 cachelab.experiment owns the rest (order, selection, resume, status.json, summary.csv).
 
+A spec with `network:` round-trip times gets one toxiproxy-server per run (cachelab.local.latency):
+the middlewares reach their servers and the loadgens their targets through its proxies, which it
+calibrates and measures before the loadgens start; it stops with the run's other processes.
+
 Servers are reused from one run to the next while their configuration is the same and no run
 wrote to them (`run.restart_servers: true` restarts them for every run); a read-only sweep thus
 preloads once. On Ctrl-C (or SIGTERM) `run_one` stops every child gently, keeps what was measured
@@ -35,6 +39,8 @@ from cachelab.faults.local import (
 )
 from cachelab.local.commands import loadgen_argv, middleware_argv, preload_argv, verify_argv
 from cachelab.local.cpu import ProcessCpuSampler
+from cachelab.local.latency import PROBE, Toxiproxy, calibrate_links, off_links, toxiproxy_binary
+from cachelab.local.latency import ROLE as EMULATOR_ROLE
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
 from cachelab.local.shaping import (
     LoopbackShaper,
@@ -117,6 +123,7 @@ class LocalRunner:
     live: Callable[[LiveSample], None] | None = None  # gets each second of a run's load
     group: ServerGroup | None = None
     target_name: str = "local"
+    toxiproxy: str | None = None  # the toxiproxy-server binary (found when a spec sets RTTs)
 
     # --- servers and preload ------------------------------------------------------------------
 
@@ -223,6 +230,9 @@ class LocalRunner:
                 try:
                     self._measure(spec, group, procs, run_dir, record)
                     status = "ok"
+                    flagged = record.get("network", {}).get("flagged")
+                    if flagged:
+                        message = "RTT outside ±10 % of the spec's: " + "; ".join(flagged)
                 except KeyboardInterrupt:
                     status, message = "partial", "interrupted"
                     with shielded():
@@ -255,12 +265,25 @@ class LocalRunner:
         if self.monitor is not None:
             self.monitor.begin_run(spec.topology.backend, addresses)
             record["monitor"] = dataclasses.asdict(self.monitor.settings)
+        rtts = {link.name: link for link in spec.links()}
+        emulator = None
+        if rtts:
+            if self.toxiproxy is None:
+                self.toxiproxy = toxiproxy_binary(t.root)
+            emulator = Toxiproxy(self.toxiproxy)
+            emulator.start(procs, run_dir / "toxiproxy.log")
         middlewares: list[tuple[ManagedProcess, int]] = []
         for j in range(spec.topology.middlewares):
             port = free_port(HOST)
             stats_dir = run_dir / f"middleware-{j}"
             stats_dir.mkdir(exist_ok=True)
-            argv = middleware_argv(t.java, t.middleware_jar, spec, HOST, port, addresses, stats_dir)
+            servers = addresses
+            if emulator is not None and "mw_server" in rtts:
+                servers = [
+                    emulator.add_proxy(f"mw{j}-server{i}", rtts["mw_server"], address).address
+                    for i, address in enumerate(addresses)
+                ]
+            argv = middleware_argv(t.java, t.middleware_jar, spec, HOST, port, servers, stats_dir)
             if self.monitor is not None:
                 argv += self.monitor.scrape_middleware(f"middleware-{j}")
             middlewares.append(
@@ -280,6 +303,26 @@ class LocalRunner:
         targets = [(HOST, port) for _, port in middlewares] or [
             (s.host, s.port) for s in group.servers
         ]
+        if emulator is not None:
+            client_link = "client_mw" if middlewares else "client_server"
+            if client_link in rtts:
+                kind = "mw" if middlewares else "server"
+                targets = [
+                    (
+                        HOST,
+                        emulator.add_proxy(
+                            f"clients-{kind}{k}", rtts[client_link], f"{h}:{p}"
+                        ).listen_port,
+                    )
+                    for k, (h, p) in enumerate(targets)
+                ]
+            proxies = calibrate_links(emulator, spec.workload.protocol)
+            record["network"] = {
+                "emulator": f"toxiproxy-server {emulator.version()}",
+                "probe": PROBE[spec.workload.protocol][0].decode().strip(),
+                "links": proxies,
+                "flagged": off_links(proxies),
+            }
         rates = role_rates(self.bandwidth, spec.topology.hosts)
         links = links_for(
             rates,
@@ -486,7 +529,7 @@ def _cpu_processes(procs: ProcessSet, servers: list[Server]) -> list[tuple[str, 
     found = [("server", name, pid) for _, name, pid in found]
     for proc in list(procs):
         role = proc.name.split("-")[0]
-        if role in ("loadgen", "middleware"):
+        if role in ("loadgen", "middleware", EMULATOR_ROLE):
             found.append((role, proc.name, proc.pid))
     return found
 
@@ -521,6 +564,9 @@ def run(
     tools = Toolchain.discover(root, need_middleware=spec.topology.middlewares > 0)
     bandwidth = options.bandwidth or "off"
     check_local_faults(spec, bandwidth)  # before a results folder is made
+    toxiproxy = None
+    if any(p.spec.links() for p in spec.points()):  # RTTs: toxiproxy-server, built once
+        toxiproxy = toxiproxy_binary(root, lambda line: console.print(line, highlight=False))
     settings = {
         "target": "local",
         "bandwidth": bandwidth,
@@ -538,6 +584,7 @@ def run(
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     runner = LocalRunner(spec, spec_path, results, tools)
     runner.bandwidth = bandwidth
+    runner.toxiproxy = toxiproxy
     if runner.bandwidth != "off":
         role_rates(runner.bandwidth, spec.topology.hosts)  # the profile sizes every role
         LoopbackShaper().check()
