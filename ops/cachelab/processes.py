@@ -16,7 +16,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -70,7 +70,14 @@ def port_accepts(host: str, port: int, timeout_s: float = 0.2) -> bool:
 class ManagedProcess:
     """One child process with its output in a log file; the caller's thread drives it."""
 
-    def __init__(self, name: str, argv: Sequence[str], log_path: Path, cwd: Path | None = None):
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        log_path: Path,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ):
         self.name = name
         self.argv = list(argv)
         self.log_path = log_path
@@ -84,6 +91,7 @@ class ManagedProcess:
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
+                env={**os.environ, **env} if env else None,
                 start_new_session=True,
             )
         except OSError as error:
@@ -186,9 +194,15 @@ class ProcessSet:
         self._procs: list[ManagedProcess] = []
 
     def start(
-        self, name: str, argv: Sequence[str], log_path: Path, cwd: Path | None = None
+        self,
+        name: str,
+        argv: Sequence[str],
+        log_path: Path,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> ManagedProcess:
-        proc = ManagedProcess(name, argv, log_path, cwd)
+        """Starts a child (`env`: variables set on top of this process's environment)."""
+        proc = ManagedProcess(name, argv, log_path, cwd, env)
         self._procs.append(proc)
         return proc
 

@@ -271,7 +271,7 @@ class LocalRunner:
             if self.toxiproxy is None:
                 self.toxiproxy = toxiproxy_binary(t.root)
             emulator = Toxiproxy(self.toxiproxy)
-            emulator.start(procs, run_dir / "toxiproxy.log")
+            emulator.start(procs, run_dir / "toxiproxy.log", _proxied_connections(spec))
         middlewares: list[tuple[ManagedProcess, int]] = []
         for j in range(spec.topology.middlewares):
             port = free_port(HOST)
@@ -319,6 +319,7 @@ class LocalRunner:
             proxies = calibrate_links(emulator, spec.workload.protocol)
             record["network"] = {
                 "emulator": f"toxiproxy-server {emulator.version()}",
+                "gomaxprocs": emulator.gomaxprocs,
                 "probe": PROBE[spec.workload.protocol][0].decode().strip(),
                 "links": proxies,
                 "flagged": off_links(proxies),
@@ -521,6 +522,14 @@ def _after_faults(spec: Spec, group: ServerGroup, faulty: LocalFaultTargets) -> 
     ]
     if targets_touched(spec.faults, "server"):
         group.dirty = True
+
+
+def _proxied_connections(spec: Spec) -> int:
+    """Connections a run's proxies carry at most: every loadgen connection, and every
+    middleware thread's connection to each server (workers and event loops)."""
+    topology = spec.topology
+    threads = topology.workers + topology.event_loops + 1
+    return topology.total_clients + topology.middlewares * threads * topology.servers
 
 
 def _cpu_processes(procs: ProcessSet, servers: list[Server]) -> list[tuple[str, str, int]]:
