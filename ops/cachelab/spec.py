@@ -361,6 +361,12 @@ class Network(_Model):
         "uniform (overrides the profile)",
     )
 
+    @field_validator("profile", mode="before")
+    @classmethod
+    def _off_is_text(cls, value: Any) -> Any:
+        """YAML 1.1 reads an unquoted `off` as false."""
+        return "off" if value is False else value
+
     @field_validator("profile")
     @classmethod
     def _check_profile(cls, value: str) -> str:

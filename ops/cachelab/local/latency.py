@@ -19,9 +19,10 @@ through a 2 ms link gave 17 ms service times instead of 2).
 
 Calibrated, not assumed (`calibrate_links`): before the loadgens start, with the system idle, one
 client times N small round trips through each proxy (memcached `mn`, answered `MN` by memcached
-and by the middleware itself; RESP `PING` for redis). The first proxy of a link measures what the
-emulator adds beyond its toxics (loopback, the proxy's two hops, waking up): each direction's
-toxic is lowered by half of that, and then every proxy of the link is measured again. The
+and by the middleware itself; RESP `PING` for redis). The first proxy of a link measures the
+least the emulator adds beyond its toxics (its fastest round trip less the RTT and jitter:
+loopback, the proxy's two hops, waking up): each direction's toxic is lowered by half of that,
+so no round trip is faster than the RTT, and then every proxy of the link is measured again. The
 achieved p50 is recorded with the configured RTT; a link whose p50 is outside ±10 % of it is
 flagged.
 """
@@ -268,14 +269,16 @@ def calibrate_links(
     emulator: Toxiproxy, protocol: str, probes: int = PROBES
 ) -> list[dict[str, Any]]:
     """Calibrates and measures every proxy (see the module docstring); returns their records."""
-    by_link: dict[str, list[Proxy]] = {}
+    by_link: dict[Link, list[Proxy]] = {}
     for proxy in emulator.proxies:
-        by_link.setdefault(proxy.link.name, []).append(proxy)
+        by_link.setdefault(proxy.link, []).append(proxy)
     for proxies in by_link.values():
         first = proxies[0]
         if first.link.rtt_ms > 0:
             trial = time_round_trips(HOST, first.listen_port, protocol, probes)
-            extra_ms = trial.p50_ms - first.link.rtt_ms  # what the emulator adds beyond the toxics
+            # the least the emulator added beyond its toxics (loopback, two hops, waking up):
+            # taken off, the fastest round trip takes the RTT and the others a little more
+            extra_ms = trial.min_ms - first.link.rtt_ms - first.link.jitter_ms
             one_way = max(0.0, first.link.one_way_ms - extra_ms / 2)
             for proxy in proxies:
                 emulator.set_one_way(proxy, one_way)
