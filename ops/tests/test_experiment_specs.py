@@ -49,6 +49,7 @@ SECTION_KEYS: dict[str, set[str]] = {
     },
     "preload": {"enabled", "expected_miss_ratio"},
     "server": {"memcached", "redis"},
+    "network": {"profile", "rtt_ms", "jitter_ms"},
     "run": {"repetitions", "duration_s", "warmup_s", "cooldown_s", "restart_servers"},
     "report": {"x", "series"},
 }

@@ -38,6 +38,7 @@ from cachelab.local.servers import start_servers
 from cachelab.network import PROFILES, Link
 from cachelab.paths import repo_root
 from cachelab.processes import ProcessSet
+from cachelab.report.network_section import network_section
 from cachelab.spec import SpecError, load_spec, parse_spec
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "experiments" / "quickstart.yaml"
@@ -345,6 +346,14 @@ def test_the_spec_rtts_reach_the_local_runner(tmp_path: Path, toxiproxy: str) ->
     assert float(row["cpu_toxiproxy_cores"]) > 0
     assert float(row["rtt_mw_server_p50_ms"]) >= 1.8
     assert json.loads(row["network"])["rtt_ms"] == {"client_mw": 1.0, "mw_server": 2.0}
+    # the report states configured against achieved for every proxy
+    section = network_section(results)
+    assert section is not None
+    assert [(r["proxy"], r["configured_rtt_ms"]) for r in section["rows"]] == [
+        ("mw0-server0", 2.0),
+        ("clients-mw0", 1.0),
+    ]
+    assert all(r["achieved_p50_ms"] >= 0.9 * r["configured_rtt_ms"] for r in section["rows"])
     # stopped with the run, as every process it started
     assert len(emulators) == 1
     assert not any(alive(pid) for pid in emulators)
