@@ -59,6 +59,7 @@ PROBE = {
     "memcache_text": (b"mn\r\n", b"MN\r\n"),
     "redis": (b"*1\r\n$4\r\nPING\r\n", b"+PONG\r\n"),
 }
+PROBE_NAME = {"memcache_text": "mn", "redis": "PING"}
 
 
 def gomaxprocs(connections: int) -> int:

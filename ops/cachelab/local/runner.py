@@ -39,7 +39,13 @@ from cachelab.faults.local import (
 )
 from cachelab.local.commands import loadgen_argv, middleware_argv, preload_argv, verify_argv
 from cachelab.local.cpu import ProcessCpuSampler
-from cachelab.local.latency import PROBE, Toxiproxy, calibrate_links, off_links, toxiproxy_binary
+from cachelab.local.latency import (
+    PROBE_NAME,
+    Toxiproxy,
+    calibrate_links,
+    off_links,
+    toxiproxy_binary,
+)
 from cachelab.local.latency import ROLE as EMULATOR_ROLE
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
 from cachelab.local.shaping import (
@@ -320,7 +326,7 @@ class LocalRunner:
             record["network"] = {
                 "emulator": f"toxiproxy-server {emulator.version()}",
                 "gomaxprocs": emulator.gomaxprocs,
-                "probe": PROBE[spec.workload.protocol][0].decode().strip(),
+                "probe": PROBE_NAME[spec.workload.protocol],
                 "links": proxies,
                 "flagged": off_links(proxies),
             }

@@ -48,8 +48,8 @@ def network_section(results_dir: Path) -> dict[str, Any] | None:
         "latency toxic on each direction. Before the loadgens started, one client timed 200 "
         "round trips through each proxy on the idle system; the first proxy of a link set each "
         "direction's toxic to half the configured RTT less half of the least the emulator added "
-        f"beyond it (its fastest round trip). {len(rows) - missed} of {len(rows)} proxies achieved a p50 within ±10 % of "
-        "the configured RTT"
+        f"beyond it (its fastest round trip). {len(rows) - missed} of {len(rows)} proxies "
+        "achieved a p50 within ±10 % of the configured RTT"
         + (f"; {missed} did not (their runs' status message names them)." if missed else ".")
     )
     return {"id": "network", "title": "Round-trip times", "figures": [], "rows": rows,
