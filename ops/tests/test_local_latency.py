@@ -15,8 +15,10 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -378,3 +380,40 @@ def test_eight_workers_behind_a_2_ms_link_serve_at_most_8_over_2_ms(
         f"{float(row['cpu_toxiproxy_cores']):.2f} cores"
     )
     assert 0 < throughput <= 1.1 * 8 / 0.002
+
+
+@pytest.mark.e2e
+def test_ctrl_c_stops_the_emulator_with_the_run(tmp_path: Path, toxiproxy: str) -> None:
+    spec = write_spec(
+        tmp_path,
+        network={"rtt_ms": {"client_mw": 1.0, "mw_server": 1.0}},
+        run={"repetitions": 1, "duration_s": 30, "warmup_s": 1, "cooldown_s": 1},
+    )
+    results = tmp_path / "results"
+    argv = ["run", str(spec), "--target", "local", "--results", str(results)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cachelab.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            samples = list(results.glob("rtt/*/raw/p0-r0/cpu.csv"))
+            if samples and "toxiproxy" in samples[0].read_text():
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the run never sampled its emulator")
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, output
+    with samples[0].open() as handle:
+        emulators = {int(r["pid"]) for r in csv.DictReader(handle) if r["role"] == "toxiproxy"}
+    assert len(emulators) == 1
+    assert not any(alive(pid) for pid in emulators)
+    assert mentioning(str(tmp_path)) == []
