@@ -6,7 +6,7 @@
 #
 # Groups (a target names the ones it needs; `make deps` is `run`):
 #   run      local experiments (make run, cachelab run --target local): the servers under test,
-#            the Python venv, Maven
+#            the Python venv, Maven, patch (scripts/toxiproxy.sh patches the latency emulator)
 #   test     what the local test tiers add: the peers (twemproxy, memcaslap), a C compiler for the
 #            ASL floor, Prometheus and its exporters for --monitor and the dashboard tests, chromium
 #            for the report screenshot
@@ -25,7 +25,7 @@ set -euo pipefail
 
 group() {
   case "$1" in
-    run) echo memcached redis-server python3-venv maven netcat-openbsd ;;
+    run) echo memcached redis-server python3-venv maven netcat-openbsd patch ;;
     test) echo nutcracker libmemcached-tools gcc libc6-dev prometheus prometheus-node-exporter prometheus-redis-exporter chromium ;;
     bench) echo nutcracker libmemcached-tools gcc libc6-dev ;;
     k8s) echo etcd-server containerd runc containernetworking-plugins iptables conntrack openssl umoci skopeo busybox-static \

@@ -41,6 +41,7 @@ if ! stamp_ok; then
   src="$(GOFLAGS=-mod=mod go mod download -json "$module@$TOXIPROXY_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
   [[ -d "$src" ]] || { echo "error: could not download $module@$TOXIPROXY_VERSION" >&2; exit 1; }
   cp -r "$src" "$work/src"; chmod -R u+w "$work/src"
+  "$root/scripts/install-debs.sh" patch >&2
   patch -s -p1 -d "$work/src" < "$patch_file" \
     || { echo "error: $patch_file does not apply to $module@$TOXIPROXY_VERSION" >&2; exit 1; }
   ( cd "$work/src"

@@ -27,6 +27,7 @@ import yaml
 
 from cachelab.cli import main
 from cachelab.local.latency import (
+    LatencyError,
     Proxy,
     Rtt,
     Toxiproxy,
@@ -181,8 +182,8 @@ def test_run_with_a_bad_rtt_fails_at_once_and_creates_nothing(
 def test_kubernetes_runs_refuse_rtts_they_would_not_emulate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["run", str(QUICKSTART), "--target", "k8s", "--results", str(tmp_path / "r")]
-    assert main([*argv, "--set", "network.profile=asl2017"]) == 2
+    words = ["run", str(QUICKSTART), "--target", "k8s", "--results", str(tmp_path / "r")]
+    assert main([*words, "--set", "network.profile=asl2017"]) == 2
     assert "emulated on --target local only" in capsys.readouterr().out
 
 
@@ -226,6 +227,20 @@ def toxiproxy() -> str:
         if shutil.which("go") is None:
             pytest.skip(f"toxiproxy-server cannot be built here: {error}")
         raise
+
+
+@pytest.mark.integration
+def test_without_go_the_emulator_cannot_be_built_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLS_DIR", str(tmp_path / "tools"))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # Go lives elsewhere (/usr/local/go, ~/go)
+    if shutil.which("go") is not None:
+        pytest.skip("go is on /usr/bin here")
+    lines: list[str] = []
+    with pytest.raises(LatencyError, match="Go is needed to build toxiproxy-server"):
+        toxiproxy_binary(repo_root(), say=lines.append)
+    assert lines == []
 
 
 @pytest.fixture
@@ -286,11 +301,11 @@ def write_spec(folder: Path, **changes: object) -> Path:
 
 
 def run_locally(spec: Path, results: Path, *overrides: str) -> Path:
-    argv = ["run", str(spec), "--target", "local", "--results", str(results)]
+    words = ["run", str(spec), "--target", "local", "--results", str(results)]
     for term in overrides:
-        argv += ["--set", term]
+        words += ["--set", term]
     done = subprocess.run(
-        [sys.executable, "-m", "cachelab.cli", *argv],
+        [sys.executable, "-m", "cachelab.cli", *words],
         capture_output=True,
         text=True,
         timeout=600,
@@ -390,9 +405,9 @@ def test_ctrl_c_stops_the_emulator_with_the_run(tmp_path: Path, toxiproxy: str) 
         run={"repetitions": 1, "duration_s": 30, "warmup_s": 1, "cooldown_s": 1},
     )
     results = tmp_path / "results"
-    argv = ["run", str(spec), "--target", "local", "--results", str(results)]
+    words = ["run", str(spec), "--target", "local", "--results", str(results)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cachelab.cli", *argv],
+        [sys.executable, "-m", "cachelab.cli", *words],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

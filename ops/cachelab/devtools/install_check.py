@@ -58,6 +58,8 @@ PROJECT_INSTALLS: dict[str, str] = {
     **_each("redis-cli redis-benchmark", "deb:redis-server"),
     **_each("mvn", "deb:maven"),
     **_each("nc", "deb:netcat-openbsd"),
+    # scripts/toxiproxy.sh applies its patch to the emulator's source
+    **_each("patch", "deb:patch"),
     # install-debs.sh test and bench: the peers, the C compiler, Prometheus, Chromium
     **_each("nutcracker", "deb:nutcracker"),
     **_each("memcaslap", "deb:libmemcached-tools"),

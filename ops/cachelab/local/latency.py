@@ -87,7 +87,8 @@ def toxiproxy_binary(root: Path, say: Callable[[str], None] = print) -> str:
         line = line.rstrip()
         if line:
             errors.append(line)
-            say(f"network: {line}")
+            if not line.startswith("error:"):  # an error ends up in the exception instead
+                say(f"network: {line}")
     out = proc.stdout.read().strip()
     code = proc.wait(timeout=1200)
     if code != 0 or not out:
