@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds toxiproxy-server (github.com/Shopify/toxiproxy/v2 cmd/server), the latency emulator of
 # local runs whose spec sets `network:` round-trip times, into ${TOOLS_DIR:-<cache>/tools}/bin
-# (scripts/cache-dir.sh), static (CGO_ENABLED=0), stamped with its version: built once per
-# machine; a rerun with the binary present returns at once. Prints the binary's path on stdout,
-# progress on stderr.
+# (scripts/cache-dir.sh), static (CGO_ENABLED=0), stamped with its version and the patch's
+# checksum: built once per machine (again when either changes); a rerun with the binary present
+# returns at once, also without Go. Prints the binary's path on stdout, progress on stderr.
 #
 # Built inside a copy of its module with one patch to its `latency` toxic
 # (toxiproxy-latency-sub-ms.patch), so that a link's half round trip (1.15 ms of ASL 2017's
@@ -20,7 +20,7 @@ source "$root/scripts/cache-dir.sh"
 bin="${TOOLS_DIR:-$(cachelab_cache_dir)/tools}/bin"
 TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-v2.5.0}"
 patch_file="$root/scripts/toxiproxy-latency-sub-ms.patch"
-stamp_text="$TOXIPROXY_VERSION+sub-ms"
+stamp_text="$TOXIPROXY_VERSION+sub-ms patch $(sha256sum "$patch_file" | cut -c1-12)"
 target="$bin/toxiproxy-server"
 
 stamp_ok() { [[ -x "$target" && -f "$bin/.toxiproxy-server.version" && "$(cat "$bin/.toxiproxy-server.version")" == "$stamp_text" ]]; }
@@ -46,7 +46,7 @@ if ! stamp_ok; then
     || { echo "error: $patch_file does not apply to $module@$TOXIPROXY_VERSION" >&2; exit 1; }
   ( cd "$work/src"
     GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath \
-      -ldflags "-s -w -X $module.Version=$stamp_text" -o "$work/toxiproxy-server" ./cmd/server )
+      -ldflags "-s -w -X $module.Version=$TOXIPROXY_VERSION+sub-ms" -o "$work/toxiproxy-server" ./cmd/server )
   mv "$work/toxiproxy-server" "$target"
   echo "$stamp_text" > "$bin/.toxiproxy-server.version"
 fi
