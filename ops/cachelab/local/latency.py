@@ -247,6 +247,22 @@ class Toxiproxy:
         self.proxies.append(proxy)
         return proxy
 
+    def proxy_each(self, prefix: str, link: Link, upstreams: Sequence[str]) -> list[Proxy]:
+        """One proxy per upstream, named `<prefix><index>`."""
+        return [self.add_proxy(f"{prefix}{k}", link, u) for k, u in enumerate(upstreams)]
+
+    def calibrate(self, protocol: str) -> dict[str, Any]:
+        """Calibrates and measures every proxy (`calibrate_links`): what point.json records."""
+        proxies = calibrate_links(self, protocol)
+        return {
+            "emulator": f"toxiproxy-server {self.version()}",
+            "gomaxprocs": self.gomaxprocs,
+            "probe": PROBE_NAME[protocol],
+            "probes": PROBES,
+            "links": proxies,
+            "flagged": off_links(proxies),
+        }
+
     def set_one_way(self, proxy: Proxy, one_way_ms: float) -> None:
         """Each direction's toxic of `proxy` to `one_way_ms`."""
         for stream in ("upstream", "downstream"):

@@ -39,14 +39,8 @@ from cachelab.faults.local import (
 )
 from cachelab.local.commands import loadgen_argv, middleware_argv, preload_argv, verify_argv
 from cachelab.local.cpu import ProcessCpuSampler
-from cachelab.local.latency import (
-    PROBE_NAME,
-    Toxiproxy,
-    calibrate_links,
-    off_links,
-    toxiproxy_binary,
-)
 from cachelab.local.latency import ROLE as EMULATOR_ROLE
+from cachelab.local.latency import Toxiproxy, toxiproxy_binary
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
 from cachelab.local.shaping import (
     LoopbackShaper,
@@ -285,10 +279,8 @@ class LocalRunner:
             stats_dir.mkdir(exist_ok=True)
             servers = addresses
             if emulator is not None and "mw_server" in rtts:
-                servers = [
-                    emulator.add_proxy(f"mw{j}-server{i}", rtts["mw_server"], address).address
-                    for i, address in enumerate(addresses)
-                ]
+                proxies = emulator.proxy_each(f"mw{j}-server", rtts["mw_server"], addresses)
+                servers = [proxy.address for proxy in proxies]
             argv = middleware_argv(t.java, t.middleware_jar, spec, HOST, port, servers, stats_dir)
             if self.monitor is not None:
                 argv += self.monitor.scrape_middleware(f"middleware-{j}")
@@ -309,27 +301,14 @@ class LocalRunner:
         targets = [(HOST, port) for _, port in middlewares] or [
             (s.host, s.port) for s in group.servers
         ]
-        if emulator is not None:
-            client_link = "client_mw" if middlewares else "client_server"
-            if client_link in rtts:
-                kind = "mw" if middlewares else "server"
-                targets = [
-                    (
-                        HOST,
-                        emulator.add_proxy(
-                            f"clients-{kind}{k}", rtts[client_link], f"{h}:{p}"
-                        ).listen_port,
-                    )
-                    for k, (h, p) in enumerate(targets)
-                ]
-            proxies = calibrate_links(emulator, spec.workload.protocol)
-            record["network"] = {
-                "emulator": f"toxiproxy-server {emulator.version()}",
-                "gomaxprocs": emulator.gomaxprocs,
-                "probe": PROBE_NAME[spec.workload.protocol],
-                "links": proxies,
-                "flagged": off_links(proxies),
-            }
+        if emulator is not None:  # the loadgens reach their targets through proxies too
+            link = "client_mw" if middlewares else "client_server"
+            if link in rtts:
+                prefix = "clients-mw" if middlewares else "clients-server"
+                upstreams = [f"{host}:{port}" for host, port in targets]
+                proxies = emulator.proxy_each(prefix, rtts[link], upstreams)
+                targets = [(HOST, proxy.listen_port) for proxy in proxies]
+            record["network"] = emulator.calibrate(spec.workload.protocol)
         rates = role_rates(self.bandwidth, spec.topology.hosts)
         links = links_for(
             rates,
