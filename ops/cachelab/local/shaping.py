@@ -30,6 +30,7 @@ import subprocess
 from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
+from cachelab.network import PROFILES as RTT_PROFILES
 from cachelab.spec import Hosts
 
 DEVICE = "lo"
@@ -40,8 +41,9 @@ ROLE_MBIT = {
     "asl2017": {"client": 200, "middleware": 700, "server": 100},
     "asl2019": {"client": 180, "middleware": 710, "server": 88},
 }
-# Round-trip time between any two machines, added with netem (ASL 2019: 0.9 +- 0.2 ms).
-RTT_MS = {"asl2019": 0.9}
+# Round-trip time between any two machines, added with netem where the kernel has it (ASL 2019:
+# 0.9 +- 0.2 ms, the network profile's; without netem, the spec's `network` emulates RTTs).
+RTT_MS = {"asl2019": RTT_PROFILES["asl2019"]["client_mw"].rtt_ms}
 POOL_MBIT = {"azure-v2": {"a1": 250, "a2": 500, "a4": 1000}}
 PROFILES = ("off", *ROLE_MBIT, *POOL_MBIT)
 UNLIMITED = "100gbit"
