@@ -34,6 +34,7 @@ from cachelab.local.latency import (
     calibrate_links,
     gomaxprocs,
     off_links,
+    probes_for,
     time_round_trips,
     toxiproxy_binary,
 )
@@ -208,6 +209,13 @@ def test_a_link_is_flagged_when_its_p50_misses_by_more_than_ten_percent() -> Non
     )
     records = [p.describe() for p in (close, far, unmeasured)]
     assert off_links(records) == ["b p50 2.300 ms vs 2 ms"]
+
+
+def test_calibration_takes_at_most_about_ten_seconds_a_round() -> None:
+    assert probes_for(Link("mw_server", 2.0, 0.0, "")) == 200
+    assert probes_for(Link("mw_server", 100.0, 0.0, "")) == 100
+    assert probes_for(Link("mw_server", 1000.0, 0.0, "")) == 20
+    assert probes_for(Link("mw_server", 0.0, 0.0, "")) == 200
 
 
 def test_the_emulator_gets_a_go_processor_per_connection_direction() -> None:

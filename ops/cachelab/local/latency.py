@@ -48,6 +48,8 @@ from cachelab.processes import ManagedProcess, ProcessError, ProcessSet, free_po
 HOST = "127.0.0.1"
 ROLE = "toxiproxy"  # its process's role in cpu.csv: never counted as a middleware's or a server's
 PROBES = 200  # round trips per calibration
+PROBE_BUDGET_S = 10.0  # fewer (at least MIN_PROBES) where 200 round trips would take longer
+MIN_PROBES = 20
 TOLERANCE = 0.10  # a link's achieved p50 within ±10 % of its configured RTT
 API_TIMEOUT_S = 5.0
 PROBE_TIMEOUT_S = 5.0
@@ -121,7 +123,7 @@ class Rtt:
 
 def time_round_trips(
     host: str, port: int, protocol: str, n: int = PROBES, timeout_s: float = PROBE_TIMEOUT_S
-) -> Rtt:
+) -> Rtt:  # timeout_s: per connect and per reply (a 1,000 ms link stays well inside it)
     """N round trips, one at a time, on one connection to host:port."""
     request, reply_end = PROBE[protocol]
     samples = []
@@ -258,7 +260,6 @@ class Toxiproxy:
             "emulator": f"toxiproxy-server {self.version()}",
             "gomaxprocs": self.gomaxprocs,
             "probe": PROBE_NAME[protocol],
-            "probes": PROBES,
             "links": proxies,
             "flagged": off_links(proxies),
         }
@@ -292,8 +293,9 @@ def calibrate_links(
         by_link.setdefault(proxy.link, []).append(proxy)
     for proxies in by_link.values():
         first = proxies[0]
+        n = probes_for(first.link, probes)
         if first.link.rtt_ms > 0:
-            trial = time_round_trips(HOST, first.listen_port, protocol, probes)
+            trial = time_round_trips(HOST, first.listen_port, protocol, n)
             # the least the emulator added beyond its toxics (loopback, two hops, waking up):
             # taken off, the fastest round trip takes the RTT and the others a little more
             extra_ms = trial.min_ms - first.link.rtt_ms - first.link.jitter_ms
@@ -301,8 +303,16 @@ def calibrate_links(
             for proxy in proxies:
                 emulator.set_one_way(proxy, one_way)
         for proxy in proxies:
-            proxy.achieved = time_round_trips(HOST, proxy.listen_port, protocol, probes)
+            proxy.achieved = time_round_trips(HOST, proxy.listen_port, protocol, n)
     return [p.describe() for p in emulator.proxies]
+
+
+def probes_for(link: Link, probes: int = PROBES) -> int:
+    """Round trips to time through a proxy of `link`: `probes`, fewer on a link so slow that
+    they would take more than PROBE_BUDGET_S (a 1,000 ms link: 20)."""
+    if link.rtt_ms <= 0:
+        return probes
+    return max(MIN_PROBES, min(probes, int(PROBE_BUDGET_S * 1000 / link.rtt_ms)))
 
 
 def off_links(records: Sequence[dict[str, Any]]) -> list[str]:

@@ -45,7 +45,7 @@ def network_section(results_dir: Path) -> dict[str, Any] | None:
     missed = sum(r["within ±10 %"] == "NO" for r in rows)
     note = (
         f"RTTs emulated by {emulator or 'toxiproxy-server'}: one proxy per link instance, a "
-        "latency toxic on each direction. Before the loadgens started, one client timed 200 "
+        "latency toxic on each direction. Before the loadgens started, one client timed up to 200 "
         "round trips through each proxy on the idle system; the first proxy of a link set each "
         "direction's toxic to half the configured RTT less half of the least the emulator added "
         f"beyond it (its fastest round trip). {len(rows) - missed} of {len(rows)} proxies "
