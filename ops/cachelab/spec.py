@@ -348,8 +348,16 @@ class Network(_Model):
 
     profile: str = Field(
         default="off",
-        description="RTTs of a seed report's own measurements (asl2017: client_mw 2.3, mw_server "
-        "2.0; asl2017-fig11: 0.5, 2.5; asl2019: 0.9 +- 0.2 on every link); off = none",
+        description="RTTs of a seed report's own measurements, ms ("
+        + "; ".join(
+            f"{name}: "
+            + ", ".join(
+                f"{k} {v.rtt_ms:g}" + (f" ± {v.jitter_ms:g}" if v.jitter_ms else "")
+                for k, v in links.items()
+            )
+            for name, links in PROFILES.items()
+        )
+        + "); off = none",
         json_schema_extra={"enum": list(PROFILE_NAMES)},
     )
     rtt_ms: LinkTimes = Field(
