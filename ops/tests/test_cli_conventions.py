@@ -101,8 +101,8 @@ def test_the_k8s_settings_are_refused_on_the_local_target(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for extra in (["--namespace", "lab"], ["--release", "tb"]):
-        argv = ["run", str(QUICKSTART), "--results", str(tmp_path / "r"), *extra]
-        assert main(argv) == 2
+        cli_args = ["run", str(QUICKSTART), "--results", str(tmp_path / "r"), *extra]
+        assert main(cli_args) == 2
         out = capsys.readouterr().out
         assert "are for --target k8s, as are --namespace and --release" in out
     assert not (tmp_path / "r").exists()
@@ -230,8 +230,8 @@ def test_search_json_is_the_answer_and_its_progress_goes_to_stderr(
         return tmp_path, answer
 
     monkeypatch.setattr(cachelab.search, "run_local", fake_local)
-    argv = ["search", str(QUICKSTART), "--point", "0", "--slo", "p99<=2ms", "--json"]
-    assert main(argv) == 0
+    cli_args = ["search", str(QUICKSTART), "--point", "0", "--slo", "p99<=2ms", "--json"]
+    assert main(cli_args) == 0
     captured = capsys.readouterr()
     assert "step 0 attempt 0" in captured.err
     found = json.loads(captured.out)

@@ -111,7 +111,7 @@ MACHINE: dict[str, str] = {
     **_each("sed", "sed"),
     **_each("tar", "tar"),
     **_each("gzip gunzip zcat", "gzip"),
-    **_each("ldd getent", "libc-bin"),
+    **_each("ldd getent getconf", "libc-bin"),
     **_each("dpkg dpkg-query", "dpkg"),
     **_each("apt-get apt-cache", "apt"),
     **_each("systemctl", "systemd"),
