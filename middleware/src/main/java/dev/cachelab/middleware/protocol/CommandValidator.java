@@ -27,6 +27,27 @@ final class CommandValidator {
   static final byte[] DELETE_USAGE =
       reply("CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]");
   private static final byte[] NOREPLY = {'n', 'o', 'r', 'e', 'p', 'l', 'y'};
+
+  // Meta flags (see checkMetaFlags). memcached counts the line's end as a token and refuses more
+  // than 20 (MFLAG_MAX_OPT_LENGTH), with mg's wording and ms/md/ma's.
+  private static final int MAX_META_TOKENS = 19;
+  static final byte[] META_FLAGS_ARE_TOO_LONG = reply("CLIENT_ERROR options flags are too long");
+  static final byte[] META_FLAGS_TOO_LONG = reply("CLIENT_ERROR options flags too long");
+  static final byte[] META_DUPLICATE_FLAG = reply("CLIENT_ERROR duplicate flag");
+  static final byte[] META_INVALID_FLAG = reply("CLIENT_ERROR invalid flag");
+
+  /** md and ma answer any flag error so. */
+  static final byte[] META_BAD_FLAG = reply("CLIENT_ERROR invalid or duplicate flag");
+
+  /** The flags memcached knows: 1.6.18's, and x and E of later versions (1.6.18 refuses those). */
+  private static final boolean[] KNOWN_META_FLAGS = new boolean[128];
+
+  static {
+    for (char flag : "bNTRlOPLkstcfvhuqxFCEMJDI".toCharArray()) {
+      KNOWN_META_FLAGS[flag] = true;
+    }
+  }
+
   private static final long UINT32_MAX = 0xFFFF_FFFFL;
 
   private CommandValidator() {}
@@ -233,8 +254,8 @@ final class CommandValidator {
     return bytes < 0 ? 0 : bytes + 2;
   }
 
-  // mg|md|ma|me <key> <flag>*  |  ms <key> <datalen> <flag>*: the flags are the server's to check
-  // (its errors come back); the q flag is taken out of the forwarded line (see Request).
+  // mg|md|ma|me <key> <flag>*  |  ms <key> <datalen> <flag>*: the flags are read as memcached reads
+  // them (see checkMetaFlags); the q flag is taken out of the forwarded line (see Request).
   private static void validateMeta(Request r, Command command, int minTokens, int maxValueBytes) {
     int n = r.tokenCount();
     r.setParsed(Status.FORWARD, command, 1, 1, false);
@@ -250,13 +271,57 @@ final class CommandValidator {
       return;
     }
     if (command == Command.ME) {
-      return; // me takes no q flag: memcached answers EN all the same
+      return; // me takes no flags: memcached answers EN or ME whatever follows the key
     }
-    for (int t = minTokens; t < n; t++) {
-      if (r.tokenEnd(t) - r.tokenStart(t) == 1 && r.bytes()[r.tokenStart(t)] == 'q') {
-        r.setMetaQuiet(r.tokenEnd(t - 1), r.tokenEnd(t));
+    checkMetaFlags(r, command, minTokens);
+  }
+
+  /**
+   * Reads the flags of {@code mg ms md ma} as memcached 1.6 does ({@code proto_text.c}, {@code
+   * _meta_flag_preparse}): each token after the key (after the data length of {@code ms}) is one
+   * flag, named by its first byte; the rest of the token is the flag's argument ({@code O<opaque>},
+   * {@code T<ttl>}), so {@code q}, {@code qx}, {@code q1} and {@code qq} are all the quiet flag.
+   * The quiet flag is taken out of the forwarded line (the middleware always waits for a reply),
+   * which is only safe if the server sees no second one: what memcached refuses before it looks at
+   * any item (more than 19 tokens, a flag given twice, a first byte over 126, a flag it does not
+   * know) is refused here with memcached's reply and never forwarded. A refused {@code ms} has its
+   * data block skipped.
+   */
+  private static void checkMetaFlags(Request r, Command command, int firstFlag) {
+    int n = r.tokenCount();
+    boolean mg = command == Command.MG;
+    boolean wholeError = command == Command.MD || command == Command.MA;
+    if (n > MAX_META_TOKENS) {
+      r.setRejected(Status.REJECT, mg ? META_FLAGS_ARE_TOO_LONG : META_FLAGS_TOO_LONG);
+      return;
+    }
+    long seenLow = 0; // flags 0..63 seen
+    long seenHigh = 0; // flags 64..126 seen
+    int quietToken = -1;
+    byte[] b = r.bytes();
+    for (int t = firstFlag; t < n; t++) {
+      int flag = b[r.tokenStart(t)] & 0xff;
+      long bit = 1L << (flag & 63);
+      boolean seen = flag >= 127 || ((flag < 64 ? seenLow : seenHigh) & bit) != 0;
+      if (seen) {
+        r.setRejected(Status.REJECT, wholeError ? META_BAD_FLAG : META_DUPLICATE_FLAG);
         return;
       }
+      if (flag < 64) {
+        seenLow |= bit;
+      } else {
+        seenHigh |= bit;
+      }
+      if (!KNOWN_META_FLAGS[flag]) {
+        r.setRejected(Status.REJECT, wholeError ? META_BAD_FLAG : META_INVALID_FLAG);
+        return;
+      }
+      if (flag == 'q') {
+        quietToken = t;
+      }
+    }
+    if (quietToken >= 0) {
+      r.setMetaQuiet(r.tokenEnd(quietToken - 1), r.tokenEnd(quietToken));
     }
   }
 

@@ -198,9 +198,10 @@ public final class Request {
   }
 
   /**
-   * A meta command with the {@code q} flag: the flag (bytes {@code [skipStart, skipEnd)} of the
-   * line) is not forwarded, since the middleware always waits for a reply; the reply memcached
-   * would have left out ({@code EN} of a read, {@code HD} of a write) is then dropped.
+   * A meta command with the quiet flag (a token starting with {@code q}): the flag (bytes {@code
+   * [skipStart, skipEnd)} of the line) is not forwarded, since the middleware always waits for a
+   * reply; the reply memcached would have left out ({@code EN} of a read, {@code HD} of a write) is
+   * then dropped.
    */
   void setMetaQuiet(int skipStart, int skipEnd) {
     quietSkipStart = skipStart;

@@ -98,6 +98,11 @@ class MemcachedParityIT {
           "ms " + KEY_250 + " 1\r\nx\r\nmg " + KEY_250 + " v k\r\nmd " + KEY_250 + " q\r\nmn\r\n",
           "ms YmluAGtleQ== 3 b\r\nabc\r\nmg YmluAGtleQ== b v k\r\nmg bin v\r\n",
           "ms k 2 C99 q\r\nhi\r\nmn\r\n",
+          // a flag is a token's first byte: qx, q1, qq are the quiet flag; twice is an error
+          "ms k 2 q1\r\nhi\r\nmg k v qx\r\nmg missing v qq\r\nmd missing qz\r\nmn\r\n",
+          "ms k 1 q q\r\nx\r\nmg k v q k q\r\nmg k Z q q\r\nmn\r\n",
+          "md k q q\r\nma k Z\r\nmg k \u00ff\r\nmg k O1 O2 v\r\nmn\r\n",
+          "mg k" + " v".repeat(18) + "\r\nmd k" + " q".repeat(18) + "\r\nmn\r\n",
           QUIET_PIPELINE);
 
   @Test

@@ -1,0 +1,177 @@
+package dev.cachelab.middleware.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.cachelab.middleware.testing.ClientThreads;
+import dev.cachelab.middleware.testing.MemcachedProcess;
+import dev.cachelab.middleware.testing.RunningMiddleware;
+import dev.cachelab.middleware.testing.TextClient;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * One client cannot hurt the others: whatever a client sends, every other client gets its own
+ * replies, in time, and no healthy server is taken out of rotation. Run with the ASL workers, with
+ * batching workers, and with event loops.
+ */
+class ClientIsolationIT {
+  private static final int GOOD_CLIENTS = 4;
+  private static final int BAD_CLIENTS = 8;
+  private static final int KEYS_PER_CLIENT = 8;
+  private static final long RUN_MILLIS = 3_000;
+
+  /**
+   * Every quiet spelling memcached accepts (a flag is a token's first byte), and its neighbours.
+   */
+  private static final String QUIET_VARIANTS =
+      "mg nokey qx\r\n"
+          + "mg nokey v k qx O12\r\n"
+          + "ms qk 1 q1\r\nx\r\n"
+          + "md qk qq\r\n"
+          + "ms qk 1 q q\r\nx\r\n"
+          + "mg nokey v q k q\r\n"
+          + "ma nocounter qz\r\n"
+          + "md qk q\u00ff\r\n"
+          + "mg nokey v k O1 O2 q\r\n"
+          + "mg nokey a b c d e f g h i j l m n o p r s t u w q\r\n"
+          + "ms qk 1 T1 F1 C1 I k O q q\r\nx\r\n";
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "-t 4",
+        "-t 1 --worker-batch 16",
+        "-t 4 --event-loops 2",
+        "-t 1 --worker-batch 16 --event-loops 2"
+      })
+  void quietMetaFlagsInAnySpellingDisturbNoOtherClient(String mode) throws Exception {
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(2);
+    try (RunningMiddleware mw = start(servers, mode)) {
+      storeOwnKeys(mw);
+      List<String> problems = new CopyOnWriteArrayList<>();
+      AtomicLong goodReplies = new AtomicLong();
+      AtomicLong badRounds = new AtomicLong();
+      try (ClientThreads bad =
+              ClientThreads.start(
+                  BAD_CLIENTS,
+                  "quiet",
+                  (id, stop) -> sendQuietVariants(mw, id, stop, badRounds, problems));
+          ClientThreads good =
+              ClientThreads.start(
+                  GOOD_CLIENTS,
+                  "own",
+                  (id, stop) -> readOwnKeys(mw, id, stop, goodReplies, problems))) {
+        Thread.sleep(RUN_MILLIS);
+      }
+      assertThat(problems).as(mode).isEmpty();
+      assertThat(goodReplies.get()).as(mode + ": replies read").isGreaterThan(100);
+      assertThat(badRounds.get()).as(mode + ": quiet pipelines answered").isGreaterThan(10);
+      for (int i = 0; i < servers.size(); i++) {
+        assertThat(mw.stat("server_" + i + "_ejections")).as(mode + ": ejections").isZero();
+      }
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  static RunningMiddleware start(List<MemcachedProcess> servers, String mode, String... more)
+      throws IOException {
+    List<String> flags = new ArrayList<>(List.of(mode.split(" ")));
+    flags.addAll(List.of("-s", "false"));
+    flags.addAll(List.of(more));
+    return RunningMiddleware.start(servers, flags.toArray(new String[0]));
+  }
+
+  /**
+   * Sends the quiet variants and a no-op, and reads up to its {@code MN}, again and again. A
+   * pipeline left unanswered is a problem; the client then starts again on a new connection, so
+   * that the quiet requests keep coming.
+   */
+  private static void sendQuietVariants(
+      RunningMiddleware mw, int id, AtomicBoolean stop, AtomicLong rounds, List<String> problems) {
+    while (!stop.get()) {
+      try (TextClient client = mw.client()) {
+        client.setTimeoutMillis(2_000);
+        while (!stop.get()) {
+          client.send(QUIET_VARIANTS + "mn\r\n");
+          while (!client.readLine().equals("MN\r\n")) {
+            // the errors and hits before the no-op
+          }
+          rounds.incrementAndGet();
+        }
+      } catch (IOException e) {
+        problems.add("quiet client " + id + ": " + e);
+      }
+    }
+  }
+
+  private static String ownKey(int client, int i) {
+    return "own-" + client + "-" + i;
+  }
+
+  private static String ownValue(int client, int i) {
+    return "value-of-" + client + "-" + i;
+  }
+
+  private static void storeOwnKeys(RunningMiddleware mw) throws IOException {
+    try (TextClient client = mw.client()) {
+      for (int c = 0; c < GOOD_CLIENTS; c++) {
+        for (int i = 0; i < KEYS_PER_CLIENT; i++) {
+          String value = ownValue(c, i);
+          String set = "set " + ownKey(c, i) + " 0 0 " + value.length() + "\r\n" + value + "\r\n";
+          assertThat(client.call(set)).isEqualTo("STORED\r\n");
+        }
+      }
+    }
+  }
+
+  /**
+   * Pipelines meta and classic reads of the client's own keys; every reply must be that key's
+   * value, within a second or two.
+   */
+  private static void readOwnKeys(
+      RunningMiddleware mw, int id, AtomicBoolean stop, AtomicLong replies, List<String> problems) {
+    try (TextClient client = mw.client()) {
+      client.setTimeoutMillis(2_500);
+      while (!stop.get()) {
+        StringBuilder pipeline = new StringBuilder();
+        for (int i = 0; i < KEYS_PER_CLIENT; i++) {
+          pipeline.append("mg ").append(ownKey(id, i)).append(" k v\r\n");
+          pipeline.append("get ").append(ownKey(id, i)).append("\r\n");
+        }
+        client.send(pipeline.toString());
+        for (int i = 0; i < KEYS_PER_CLIENT; i++) {
+          String key = ownKey(id, i);
+          String value = ownValue(id, i);
+          String meta = client.readLine();
+          String expectedMeta = "VA " + value.length() + " k" + key + "\r\n";
+          if (!meta.equals(expectedMeta)) {
+            problems.add("client " + id + " mg " + key + ": " + meta.trim());
+            return;
+          }
+          String data = client.readLine();
+          if (!data.equals(value + "\r\n")) {
+            problems.add("client " + id + " mg " + key + " value: " + data.trim());
+            return;
+          }
+          String get = client.readReply("get " + key);
+          String expectedGet =
+              "VALUE " + key + " 0 " + value.length() + "\r\n" + value + "\r\nEND\r\n";
+          if (!get.equals(expectedGet)) {
+            problems.add("client " + id + " get " + key + ": " + get.trim());
+            return;
+          }
+          replies.addAndGet(2);
+        }
+      }
+    } catch (IOException e) {
+      problems.add("client " + id + ": " + e);
+    }
+  }
+}
