@@ -192,9 +192,11 @@ public final class ConfigParser {
 
     @Option(
         names = "--metrics-address",
-        defaultValue = "0.0.0.0",
+        showDefaultValue = Visibility.NEVER,
         paramLabel = "<ip>",
-        description = "Bind address of the /metrics endpoint.")
+        description =
+            "Bind address of the /metrics endpoint (its labels name the servers). Default: -l's"
+                + " address.")
     String metricsAddress;
 
     @Option(
@@ -315,7 +317,7 @@ public final class ConfigParser {
         flags.warmupSeconds,
         flags.cooldownSeconds,
         flags.metricsPort,
-        flags.metricsAddress,
+        flags.metricsAddress == null ? flags.listenAddress : flags.metricsAddress,
         flags.ejectAfterFailures,
         flags.ejectRetryMs,
         flags.backendMaxWaiters,

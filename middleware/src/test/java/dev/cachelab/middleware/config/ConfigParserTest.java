@@ -34,7 +34,7 @@ class ConfigParserTest {
     assertThat(config.warmupSeconds()).isZero();
     assertThat(config.cooldownSeconds()).isZero();
     assertThat(config.metricsPort()).isZero();
-    assertThat(config.metricsAddress()).isEqualTo("0.0.0.0");
+    assertThat(config.metricsAddress()).as("-l's address").isEqualTo(config.listenAddress());
   }
 
   @Test
