@@ -318,6 +318,8 @@ final class CommandValidator {
       }
       if (flag == 'q') {
         quietToken = t;
+      } else if (flag == 'N' || flag == 'T' || flag == 'R' || flag == 'E') {
+        r.setMetaSideEffects(); // creates the item, or changes its ttl or cas
       }
     }
     if (quietToken >= 0) {

@@ -47,6 +47,7 @@ public final class Request {
   private boolean noreply;
   private int quietSkipStart = -1;
   private int quietSkipEnd;
+  private boolean metaSideEffects;
   private byte[] immediateReply;
 
   // Routing (net thread): target servers, and for split multi-gets the server of each key.
@@ -107,6 +108,7 @@ public final class Request {
     keyCount = 0;
     noreply = false;
     quietSkipStart = -1;
+    metaSideEffects = false;
     immediateReply = null;
     serverCount = 0;
     split = false;
@@ -206,6 +208,33 @@ public final class Request {
   void setMetaQuiet(int skipStart, int skipEnd) {
     quietSkipStart = skipStart;
     quietSkipEnd = skipEnd;
+  }
+
+  /**
+   * An {@code mg} with a flag that changes the item ({@code N}, {@code T}, {@code R}, {@code E}).
+   */
+  void setMetaSideEffects() {
+    metaSideEffects = true;
+  }
+
+  /**
+   * Whether sending the request twice does what sending it once does: a read that changes nothing
+   * ({@code get}, {@code gets}, {@code me}, an {@code mg} without {@code N}, {@code T}, {@code R}
+   * or {@code E}, {@code version}, a {@code stats} group, a redis read). Only such a request is
+   * sent again after its connection broke before the reply; any other may have been applied.
+   */
+  public boolean idempotent() {
+    if (respCommand != null) {
+      return !respCommand.isWrite();
+    }
+    if (command == null) {
+      return false;
+    }
+    return switch (command) {
+      case GET, GETS, ME, VERSION, STATS_GROUP -> true;
+      case MG -> !metaSideEffects;
+      default -> false;
+    };
   }
 
   /** Whether the request is a meta command with the {@code q} flag. */

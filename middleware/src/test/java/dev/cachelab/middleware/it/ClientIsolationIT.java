@@ -80,6 +80,123 @@ class ClientIsolationIT {
     }
   }
 
+  /**
+   * A write whose server connection broke after it was sent (the server read it and hung up) may
+   * have been applied: it is not sent again (an incr would count twice), and the client is told so.
+   * A read is still answered, by an error or by a second try.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "-t 1",
+        "-t 1 --worker-batch 16",
+        "-t 1 --event-loops 2",
+        "-t 1 --worker-batch 16 --event-loops 2"
+      })
+  void aWriteWhoseConnectionBrokeIsNotSentAgain(String mode) throws Exception {
+    try (HangUpServer server = HangUpServer.start();
+        RunningMiddleware mw =
+            RunningMiddleware.startWithAddresses(
+                List.of(server.address()),
+                (mode + " -s false --eject-after-failures 0").split(" "));
+        TextClient client = mw.client()) {
+      String mayHaveApplied =
+          "SERVER_ERROR backend "
+              + server.address()
+              + " connection broke before its reply; the write may have been applied\r\n";
+      assertThat(client.call("get ok\r\n")).isEqualTo("END\r\n");
+      assertThat(client.call("incr drop 1\r\n")).as(mode).isEqualTo(mayHaveApplied);
+      assertThat(client.call("get ok\r\n")).isEqualTo("END\r\n");
+      assertThat(client.call("set drop 0 0 1\r\nv\r\n")).as(mode).isEqualTo(mayHaveApplied);
+      assertThat(client.call("get ok\r\n")).isEqualTo("END\r\n");
+      assertThat(client.call("get drop\r\n"))
+          .as(mode)
+          .startsWith("SERVER_ERROR backend " + server.address() + " ")
+          .doesNotContain("applied");
+      assertThat(server.received("incr drop 1")).as(mode + ": incr received").isEqualTo(1);
+      assertThat(server.received("set drop 0 0 1")).as(mode + ": set received").isEqualTo(1);
+    }
+  }
+
+  /**
+   * A fake memcached: answers {@code get ok} with {@code END} and {@code version}, and hangs up
+   * after reading any request naming the key {@code drop}, counting it.
+   */
+  private static final class HangUpServer implements AutoCloseable {
+    private final java.net.ServerSocket socket;
+    private final List<String> received = new CopyOnWriteArrayList<>();
+    private final List<java.net.Socket> accepted = new CopyOnWriteArrayList<>();
+
+    private HangUpServer(java.net.ServerSocket socket) {
+      this.socket = socket;
+    }
+
+    static HangUpServer start() throws IOException {
+      HangUpServer server =
+          new HangUpServer(
+              new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress()));
+      Thread acceptor = new Thread(server::acceptForever, "hang-up-server");
+      acceptor.setDaemon(true);
+      acceptor.start();
+      return server;
+    }
+
+    String address() {
+      return "127.0.0.1:" + socket.getLocalPort();
+    }
+
+    long received(String line) {
+      return received.stream().filter(line::equals).count();
+    }
+
+    private void acceptForever() {
+      while (!socket.isClosed()) {
+        try {
+          java.net.Socket connection = socket.accept();
+          accepted.add(connection);
+          Thread serve = new Thread(() -> serve(connection), "hang-up-connection");
+          serve.setDaemon(true);
+          serve.start();
+        } catch (IOException closed) {
+          return;
+        }
+      }
+    }
+
+    private void serve(java.net.Socket connection) {
+      try (connection) {
+        java.io.BufferedReader in =
+            new java.io.BufferedReader(
+                new java.io.InputStreamReader(
+                    connection.getInputStream(), java.nio.charset.StandardCharsets.ISO_8859_1));
+        java.io.OutputStream out = connection.getOutputStream();
+        String line;
+        while ((line = in.readLine()) != null) {
+          if (line.startsWith("set ")) {
+            in.readLine(); // the data block
+          }
+          if (line.contains(" drop")) {
+            received.add(line);
+            return; // hang up without a reply
+          }
+          String reply = line.startsWith("version") ? "VERSION fake\r\n" : "END\r\n";
+          out.write(reply.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+          out.flush();
+        }
+      } catch (IOException e) {
+        // the middleware closed it
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      socket.close();
+      for (java.net.Socket connection : accepted) {
+        connection.close();
+      }
+    }
+  }
+
   static RunningMiddleware start(List<MemcachedProcess> servers, String mode, String... more)
       throws IOException {
     List<String> flags = new ArrayList<>(List.of(mode.split(" ")));
