@@ -112,6 +112,14 @@ final class ReplyBuilder {
     error = ErrorKind.SERVER_ERROR;
   }
 
+  /**
+   * The failures counted so far were retried on other servers: the request is judged by the retry
+   * (its server failures stay counted).
+   */
+  void clearError() {
+    error = null;
+  }
+
   /** Appends the error reply of a failed server and counts the failure. */
   void replyFailure(int server, boolean timedOut) {
     append(reportFailure(server, timedOut));

@@ -54,6 +54,8 @@ public final class Request {
   private int[] servers = new int[4];
   private int serverCount;
   private int[] keyServers = new int[8];
+  private int[] keyFallbacks = new int[8];
+  private boolean keyFallbacksSet;
   private boolean split;
   private int fallbackServer = -1;
   private boolean fallbackToAny;
@@ -186,7 +188,12 @@ public final class Request {
   public long heldBytes() {
     return (long) bytes.length
         + pendingReply.length
-        + 4L * (tokenStart.length + tokenEnd.length + servers.length + keyServers.length);
+        + 4L
+            * (tokenStart.length
+                + tokenEnd.length
+                + servers.length
+                + keyServers.length
+                + keyFallbacks.length);
   }
 
   void addToken(int start, int end) {
@@ -402,6 +409,7 @@ public final class Request {
   public void clearServers() {
     serverCount = 0;
     split = false;
+    keyFallbacksSet = false;
     fallbackServer = -1;
     fallbackToAny = false;
   }
@@ -457,6 +465,52 @@ public final class Request {
 
   public boolean isSplit() {
     return split;
+  }
+
+  /**
+   * A split read's replica of key {@code k} to read it from if its server ({@link #keyServer}) is
+   * down, or -1 (set after {@link #setKeyServer} for that key).
+   */
+  public void setKeyFallback(int k, int server) {
+    if (!keyFallbacksSet) {
+      if (keyFallbacks.length < keyCount) {
+        keyFallbacks = new int[Math.max(keyCount, keyFallbacks.length * 2)];
+      }
+      Arrays.fill(keyFallbacks, -1);
+      keyFallbacksSet = true;
+    }
+    keyFallbacks[k] = server;
+  }
+
+  /** Key {@code k}'s fallback replica, or -1. */
+  public int keyFallback(int k) {
+    return keyFallbacksSet ? keyFallbacks[k] : -1;
+  }
+
+  /**
+   * A worker re-reads key {@code k} from its fallback: that becomes its server, and it has no
+   * fallback left. Call {@link #serversFromKeys} after the last key moved.
+   */
+  public void moveKeyToFallback(int k) {
+    keyServers[k] = keyFallbacks[k];
+    keyFallbacks[k] = -1;
+  }
+
+  /**
+   * Makes the request's servers those of its keys (after keys moved), in key order.
+   *
+   * @param seen scratch, one entry per server; overwritten
+   */
+  public void serversFromKeys(boolean[] seen) {
+    Arrays.fill(seen, false);
+    serverCount = 0;
+    for (int k = 0; k < keyCount; k++) {
+      int server = keyServers[k];
+      if (!seen[server]) {
+        seen[server] = true;
+        addServer(server);
+      }
+    }
   }
 
   public int keyServer(int k) {

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.cachelab.middleware.testing.ClientThreads;
 import dev.cachelab.middleware.testing.MemcachedProcess;
+import dev.cachelab.middleware.testing.RedisServers;
+import dev.cachelab.middleware.testing.RespClient;
 import dev.cachelab.middleware.testing.RunningMiddleware;
 import dev.cachelab.middleware.testing.TextClient;
 import java.io.IOException;
@@ -12,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -115,6 +118,92 @@ class ClientIsolationIT {
           .doesNotContain("applied");
       assertThat(server.received("incr drop 1")).as(mode + ": incr received").isEqualTo(1);
       assertThat(server.received("set drop 0 0 1")).as(mode + ": set received").isEqualTo(1);
+    }
+  }
+
+  /**
+   * Hash routing with two replicas per key and one server of three dead: a multi-get is answered
+   * whole, each key from a live replica, before the dead server is ejected and after; so is redis'
+   * MGET.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"-t 2", "-t 2 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
+  void aMultiGetUnderReplicationIsServedFromALiveReplicaOfEachKey(String mode) throws Exception {
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    try (RunningMiddleware mw =
+            start(
+                servers,
+                mode,
+                "--routing",
+                "hash",
+                "--replication",
+                "2",
+                "--eject-retry-ms",
+                "60000");
+        TextClient client = mw.client()) {
+      StringBuilder get = new StringBuilder("get");
+      StringBuilder expected = new StringBuilder();
+      for (int k = 0; k < 12; k++) {
+        String key = "mk" + k;
+        assertThat(client.call("set " + key + " 0 0 2\r\nv" + (k % 10) + "\r\n"))
+            .isEqualTo("STORED\r\n");
+        get.append(' ').append(key);
+        expected.append("VALUE ").append(key).append(" 0 2\r\nv").append(k % 10).append("\r\n");
+      }
+      get.append("\r\n");
+      expected.append("END\r\n");
+      assertThat(client.call(get.toString())).isEqualTo(expected.toString());
+      servers.get(1).kill();
+      // Down and not yet ejected (the reads find it so), then ejected (routed around it).
+      int afterEjection = 0;
+      for (int round = 0; round < 300 && afterEjection < 5; round++) {
+        boolean ejected = mw.stat("server_1_ejected") == 1;
+        assertThat(client.call(get.toString()))
+            .as("%s, round %d (server 1 ejected: %s)", mode, round, ejected)
+            .isEqualTo(expected.toString());
+        afterEjection += ejected ? 1 : 0;
+        Thread.sleep(10);
+      }
+      assertThat(afterEjection).as("rounds after the ejection").isEqualTo(5);
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  @Test
+  void aRedisMgetUnderReplicationIsServedFromALiveReplicaOfEachKey() throws Exception {
+    try (RedisServers redis = RedisServers.start(3)) {
+      List<String> addresses = new ArrayList<>();
+      redis.behind().forEach(server -> addresses.add(server.address()));
+      try (RunningMiddleware mw =
+              RunningMiddleware.startWithAddresses(
+                  addresses,
+                  "--protocol",
+                  "redis",
+                  "-t",
+                  "2",
+                  "-s",
+                  "false",
+                  "--routing",
+                  "hash",
+                  "--replication",
+                  "2");
+          RespClient client = new RespClient(mw.port())) {
+        List<String> mget = new ArrayList<>(List.of("MGET"));
+        StringBuilder expected = new StringBuilder("*12\r\n");
+        for (int k = 0; k < 12; k++) {
+          assertThat(client.call("SET", "mk" + k, "v" + k)).isEqualTo("+OK\r\n");
+          mget.add("mk" + k);
+          String value = "v" + k;
+          expected.append('$').append(value.length()).append("\r\n").append(value).append("\r\n");
+        }
+        redis.behind().get(1).close();
+        for (int round = 0; round < 6; round++) {
+          assertThat(client.call(mget.toArray(new String[0])))
+              .as("round %d", round)
+              .isEqualTo(expected.toString());
+        }
+      }
     }
   }
 
