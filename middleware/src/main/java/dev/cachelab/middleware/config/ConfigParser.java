@@ -255,6 +255,17 @@ public final class ConfigParser {
                 + " (counted as replica_divergences), delete its keys on the failed ones, so that"
                 + " reads find the new value or nothing, never the old one.")
     boolean divergenceDelete;
+
+    @Option(
+        names = "--admin-commands",
+        defaultValue = "false",
+        arity = "0..1",
+        paramLabel = "<true|false>",
+        description =
+            "Forward the commands that act on every server for every client: flush_all and"
+                + " verbosity (memcached), FLUSHALL and FLUSHDB (redis). Refused when false, so"
+                + " that one client cannot empty or reconfigure the servers under the others.")
+    boolean adminCommands;
   }
 
   /**
@@ -325,7 +336,8 @@ public final class ConfigParser {
         flags.idleTimeoutSeconds,
         flags.divergenceDelete,
         flags.serversFile,
-        flags.eventLoops);
+        flags.eventLoops,
+        flags.adminCommands);
   }
 
   /**

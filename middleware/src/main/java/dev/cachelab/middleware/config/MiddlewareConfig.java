@@ -45,6 +45,9 @@ import java.util.Locale;
  *     on SIGHUP or a change), or null for {@code -m}
  * @param eventLoops {@code --event-loops}: net threads that serve single-server requests
  *     themselves; 0 = one net thread that queues every request for the workers (the ASL design)
+ * @param adminCommands {@code --admin-commands}: forward the commands that act on every server for
+ *     every client ({@code flush_all}, {@code verbosity}; redis {@code FLUSHALL}, {@code FLUSHDB});
+ *     refused when false
  */
 public record MiddlewareConfig(
     String listenAddress,
@@ -72,7 +75,8 @@ public record MiddlewareConfig(
     int idleTimeoutSeconds,
     boolean divergenceDelete,
     Path serversFile,
-    int eventLoops) {
+    int eventLoops,
+    boolean adminCommands) {
 
   public static final int MAX_WORKERS = 1024;
   public static final int MAX_SERVERS = 64;

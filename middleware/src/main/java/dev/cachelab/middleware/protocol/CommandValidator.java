@@ -27,6 +27,14 @@ final class CommandValidator {
   static final byte[] DELETE_USAGE =
       reply("CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]");
   private static final byte[] NOREPLY = {'n', 'o', 'r', 'e', 'p', 'l', 'y'};
+  static final byte[] FLUSH_ALL_REFUSED =
+      reply(
+          "CLIENT_ERROR flush_all not allowed: it empties every server for every client"
+              + " (--admin-commands true allows it)");
+  static final byte[] VERBOSITY_REFUSED =
+      reply(
+          "CLIENT_ERROR verbosity not allowed: it changes every server's logging for every client"
+              + " (--admin-commands true allows it)");
 
   // Meta flags (see checkMetaFlags). memcached counts the line's end as a token and refuses more
   // than 20 (MFLAG_MAX_OPT_LENGTH), with mg's wording and ms/md/ma's.
@@ -52,7 +60,19 @@ final class CommandValidator {
 
   private CommandValidator() {}
 
-  static void validate(Request r, int maxValueBytes) {
+  /**
+   * @param adminCommands whether {@code flush_all} and {@code verbosity} are forwarded; refused
+   *     when false ({@code --admin-commands})
+   */
+  static void validate(Request r, int maxValueBytes, boolean adminCommands) {
+    validateCommand(r, maxValueBytes, adminCommands);
+    if (r.noreply() && r.status() == Status.REJECT && r.immediateReply() != ERROR) {
+      // memcached reads noreply before it checks the arguments: their error is not sent either.
+      r.setRejected(Status.REJECT, NO_REPLY);
+    }
+  }
+
+  private static void validateCommand(Request r, int maxValueBytes, boolean adminCommands) {
     if (r.tokenCount() == 0) {
       r.setRejected(Status.REJECT, ERROR);
       return;
@@ -68,8 +88,8 @@ final class CommandValidator {
       case SET, ADD, REPLACE, APPEND, PREPEND, CAS -> validateStorage(r, command, maxValueBytes);
       case DELETE -> validateDelete(r);
       case INCR, DECR, TOUCH -> validateKeyedWithArgument(r, command);
-      case FLUSH_ALL -> validateFlushAll(r);
-      case VERBOSITY -> validateVerbosity(r);
+      case FLUSH_ALL -> validateFlushAll(r, adminCommands);
+      case VERBOSITY -> validateVerbosity(r, adminCommands);
       // memcached 1.6 ignores arguments of version and quit (memccapable relies on it).
       case VERSION -> r.setParsed(Status.FORWARD, command, 1, 0, false);
       case STATS -> validateStats(r);
@@ -135,8 +155,12 @@ final class CommandValidator {
     boolean noreply = n >= 3 && isNoreply(r, n - 1);
     r.setParsed(Status.FORWARD, Command.DELETE, 1, 1, noreply);
     int plain = n - (noreply ? 1 : 0);
-    if (n < 2 || plain > 3 || (plain == 3 && !isZero(r, 2))) {
-      r.setRejected(Status.REJECT, n < 2 ? ERROR : DELETE_USAGE);
+    if (n < 2 || n > 4) {
+      r.setRejected(Status.REJECT, ERROR); // memcached takes 2 to 4 tokens
+      return;
+    }
+    if (plain > 3 || (plain == 3 && !isZero(r, 2))) {
+      r.setRejected(Status.REJECT, DELETE_USAGE);
       return;
     }
     checkKey(r, 1);
@@ -165,25 +189,31 @@ final class CommandValidator {
     // A last token other than "noreply" is ignored, as memcached does.
   }
 
-  // flush_all [delay] [noreply]: as memcached 1.6, any 32-bit delay (a negative one flushes now)
-  // and extra tokens ignored.
-  private static void validateFlushAll(Request r) {
+  // flush_all [delay] [noreply]: as memcached 1.6, 1 to 3 tokens, any 32-bit delay (a negative one
+  // flushes now) and a third token other than noreply ignored.
+  private static void validateFlushAll(Request r, boolean adminCommands) {
     int n = r.tokenCount();
     boolean noreply = n >= 2 && isNoreply(r, n - 1);
     r.setParsed(Status.FORWARD, Command.FLUSH_ALL, 1, 0, noreply);
     int plain = n - (noreply ? 1 : 0);
-    if (plain >= 2 && !isInt32(r, 1)) {
+    if (n > 3) {
+      r.setRejected(Status.REJECT, ERROR);
+    } else if (!adminCommands) {
+      r.setRejected(Status.REJECT, FLUSH_ALL_REFUSED);
+    } else if (plain >= 2 && !isInt32(r, 1)) {
       reject(r, "invalid exptime argument", 1, "a delay in seconds, an integer");
     }
   }
 
   // verbosity <level> [noreply]
-  private static void validateVerbosity(Request r) {
+  private static void validateVerbosity(Request r, boolean adminCommands) {
     int n = r.tokenCount();
     boolean noreply = n >= 2 && isNoreply(r, n - 1);
     r.setParsed(Status.FORWARD, Command.VERBOSITY, 1, 0, noreply);
     if (n != 2 && n != 3) {
       r.setRejected(Status.REJECT, ERROR);
+    } else if (!adminCommands) {
+      r.setRejected(Status.REJECT, VERBOSITY_REFUSED);
     } else if (n == 2 && noreply) {
       r.setRejected(Status.LOCAL, NO_REPLY); // memcached: no level, no reply
     } else if (parseUnsigned(r, 1, UINT32_MAX) < 0) {

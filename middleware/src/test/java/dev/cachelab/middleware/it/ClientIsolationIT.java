@@ -208,6 +208,50 @@ class ClientIsolationIT {
   }
 
   /**
+   * flush_all and verbosity act on every server for every client: refused unless {@code
+   * --admin-commands true}; allowed, they are answered as memcached answers them ({@code flush_all
+   * 0 junk noreply} is {@code ERROR} and flushes nothing; {@code delete k junk noreply} says
+   * nothing and deletes nothing).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"-t 2", "-t 2 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
+  void adminCommandsAreRefusedUnlessAllowed(String mode) throws Exception {
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(2);
+    String value = "VALUE k 0 1\r\nv\r\nEND\r\n";
+    try {
+      try (RunningMiddleware mw = start(servers, mode);
+          TextClient client = mw.client()) {
+        assertThat(client.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+        assertThat(client.call("flush_all\r\n"))
+            .as(mode)
+            .startsWith("CLIENT_ERROR flush_all not allowed: ")
+            .endsWith(" (--admin-commands true allows it)\r\n");
+        assertThat(client.call("verbosity 1\r\n")).startsWith("CLIENT_ERROR verbosity not allowed");
+        client.send("flush_all noreply\r\n");
+        assertThat(client.call("get k\r\n")).as(mode + ": not flushed").isEqualTo(value);
+      }
+      for (MemcachedProcess server : servers) {
+        try (TextClient direct = new TextClient(server.port())) {
+          assertThat(direct.call("get k\r\n")).as(mode + ": on each server").isEqualTo(value);
+        }
+      }
+      try (RunningMiddleware mw = start(servers, mode, "--admin-commands", "true");
+          TextClient client = mw.client()) {
+        client.send("flush_all 0 junk noreply\r\n");
+        assertThat(client.readLine()).isEqualTo("ERROR\r\n");
+        client.send("delete k junk noreply\r\n");
+        assertThat(client.call("get k\r\n"))
+            .as(mode + ": neither flushed nor deleted")
+            .isEqualTo(value);
+        assertThat(client.call("flush_all\r\n")).isEqualTo("OK\r\n");
+        assertThat(client.call("get k\r\n")).isEqualTo("END\r\n");
+      }
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /**
    * A fake memcached: answers {@code get ok} with {@code END} and {@code version}, and hangs up
    * after reading any request naming the key {@code drop}, counting it.
    */

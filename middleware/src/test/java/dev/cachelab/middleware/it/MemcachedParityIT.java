@@ -41,6 +41,12 @@ class MemcachedParityIT {
           "stats noreply\r\n",
           "touch a -1\r\n",
           "delete a 0\r\n",
+          // noreply is read before the arguments are checked: their error is not sent either
+          "delete a junk noreply\r\nversion\r\n",
+          "delete a 0 0 noreply\r\nversion\r\n",
+          "flush_all 0 junk noreply\r\nversion\r\n",
+          "flush_all junk noreply\r\nversion\r\n",
+          "incr a x noreply\r\ntouch a x noreply\r\nverbosity x noreply\r\nversion\r\n",
           // memcached ends a command line at a NUL: the middleware must neither forward the rest
           // (the server would answer it too, a reply the next request would get) nor route on it
           "set a\0b 0 0 1\r\nx\r\nget a\r\n",
@@ -54,7 +60,8 @@ class MemcachedParityIT {
       try (MemcachedProcess reference = MemcachedProcess.start();
           MemcachedProcess backend = MemcachedProcess.start();
           RunningMiddleware mw =
-              RunningMiddleware.start(List.of(backend), "-t", "1", "-s", "false")) {
+              RunningMiddleware.start(
+                  List.of(backend), "-t", "1", "-s", "false", "--admin-commands", "true")) {
         String expected = exchange(reference.port(), input);
         String actual = exchange(mw.port(), input);
         assertThat(actual).as("%s (memcached: %s)", input, expected).isEqualTo(expected);

@@ -54,8 +54,11 @@ class RedisFrontEndIT {
     redis.flushAll();
   }
 
+  /** The middleware in front of the servers, FLUSHALL and FLUSHDB allowed (the script has them). */
   private static RunningMiddleware middleware(String... flags) throws IOException {
-    return redis.middleware(flags);
+    List<String> args = new ArrayList<>(List.of(flags));
+    args.addAll(List.of("--admin-commands", "true"));
+    return redis.middleware(args.toArray(new String[0]));
   }
 
   private static final String[][] SCRIPT = {

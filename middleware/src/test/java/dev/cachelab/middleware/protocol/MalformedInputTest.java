@@ -128,7 +128,12 @@ class MalformedInputTest {
             "REJECT CLIENT_ERROR invalid exptime argument: soon (expected: an integer)"),
         row("delete k 5\r\n", USAGE),
         row("delete k x y\r\n", USAGE),
-        row("delete k 0 0 noreply\r\n", USAGE),
+        row("delete k 0 0 noreply\r\n", "REJECT ERROR"),
+        // noreply is read before the arguments are checked (as memcached does): no error sent
+        row("delete k junk noreply\r\n", "REJECT "),
+        row("incr k x noreply\r\n", "REJECT "),
+        row("flush_all 0 junk noreply\r\n", "REJECT ERROR"),
+        row("set k x 0 1 noreply\r\nx\r\n", "REJECT "),
         row(
             "flush_all soon\r\n",
             "REJECT CLIENT_ERROR invalid exptime argument: soon"
