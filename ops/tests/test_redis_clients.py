@@ -45,6 +45,7 @@ def ports(request: pytest.FixtureRequest) -> Iterator[tuple[int, int, list[int]]
     port = free_port()
     cmd = [find_java(root), "-jar", str(jar), "-l", "127.0.0.1", "-p", str(port)]
     cmd += ["--protocol", "redis", "-t", "8", "-s", "false", "--event-loops", str(request.param)]
+    cmd += ["--admin-commands", "true"]  # the tests empty the servers with FLUSHALL
     cmd += ["-m"]
     cmd += [f"127.0.0.1:{p}" for _, p in servers[:2]]
     middleware = start(cmd, port, timeout_s=60)

@@ -188,9 +188,9 @@ public final class Middleware {
       MiddlewareConfig config, KeyPlacement placement) {
     int maxValueBytes = config.maxValueBytes();
     if (config.protocol() == Protocol.REDIS) {
-      return () -> new RespParser(maxValueBytes, placement);
+      return () -> new RespParser(maxValueBytes, placement, config.adminCommands());
     }
-    return () -> new RequestParser(maxValueBytes);
+    return () -> new RequestParser(maxValueBytes, config.adminCommands());
   }
 
   /** Starts every thread; the middleware accepts clients when this returns. */

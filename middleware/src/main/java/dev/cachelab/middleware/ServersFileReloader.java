@@ -1,6 +1,7 @@
 package dev.cachelab.middleware;
 
 import dev.cachelab.middleware.config.ConfigException;
+import dev.cachelab.middleware.config.MachineChecks;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.ServerTimeouts;
 import dev.cachelab.middleware.config.ServersFile;
@@ -40,6 +41,8 @@ final class ServersFileReloader implements Runnable {
   private final AtomicLong failedReloads = new AtomicLong();
   private volatile boolean running = true;
   private byte[] lastContents;
+  // The file in use names a host that did not resolve: it is read again every period.
+  private boolean unresolved;
 
   ServersFileReloader(MiddlewareConfig config, ServerSet servers, StatsRegistry stats) {
     this.file = config.serversFile();
@@ -105,17 +108,36 @@ final class ServersFileReloader implements Runnable {
       }
       wake.drainPermits(); // a storm of signals: one reload
       byte[] now = contents();
-      if (signalled || !Arrays.equals(now, lastContents)) {
+      boolean changed = !Arrays.equals(now, lastContents);
+      if (signalled || changed || unresolved) {
         lastContents = now;
-        reload();
+        reload(signalled || changed);
       }
     }
   }
 
-  private void reload() {
+  /**
+   * Reads, checks and applies the file. A file naming a host that does not resolve (yet: a new
+   * server's DNS record may come after the file) is refused, and tried again every period until it
+   * resolves or the file changes; such a refusal is counted and logged once, not every period.
+   *
+   * @param fresh the file changed or a reload was asked for (not a retry of an unresolved host)
+   */
+  private void reload(boolean fresh) {
     ServersFile.Contents contents;
     try {
       contents = ServersFile.read(file);
+      unresolved = false;
+      // What start-up refuses, a reload refuses: a host that does not resolve, a server twice.
+      try {
+        MachineChecks.resolveServers("--servers-file: " + file, contents.servers());
+      } catch (ConfigException e) {
+        unresolved = !MachineChecks.allResolve(contents.servers());
+        if (!fresh) {
+          return; // a retry: counted and logged when the file was first read
+        }
+        throw e;
+      }
     } catch (ConfigException e) {
       failedReloads.incrementAndGet();
       System.err.println(

@@ -192,9 +192,11 @@ public final class ConfigParser {
 
     @Option(
         names = "--metrics-address",
-        defaultValue = "0.0.0.0",
+        showDefaultValue = Visibility.NEVER,
         paramLabel = "<ip>",
-        description = "Bind address of the /metrics endpoint.")
+        description =
+            "Bind address of the /metrics endpoint (its labels name the servers). Default: -l's"
+                + " address.")
     String metricsAddress;
 
     @Option(
@@ -253,6 +255,17 @@ public final class ConfigParser {
                 + " (counted as replica_divergences), delete its keys on the failed ones, so that"
                 + " reads find the new value or nothing, never the old one.")
     boolean divergenceDelete;
+
+    @Option(
+        names = "--admin-commands",
+        defaultValue = "false",
+        arity = "0..1",
+        paramLabel = "<true|false>",
+        description =
+            "Forward the commands that act on every server for every client: flush_all and"
+                + " verbosity (memcached), FLUSHALL and FLUSHDB (redis). Refused when false, so"
+                + " that one client cannot empty or reconfigure the servers under the others.")
+    boolean adminCommands;
   }
 
   /**
@@ -315,7 +328,7 @@ public final class ConfigParser {
         flags.warmupSeconds,
         flags.cooldownSeconds,
         flags.metricsPort,
-        flags.metricsAddress,
+        flags.metricsAddress == null ? flags.listenAddress : flags.metricsAddress,
         flags.ejectAfterFailures,
         flags.ejectRetryMs,
         flags.backendMaxWaiters,
@@ -323,7 +336,8 @@ public final class ConfigParser {
         flags.idleTimeoutSeconds,
         flags.divergenceDelete,
         flags.serversFile,
-        flags.eventLoops);
+        flags.eventLoops,
+        flags.adminCommands);
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.cachelab.middleware.config;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The validated, immutable middleware configuration; one place for ranges. Built once at startup by
@@ -44,6 +45,9 @@ import java.util.List;
  *     on SIGHUP or a change), or null for {@code -m}
  * @param eventLoops {@code --event-loops}: net threads that serve single-server requests
  *     themselves; 0 = one net thread that queues every request for the workers (the ASL design)
+ * @param adminCommands {@code --admin-commands}: forward the commands that act on every server for
+ *     every client ({@code flush_all}, {@code verbosity}; redis {@code FLUSHALL}, {@code FLUSHDB});
+ *     refused when false
  */
 public record MiddlewareConfig(
     String listenAddress,
@@ -71,7 +75,8 @@ public record MiddlewareConfig(
     int idleTimeoutSeconds,
     boolean divergenceDelete,
     Path serversFile,
-    int eventLoops) {
+    int eventLoops,
+    boolean adminCommands) {
 
   public static final int MAX_WORKERS = 1024;
   public static final int MAX_SERVERS = 64;
@@ -104,11 +109,13 @@ public record MiddlewareConfig(
     check("-t", workers, 1, MAX_WORKERS);
     check("-m", servers.size(), 1, MAX_SERVERS, "servers");
     for (int i = 0; i < servers.size(); i++) {
-      parseServer(servers.get(i));
-      if (servers.indexOf(servers.get(i)) != i) {
+      String key = serverKey(servers.get(i));
+      for (int j = 0; j < i; j++) {
         // Round-robin would write every set twice to it and give it twice the reads.
-        throw new ConfigException(
-            "-m: " + servers.get(i) + " given twice (expected: each server once)");
+        if (serverKey(servers.get(j)).equals(key)) {
+          throw new ConfigException(
+              "-m: " + twice(servers.get(j), servers.get(i)) + " (expected: each server once)");
+        }
       }
     }
     check("--replication", replication, 1, servers.size());
@@ -149,6 +156,23 @@ public record MiddlewareConfig(
   /** The backend addresses, unresolved host names kept as given. */
   public List<InetSocketAddress> serverAddresses() {
     return servers.stream().map(MiddlewareConfig::parseServer).toList();
+  }
+
+  /**
+   * A server as written, for spotting one given twice before anything is resolved: the host in
+   * lower case and the port as a number ({@code LocalHost:011211} is {@code localhost:11211}).
+   * {@link MachineChecks#resolveServers} compares the addresses the hosts resolve to.
+   */
+  public static String serverKey(String server) {
+    InetSocketAddress address = parseServer(server);
+    return address.getHostString().toLowerCase(Locale.ROOT) + ":" + address.getPort();
+  }
+
+  /** How a server given twice is named in a message: once, or both spellings. */
+  static String twice(String first, String second) {
+    return first.equals(second)
+        ? first + " given twice"
+        : second + " is " + first + " again, given twice";
   }
 
   /** Parses {@code host:port}, naming {@code -m} in the error. */

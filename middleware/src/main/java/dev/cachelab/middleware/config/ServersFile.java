@@ -86,8 +86,12 @@ public final class ServersFile {
       } catch (ConfigException e) {
         throw new ConfigException(where + line + " (expected: host:port with port 1..65535)");
       }
-      if (servers.contains(line)) {
-        throw new ConfigException(where + line + " given twice (expected: each server once)");
+      String key = MiddlewareConfig.serverKey(line);
+      for (String earlier : servers) {
+        if (MiddlewareConfig.serverKey(earlier).equals(key)) {
+          throw new ConfigException(
+              where + MiddlewareConfig.twice(earlier, line) + " (expected: each server once)");
+        }
       }
       servers.add(line);
     }

@@ -32,10 +32,16 @@ final class CasPropagation {
     }
     try {
       WorkerBackends.send(primary, request);
+    } catch (IOException e) {
+      reply.replyFailure(primaryServer, WorkerBackends.fail(primary));
+      return;
+    }
+    try {
       primary.readLineReply();
       primary.disarm();
     } catch (IOException e) {
-      reply.replyFailure(primaryServer, WorkerBackends.fail(primary));
+      boolean timedOut = WorkerBackends.fail(primary);
+      reply.append(reply.reportSentFailure(primaryServer, timedOut, request));
       return;
     }
     reply.countReply(primaryServer, primary);
@@ -66,12 +72,18 @@ final class CasPropagation {
     WorkerBackends.appendCrlf(backend);
     try {
       backend.sendComposed();
+    } catch (IOException e) {
+      targets.failed(target, reply.reportFailure(server, WorkerBackends.fail(backend)));
+      return;
+    }
+    try {
       backend.readLineReply();
       backend.disarm();
       reply.countReply(server, backend);
       targets.succeeded(target);
     } catch (IOException e) {
-      targets.failed(target, reply.reportFailure(server, WorkerBackends.fail(backend)));
+      boolean timedOut = WorkerBackends.fail(backend);
+      targets.failed(target, reply.reportSentFailure(server, timedOut, request));
     }
   }
 }

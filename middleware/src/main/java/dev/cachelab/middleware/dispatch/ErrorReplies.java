@@ -9,6 +9,12 @@ public interface ErrorReplies {
   /** The server could not be reached (connection refused, reset, ejected). */
   byte[] backendDown(int server);
 
+  /**
+   * The connection to the server broke after a request that changes data was sent and before its
+   * reply: the server may have applied it, so it is not sent again.
+   */
+  byte[] outcomeUnknown(int server);
+
   /** The server did not answer within the backend timeout. */
   byte[] backendTimedOut(int server);
 

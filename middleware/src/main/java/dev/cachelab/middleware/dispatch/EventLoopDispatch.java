@@ -176,7 +176,7 @@ public final class EventLoopDispatch implements RequestDispatch {
       }
     }
     if (backend == null) {
-      answerFailure(request, server, false, now);
+      answerFailure(request, server, false, false, now);
       return;
     }
     request.sentNanos = now;
@@ -366,15 +366,24 @@ public final class EventLoopDispatch implements RequestDispatch {
         unanswered++;
         markDirty(fallback);
       } else {
-        answerFailure(request, server, timedOut, now);
+        answerFailure(request, server, timedOut, true, now);
       }
     }
   }
 
-  private void answerFailure(Request request, int server, boolean timedOut, long now) {
+  /**
+   * Answers a request its server failed. {@code handedOver}: it was given to the server's
+   * connection, which then broke (not by a timeout): a write may have been applied, and says so.
+   */
+  private void answerFailure(
+      Request request, int server, boolean timedOut, boolean handedOver, long now) {
     reply.use(request.generation.errors());
     reply.reset();
-    reply.replyFailure(server, timedOut);
+    if (handedOver && !timedOut) {
+      reply.append(reply.reportBroken(server, request));
+    } else {
+      reply.replyFailure(server, timedOut);
+    }
     if (request.noreply()) {
       reply.discard();
     }

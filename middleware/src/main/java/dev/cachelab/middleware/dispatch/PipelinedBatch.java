@@ -33,6 +33,8 @@ final class PipelinedBatch {
   private final int[] unanswered;
   private final boolean[] broken;
   private final boolean[] brokenTimedOut;
+  // The server's connection broke while its replies were read (its requests had all been sent).
+  private final boolean[] brokenAfterSend;
   private final boolean[] brokenCutShort;
   private final boolean[] hedgeable;
   private boolean severalServers;
@@ -53,6 +55,7 @@ final class PipelinedBatch {
     this.unanswered = new int[n];
     this.broken = new boolean[n];
     this.brokenTimedOut = new boolean[n];
+    this.brokenAfterSend = new boolean[n];
     this.brokenCutShort = new boolean[n];
     this.hedgeable = new boolean[n];
   }
@@ -69,6 +72,7 @@ final class PipelinedBatch {
     Arrays.fill(unanswered, 0);
     Arrays.fill(broken, false);
     Arrays.fill(brokenTimedOut, false);
+    Arrays.fill(brokenAfterSend, false);
     Arrays.fill(brokenCutShort, false);
     Arrays.fill(hedgeable, true);
     for (int i = 0; i < count; i++) {
@@ -134,6 +138,18 @@ final class PipelinedBatch {
     }
   }
 
+  /**
+   * The error reply of a request whose server's connection broke: after the batch was sent, a write
+   * may have been applied (and is not sent again); before, or by a timeout, the server's failure.
+   */
+  private void replyBroken(Request request, int server) {
+    if (brokenAfterSend[server] && !brokenTimedOut[server]) {
+      reply.append(reply.reportBroken(server, request));
+    } else {
+      reply.replyFailure(server, brokenTimedOut[server]);
+    }
+  }
+
   private void complete(Request request) {
     request.repliedNanos = System.nanoTime();
     if (request.sentNanos == 0) {
@@ -193,7 +209,7 @@ final class PipelinedBatch {
       if (retriable(request, server)) {
         return false;
       }
-      reply.replyFailure(server, brokenTimedOut[server]);
+      replyBroken(request, server);
       return true;
     }
     boolean retrieval = request.family() == Command.Family.RETRIEVAL;
@@ -207,10 +223,11 @@ final class PipelinedBatch {
       }
     } catch (IOException e) {
       fail(server);
+      brokenAfterSend[server] = true;
       if (retriable(request, server)) {
         return false;
       }
-      reply.replyFailure(server, brokenTimedOut[server]);
+      replyBroken(request, server);
       return true;
     }
     reply.appendReply(backend);

@@ -7,15 +7,17 @@ import java.util.function.Function;
 
 /**
  * {@link ErrorReplies} in one protocol: the same messages ({@code backend <host:port> unavailable},
- * {@code ... timed out}, {@code no backend available}, {@code middleware internal error}) as
- * memcached's {@code SERVER_ERROR <message>} or redis' {@code -ERR <message>}. Built once at
- * startup; immutable, any thread.
+ * {@code ... timed out}, {@code ... connection broke before its reply; the write may have been
+ * applied}, {@code no backend available}, {@code middleware internal error}) as memcached's {@code
+ * SERVER_ERROR <message>} or redis' {@code -ERR <message>}. Built once at startup; immutable, any
+ * thread.
  */
 public final class ProtocolErrorReplies implements ErrorReplies {
   private final byte[] internalError;
   private final byte[] noReplica;
   private final byte[][] down;
   private final byte[][] timedOut;
+  private final byte[][] outcomeUnknown;
 
   private ProtocolErrorReplies(List<String> serverNames, Function<String, byte[]> format) {
     internalError = format.apply("middleware internal error");
@@ -23,9 +25,15 @@ public final class ProtocolErrorReplies implements ErrorReplies {
     int n = serverNames.size();
     down = new byte[n][];
     timedOut = new byte[n][];
+    outcomeUnknown = new byte[n][];
     for (int s = 0; s < n; s++) {
       down[s] = format.apply("backend " + serverNames.get(s) + " unavailable");
       timedOut[s] = format.apply("backend " + serverNames.get(s) + " timed out");
+      outcomeUnknown[s] =
+          format.apply(
+              "backend "
+                  + serverNames.get(s)
+                  + " connection broke before its reply; the write may have been applied");
     }
   }
 
@@ -44,6 +52,11 @@ public final class ProtocolErrorReplies implements ErrorReplies {
   @Override
   public byte[] backendDown(int server) {
     return down[server];
+  }
+
+  @Override
+  public byte[] outcomeUnknown(int server) {
+    return outcomeUnknown[server];
   }
 
   @Override

@@ -56,7 +56,8 @@ final class ReplicatedWrite {
           backend.disarm();
           reply.countReply(server, backend);
         } catch (IOException e) {
-          targets.failed(i, reply.reportFailure(server, WorkerBackends.fail(backend)));
+          boolean timedOut = WorkerBackends.fail(backend);
+          targets.failed(i, reply.reportSentFailure(server, timedOut, request));
         }
       }
     }

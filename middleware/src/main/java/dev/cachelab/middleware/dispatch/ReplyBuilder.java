@@ -2,6 +2,7 @@ package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendConnection;
 import dev.cachelab.middleware.protocol.Command;
+import dev.cachelab.middleware.protocol.Request;
 import dev.cachelab.middleware.stats.ErrorKind;
 import dev.cachelab.middleware.stats.ThreadRecorder;
 import java.nio.ByteBuffer;
@@ -111,6 +112,14 @@ final class ReplyBuilder {
     error = ErrorKind.SERVER_ERROR;
   }
 
+  /**
+   * The failures counted so far were retried on other servers: the request is judged by the retry
+   * (its server failures stay counted).
+   */
+  void clearError() {
+    error = null;
+  }
+
   /** Appends the error reply of a failed server and counts the failure. */
   void replyFailure(int server, boolean timedOut) {
     append(reportFailure(server, timedOut));
@@ -123,6 +132,24 @@ final class ReplyBuilder {
       error = timedOut ? ErrorKind.TIMEOUT : ErrorKind.BACKEND_DOWN;
     }
     return timedOut ? errors.backendTimedOut(server) : errors.backendDown(server);
+  }
+
+  /**
+   * Counts a failed server whose connection broke after {@code request} was sent (not by a
+   * timeout); returns the error reply: for a request that changes data, that it may have been
+   * applied, else that the server is unavailable.
+   */
+  byte[] reportBroken(int server, Request request) {
+    byte[] down = reportFailure(server, false);
+    return request.idempotent() ? down : errors.outcomeUnknown(server);
+  }
+
+  /**
+   * Counts a failed server after {@code request} was sent: a timeout, or a broken connection (see
+   * {@link #reportBroken}).
+   */
+  byte[] reportSentFailure(int server, boolean timedOut, Request request) {
+    return timedOut ? reportFailure(server, true) : reportBroken(server, request);
   }
 
   /**

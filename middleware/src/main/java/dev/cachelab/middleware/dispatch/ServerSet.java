@@ -87,7 +87,7 @@ public final class ServerSet {
     }
     Supplier<Router> routers =
         config.routing() == Routing.HASH
-            ? () -> new HashRouter(servers, Math.min(config.replication(), servers.size()))
+            ? () -> new HashRouter(servers, Math.min(config.replication(), servers.size()), health)
             : () -> new RoundRobinRouter(servers.size(), config.sharded());
     // Several net threads (event loops) route at once: one router each.
     Router router = config.eventLoops() > 1 ? new PerThreadRouter(routers) : routers.get();

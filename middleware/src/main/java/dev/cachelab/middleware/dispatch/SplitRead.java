@@ -11,10 +11,11 @@ import java.util.Arrays;
  * A multi-key retrieval split by key: {@code <cmd> [<exptime>] <keys of this server>\r\n} to each
  * of its servers (redis: {@code MGET}/{@code EXISTS} as {@link RespSplit} composes them), all sent
  * before any reply is read, then the values merged in the client's key order (redis: {@link
- * RespSplit#merge}). If a server fails, the client gets that server's error; under round-robin
- * routing (every server holds every key) a read whose part failed because its server is down,
- * ejected or broke (none timed out) is retried whole, unsplit, on one server in rotation instead
- * ({@link SingleRead#retry}). One per worker; its thread only.
+ * RespSplit#merge}). If a server fails, the client gets that server's error; but if its part failed
+ * because its server is down, ejected or broke (none timed out), under round-robin routing (every
+ * server holds every key) the read is retried whole, unsplit, on one server in rotation ({@link
+ * SingleRead#retry}), and under hash routing with replication it is split again with each of that
+ * server's keys on its next replica ({@link Request#keyFallback}). One per worker; its thread only.
  */
 final class SplitRead {
   private static final byte[] END = {'E', 'N', 'D', '\r', '\n'};
@@ -29,6 +30,9 @@ final class SplitRead {
   // an error reply), and none timed out; then the whole read may be retried on one server.
   private boolean partDown;
   private boolean partTimedOut;
+  // Per server: found down, ejected or broken (not timed out) by this pass.
+  private final boolean[] serverDown = new boolean[MiddlewareConfig.MAX_SERVERS];
+  private final boolean[] seen = new boolean[MiddlewareConfig.MAX_SERVERS];
 
   SplitRead(
       WorkerBackends backends, ReplyBuilder reply, TargetReplies targets, SingleRead singleRead) {
@@ -41,9 +45,41 @@ final class SplitRead {
   }
 
   void run(Request request, long deadline) {
+    int failed = sendAndRead(request, deadline);
+    if (failed >= 0 && partDown && !partTimedOut) {
+      if (request.fallbackToAny()) {
+        // Round-robin: every server holds every key. The whole read, unsplit, to one server.
+        singleRead.retry(
+            request, singleRead.fallbackFor(request, request.server(failed)), deadline);
+        return;
+      }
+      if (moveKeysOfDownServers(request)) {
+        // Hash routing with replication: each key of a server found down is read from its next
+        // replica instead. The down servers' failures are counted; the re-read answers.
+        reply.clearError();
+        failed = sendAndRead(request, deadline);
+      }
+    }
+    if (failed >= 0) {
+      reply.append(targets.failReply(failed));
+      return;
+    }
+    if (request.respCommand() != null) {
+      resp.merge(request);
+    } else {
+      mergeInKeyOrder(request);
+    }
+  }
+
+  /**
+   * Sends every server its keys, then reads every reply; returns the first target that failed (no
+   * answer, or an error reply), or -1.
+   */
+  private int sendAndRead(Request request, long deadline) {
     int count = request.serverCount();
     partDown = false;
     partTimedOut = false;
+    Arrays.fill(serverDown, false);
     for (int i = 0; i < count; i++) {
       sendKeysOf(request, i, deadline);
     }
@@ -54,20 +90,33 @@ final class SplitRead {
     }
     for (int i = 0; i < count; i++) {
       if (!targets.ok(i)) {
-        if (partDown && !partTimedOut && request.fallbackToAny()) {
-          // Round-robin: every server holds every key. The whole read, unsplit, to one server.
-          singleRead.retry(request, singleRead.fallbackFor(request, request.server(i)), deadline);
-          return;
-        }
-        reply.append(targets.failReply(i));
-        return;
+        return i;
       }
     }
-    if (request.respCommand() != null) {
-      resp.merge(request);
-    } else {
-      mergeInKeyOrder(request);
+    return -1;
+  }
+
+  /**
+   * Gives each key of a server found down to its fallback replica ({@link Request#keyFallback}), if
+   * every such key has one that is in rotation and was not found down; false (nothing moved)
+   * otherwise.
+   */
+  private boolean moveKeysOfDownServers(Request request) {
+    for (int k = 0; k < request.keyCount(); k++) {
+      if (serverDown[request.keyServer(k)]) {
+        int fallback = request.keyFallback(k);
+        if (fallback < 0 || serverDown[fallback] || !backends.get(fallback).inRotation()) {
+          return false;
+        }
+      }
     }
+    for (int k = 0; k < request.keyCount(); k++) {
+      if (serverDown[request.keyServer(k)]) {
+        request.moveKeyToFallback(k);
+      }
+    }
+    request.serversFromKeys(seen);
+    return true;
   }
 
   private void sendKeysOf(Request request, int target, long deadline) {
@@ -75,6 +124,7 @@ final class SplitRead {
     BackendConnection backend = backends.get(server);
     if (!targets.open(target, server, backend, deadline, reply)) {
       partDown = true;
+      serverDown[server] = true;
       return;
     }
     backend.beginCompose();
@@ -131,6 +181,7 @@ final class SplitRead {
     boolean timedOut = WorkerBackends.fail(backend);
     partTimedOut |= timedOut;
     partDown |= !timedOut;
+    serverDown[server] |= !timedOut;
     targets.failed(target, reply.reportFailure(server, timedOut));
   }
 

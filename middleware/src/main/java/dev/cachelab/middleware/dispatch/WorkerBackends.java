@@ -161,14 +161,16 @@ final class WorkerBackends {
 
   /**
    * Reads the reply to the request sent; if the connection turns out stale (closed before the
-   * server sent a byte), reconnects, sends the request again and reads that reply.
+   * server sent a byte) and the request is {@linkplain Request#idempotent idempotent}, reconnects,
+   * sends the request again and reads that reply. Any other request is not sent again: the server
+   * may have applied it before the connection broke (an {@code incr} would count twice).
    */
   static void readReplyRetryingStale(BackendConnection backend, Request request)
       throws IOException {
     try {
       readReply(backend, request);
     } catch (IOException e) {
-      if (!backend.reconnectIfStale()) {
+      if (!request.idempotent() || !backend.reconnectIfStale()) {
         throw e;
       }
       send(backend, request);

@@ -27,11 +27,52 @@ final class CommandValidator {
   static final byte[] DELETE_USAGE =
       reply("CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]");
   private static final byte[] NOREPLY = {'n', 'o', 'r', 'e', 'p', 'l', 'y'};
+  static final byte[] FLUSH_ALL_REFUSED =
+      reply(
+          "CLIENT_ERROR flush_all not allowed: it empties every server for every client"
+              + " (--admin-commands true allows it)");
+  static final byte[] VERBOSITY_REFUSED =
+      reply(
+          "CLIENT_ERROR verbosity not allowed: it changes every server's logging for every client"
+              + " (--admin-commands true allows it)");
+
+  // Meta flags (see checkMetaFlags). memcached counts the line's end as a token and refuses more
+  // than 20 (MFLAG_MAX_OPT_LENGTH), with mg's wording and ms/md/ma's.
+  private static final int MAX_META_TOKENS = 19;
+  static final byte[] META_FLAGS_ARE_TOO_LONG = reply("CLIENT_ERROR options flags are too long");
+  static final byte[] META_FLAGS_TOO_LONG = reply("CLIENT_ERROR options flags too long");
+  static final byte[] META_DUPLICATE_FLAG = reply("CLIENT_ERROR duplicate flag");
+  static final byte[] META_INVALID_FLAG = reply("CLIENT_ERROR invalid flag");
+
+  /** md and ma answer any flag error so. */
+  static final byte[] META_BAD_FLAG = reply("CLIENT_ERROR invalid or duplicate flag");
+
+  /** The flags memcached knows: 1.6.18's, and x and E of later versions (1.6.18 refuses those). */
+  private static final boolean[] KNOWN_META_FLAGS = new boolean[128];
+
+  static {
+    for (char flag : "bNTRlOPLkstcfvhuqxFCEMJDI".toCharArray()) {
+      KNOWN_META_FLAGS[flag] = true;
+    }
+  }
+
   private static final long UINT32_MAX = 0xFFFF_FFFFL;
 
   private CommandValidator() {}
 
-  static void validate(Request r, int maxValueBytes) {
+  /**
+   * @param adminCommands whether {@code flush_all} and {@code verbosity} are forwarded; refused
+   *     when false ({@code --admin-commands})
+   */
+  static void validate(Request r, int maxValueBytes, boolean adminCommands) {
+    validateCommand(r, maxValueBytes, adminCommands);
+    if (r.noreply() && r.status() == Status.REJECT && r.immediateReply() != ERROR) {
+      // memcached reads noreply before it checks the arguments: their error is not sent either.
+      r.setRejected(Status.REJECT, NO_REPLY);
+    }
+  }
+
+  private static void validateCommand(Request r, int maxValueBytes, boolean adminCommands) {
     if (r.tokenCount() == 0) {
       r.setRejected(Status.REJECT, ERROR);
       return;
@@ -47,8 +88,8 @@ final class CommandValidator {
       case SET, ADD, REPLACE, APPEND, PREPEND, CAS -> validateStorage(r, command, maxValueBytes);
       case DELETE -> validateDelete(r);
       case INCR, DECR, TOUCH -> validateKeyedWithArgument(r, command);
-      case FLUSH_ALL -> validateFlushAll(r);
-      case VERBOSITY -> validateVerbosity(r);
+      case FLUSH_ALL -> validateFlushAll(r, adminCommands);
+      case VERBOSITY -> validateVerbosity(r, adminCommands);
       // memcached 1.6 ignores arguments of version and quit (memccapable relies on it).
       case VERSION -> r.setParsed(Status.FORWARD, command, 1, 0, false);
       case STATS -> validateStats(r);
@@ -114,8 +155,12 @@ final class CommandValidator {
     boolean noreply = n >= 3 && isNoreply(r, n - 1);
     r.setParsed(Status.FORWARD, Command.DELETE, 1, 1, noreply);
     int plain = n - (noreply ? 1 : 0);
-    if (n < 2 || plain > 3 || (plain == 3 && !isZero(r, 2))) {
-      r.setRejected(Status.REJECT, n < 2 ? ERROR : DELETE_USAGE);
+    if (n < 2 || n > 4) {
+      r.setRejected(Status.REJECT, ERROR); // memcached takes 2 to 4 tokens
+      return;
+    }
+    if (plain > 3 || (plain == 3 && !isZero(r, 2))) {
+      r.setRejected(Status.REJECT, DELETE_USAGE);
       return;
     }
     checkKey(r, 1);
@@ -144,25 +189,31 @@ final class CommandValidator {
     // A last token other than "noreply" is ignored, as memcached does.
   }
 
-  // flush_all [delay] [noreply]: as memcached 1.6, any 32-bit delay (a negative one flushes now)
-  // and extra tokens ignored.
-  private static void validateFlushAll(Request r) {
+  // flush_all [delay] [noreply]: as memcached 1.6, 1 to 3 tokens, any 32-bit delay (a negative one
+  // flushes now) and a third token other than noreply ignored.
+  private static void validateFlushAll(Request r, boolean adminCommands) {
     int n = r.tokenCount();
     boolean noreply = n >= 2 && isNoreply(r, n - 1);
     r.setParsed(Status.FORWARD, Command.FLUSH_ALL, 1, 0, noreply);
     int plain = n - (noreply ? 1 : 0);
-    if (plain >= 2 && !isInt32(r, 1)) {
+    if (n > 3) {
+      r.setRejected(Status.REJECT, ERROR);
+    } else if (!adminCommands) {
+      r.setRejected(Status.REJECT, FLUSH_ALL_REFUSED);
+    } else if (plain >= 2 && !isInt32(r, 1)) {
       reject(r, "invalid exptime argument", 1, "a delay in seconds, an integer");
     }
   }
 
   // verbosity <level> [noreply]
-  private static void validateVerbosity(Request r) {
+  private static void validateVerbosity(Request r, boolean adminCommands) {
     int n = r.tokenCount();
     boolean noreply = n >= 2 && isNoreply(r, n - 1);
     r.setParsed(Status.FORWARD, Command.VERBOSITY, 1, 0, noreply);
     if (n != 2 && n != 3) {
       r.setRejected(Status.REJECT, ERROR);
+    } else if (!adminCommands) {
+      r.setRejected(Status.REJECT, VERBOSITY_REFUSED);
     } else if (n == 2 && noreply) {
       r.setRejected(Status.LOCAL, NO_REPLY); // memcached: no level, no reply
     } else if (parseUnsigned(r, 1, UINT32_MAX) < 0) {
@@ -233,8 +284,8 @@ final class CommandValidator {
     return bytes < 0 ? 0 : bytes + 2;
   }
 
-  // mg|md|ma|me <key> <flag>*  |  ms <key> <datalen> <flag>*: the flags are the server's to check
-  // (its errors come back); the q flag is taken out of the forwarded line (see Request).
+  // mg|md|ma|me <key> <flag>*  |  ms <key> <datalen> <flag>*: the flags are read as memcached reads
+  // them (see checkMetaFlags); the q flag is taken out of the forwarded line (see Request).
   private static void validateMeta(Request r, Command command, int minTokens, int maxValueBytes) {
     int n = r.tokenCount();
     r.setParsed(Status.FORWARD, command, 1, 1, false);
@@ -250,13 +301,59 @@ final class CommandValidator {
       return;
     }
     if (command == Command.ME) {
-      return; // me takes no q flag: memcached answers EN all the same
+      return; // me takes no flags: memcached answers EN or ME whatever follows the key
     }
-    for (int t = minTokens; t < n; t++) {
-      if (r.tokenEnd(t) - r.tokenStart(t) == 1 && r.bytes()[r.tokenStart(t)] == 'q') {
-        r.setMetaQuiet(r.tokenEnd(t - 1), r.tokenEnd(t));
+    checkMetaFlags(r, command, minTokens);
+  }
+
+  /**
+   * Reads the flags of {@code mg ms md ma} as memcached 1.6 does ({@code proto_text.c}, {@code
+   * _meta_flag_preparse}): each token after the key (after the data length of {@code ms}) is one
+   * flag, named by its first byte; the rest of the token is the flag's argument ({@code O<opaque>},
+   * {@code T<ttl>}), so {@code q}, {@code qx}, {@code q1} and {@code qq} are all the quiet flag.
+   * The quiet flag is taken out of the forwarded line (the middleware always waits for a reply),
+   * which is only safe if the server sees no second one: what memcached refuses before it looks at
+   * any item (more than 19 tokens, a flag given twice, a first byte over 126, a flag it does not
+   * know) is refused here with memcached's reply and never forwarded. A refused {@code ms} has its
+   * data block skipped.
+   */
+  private static void checkMetaFlags(Request r, Command command, int firstFlag) {
+    int n = r.tokenCount();
+    boolean mg = command == Command.MG;
+    boolean wholeError = command == Command.MD || command == Command.MA;
+    if (n > MAX_META_TOKENS) {
+      r.setRejected(Status.REJECT, mg ? META_FLAGS_ARE_TOO_LONG : META_FLAGS_TOO_LONG);
+      return;
+    }
+    long seenLow = 0; // flags 0..63 seen
+    long seenHigh = 0; // flags 64..126 seen
+    int quietToken = -1;
+    byte[] b = r.bytes();
+    for (int t = firstFlag; t < n; t++) {
+      int flag = b[r.tokenStart(t)] & 0xff;
+      long bit = 1L << (flag & 63);
+      boolean seen = flag >= 127 || ((flag < 64 ? seenLow : seenHigh) & bit) != 0;
+      if (seen) {
+        r.setRejected(Status.REJECT, wholeError ? META_BAD_FLAG : META_DUPLICATE_FLAG);
         return;
       }
+      if (flag < 64) {
+        seenLow |= bit;
+      } else {
+        seenHigh |= bit;
+      }
+      if (!KNOWN_META_FLAGS[flag]) {
+        r.setRejected(Status.REJECT, wholeError ? META_BAD_FLAG : META_INVALID_FLAG);
+        return;
+      }
+      if (flag == 'q') {
+        quietToken = t;
+      } else if (flag == 'N' || flag == 'T' || flag == 'R' || flag == 'E') {
+        r.setMetaSideEffects(); // creates the item, or changes its ttl or cas
+      }
+    }
+    if (quietToken >= 0) {
+      r.setMetaQuiet(r.tokenEnd(quietToken - 1), r.tokenEnd(quietToken));
     }
   }
 

@@ -47,12 +47,15 @@ public final class Request {
   private boolean noreply;
   private int quietSkipStart = -1;
   private int quietSkipEnd;
+  private boolean metaSideEffects;
   private byte[] immediateReply;
 
   // Routing (net thread): target servers, and for split multi-gets the server of each key.
   private int[] servers = new int[4];
   private int serverCount;
   private int[] keyServers = new int[8];
+  private int[] keyFallbacks = new int[8];
+  private boolean keyFallbacksSet;
   private boolean split;
   private int fallbackServer = -1;
   private boolean fallbackToAny;
@@ -107,6 +110,7 @@ public final class Request {
     keyCount = 0;
     noreply = false;
     quietSkipStart = -1;
+    metaSideEffects = false;
     immediateReply = null;
     serverCount = 0;
     split = false;
@@ -184,7 +188,12 @@ public final class Request {
   public long heldBytes() {
     return (long) bytes.length
         + pendingReply.length
-        + 4L * (tokenStart.length + tokenEnd.length + servers.length + keyServers.length);
+        + 4L
+            * (tokenStart.length
+                + tokenEnd.length
+                + servers.length
+                + keyServers.length
+                + keyFallbacks.length);
   }
 
   void addToken(int start, int end) {
@@ -198,13 +207,41 @@ public final class Request {
   }
 
   /**
-   * A meta command with the {@code q} flag: the flag (bytes {@code [skipStart, skipEnd)} of the
-   * line) is not forwarded, since the middleware always waits for a reply; the reply memcached
-   * would have left out ({@code EN} of a read, {@code HD} of a write) is then dropped.
+   * A meta command with the quiet flag (a token starting with {@code q}): the flag (bytes {@code
+   * [skipStart, skipEnd)} of the line) is not forwarded, since the middleware always waits for a
+   * reply; the reply memcached would have left out ({@code EN} of a read, {@code HD} of a write) is
+   * then dropped.
    */
   void setMetaQuiet(int skipStart, int skipEnd) {
     quietSkipStart = skipStart;
     quietSkipEnd = skipEnd;
+  }
+
+  /**
+   * An {@code mg} with a flag that changes the item ({@code N}, {@code T}, {@code R}, {@code E}).
+   */
+  void setMetaSideEffects() {
+    metaSideEffects = true;
+  }
+
+  /**
+   * Whether sending the request twice does what sending it once does: a read that changes nothing
+   * ({@code get}, {@code gets}, {@code me}, an {@code mg} without {@code N}, {@code T}, {@code R}
+   * or {@code E}, {@code version}, a {@code stats} group, a redis read). Only such a request is
+   * sent again after its connection broke before the reply; any other may have been applied.
+   */
+  public boolean idempotent() {
+    if (respCommand != null) {
+      return !respCommand.isWrite();
+    }
+    if (command == null) {
+      return false;
+    }
+    return switch (command) {
+      case GET, GETS, ME, VERSION, STATS_GROUP -> true;
+      case MG -> !metaSideEffects;
+      default -> false;
+    };
   }
 
   /** Whether the request is a meta command with the {@code q} flag. */
@@ -372,6 +409,7 @@ public final class Request {
   public void clearServers() {
     serverCount = 0;
     split = false;
+    keyFallbacksSet = false;
     fallbackServer = -1;
     fallbackToAny = false;
   }
@@ -427,6 +465,52 @@ public final class Request {
 
   public boolean isSplit() {
     return split;
+  }
+
+  /**
+   * A split read's replica of key {@code k} to read it from if its server ({@link #keyServer}) is
+   * down, or -1 (set after {@link #setKeyServer} for that key).
+   */
+  public void setKeyFallback(int k, int server) {
+    if (!keyFallbacksSet) {
+      if (keyFallbacks.length < keyCount) {
+        keyFallbacks = new int[Math.max(keyCount, keyFallbacks.length * 2)];
+      }
+      Arrays.fill(keyFallbacks, -1);
+      keyFallbacksSet = true;
+    }
+    keyFallbacks[k] = server;
+  }
+
+  /** Key {@code k}'s fallback replica, or -1. */
+  public int keyFallback(int k) {
+    return keyFallbacksSet ? keyFallbacks[k] : -1;
+  }
+
+  /**
+   * A worker re-reads key {@code k} from its fallback: that becomes its server, and it has no
+   * fallback left. Call {@link #serversFromKeys} after the last key moved.
+   */
+  public void moveKeyToFallback(int k) {
+    keyServers[k] = keyFallbacks[k];
+    keyFallbacks[k] = -1;
+  }
+
+  /**
+   * Makes the request's servers those of its keys (after keys moved), in key order.
+   *
+   * @param seen scratch, one entry per server; overwritten
+   */
+  public void serversFromKeys(boolean[] seen) {
+    Arrays.fill(seen, false);
+    serverCount = 0;
+    for (int k = 0; k < keyCount; k++) {
+      int server = keyServers[k];
+      if (!seen[server]) {
+        seen[server] = true;
+        addServer(server);
+      }
+    }
   }
 
   public int keyServer(int k) {

@@ -35,6 +35,7 @@ public final class RequestParser implements RequestDecoder {
   }
 
   private final int maxValueBytes;
+  private final boolean adminCommands;
   private State state = State.LINE;
   private int scannedBytes;
   private int nulOffset = -1; // first NUL of the line being scanned, from its start; -1 if none
@@ -42,9 +43,20 @@ public final class RequestParser implements RequestDecoder {
   private int pendingDataBytes;
   private long swallowRemainingBytes;
 
-  /** A parser accepting data blocks up to {@code maxValueBytes}. */
+  /** A parser accepting data blocks up to {@code maxValueBytes}, and every command. */
   public RequestParser(int maxValueBytes) {
+    this(maxValueBytes, true);
+  }
+
+  /**
+   * A parser accepting data blocks up to {@code maxValueBytes}.
+   *
+   * @param adminCommands whether {@code flush_all} and {@code verbosity}, which act on every server
+   *     for every client, are forwarded ({@code --admin-commands}); refused when false
+   */
+  public RequestParser(int maxValueBytes, boolean adminCommands) {
     this.maxValueBytes = maxValueBytes;
+    this.adminCommands = adminCommands;
   }
 
   /**
@@ -134,7 +146,7 @@ public final class RequestParser implements RequestDecoder {
     request.reset();
     request.copyLine(buf, from, lineEnd - from);
     tokenize(request);
-    CommandValidator.validate(request, maxValueBytes);
+    CommandValidator.validate(request, maxValueBytes, adminCommands);
     if (request.status() == Status.FORWARD && request.command().hasDataBlock()) {
       state = State.DATA;
       lineBytesWithTerminator = consumed;

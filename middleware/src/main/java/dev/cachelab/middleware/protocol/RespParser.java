@@ -60,6 +60,7 @@ public final class RespParser implements RequestDecoder {
   private int argCount;
   private byte[] scratch = new byte[256];
   private byte[] inlineArgs = new byte[256];
+  private final boolean adminCommands;
 
   /**
    * @param maxValueBytes longest bulk string accepted
@@ -68,8 +69,25 @@ public final class RespParser implements RequestDecoder {
    *     servers
    */
   public RespParser(int maxValueBytes, KeyPlacement placement) {
+    this(maxValueBytes, placement, true);
+  }
+
+  /**
+   * @param adminCommands whether {@code FLUSHALL} and {@code FLUSHDB}, which empty every server for
+   *     every client, are forwarded ({@code --admin-commands}); refused when false
+   */
+  public RespParser(int maxValueBytes, KeyPlacement placement, boolean adminCommands) {
     this.maxValueBytes = maxValueBytes;
     this.placement = placement;
+    this.adminCommands = adminCommands;
+  }
+
+  private static byte[] adminRefused(RespCommand command) {
+    String name = command.label().toUpperCase(java.util.Locale.ROOT);
+    return RespReplies.error(
+        name
+            + " is not allowed by the middleware: it empties every server for every client"
+            + " (--admin-commands true allows it)");
   }
 
   @Override
@@ -415,6 +433,13 @@ public final class RespParser implements RequestDecoder {
         } else {
           request.setLocalResp(Status.LOCAL, command, reply);
         }
+      }
+      case FLUSHALL, FLUSHDB -> {
+        if (!adminCommands) {
+          request.setRejected(Status.REJECT, adminRefused(command));
+          return;
+        }
+        forward(request, command, args);
       }
       default -> forward(request, command, args);
     }

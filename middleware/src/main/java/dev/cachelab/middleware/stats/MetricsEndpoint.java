@@ -3,9 +3,8 @@ package dev.cachelab.middleware.stats;
 import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.OpType;
-import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.MultiCollector;
-import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
@@ -15,7 +14,10 @@ import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import io.prometheus.metrics.model.snapshots.HistogramSnapshot.HistogramDataPointSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.ToDoubleFunction;
@@ -24,7 +26,7 @@ import java.util.function.ToDoubleFunction;
  * The Prometheus {@code /metrics} endpoint (names in docs/interfaces.md §1). Nothing is recorded
  * for it on the request path: a scrape reads the threads' counters and the reporter's cumulative
  * histograms (which lag by at most one window). Started and stopped by the main thread; scrapes run
- * on the HTTP server's thread.
+ * on the HTTP server's thread ({@link MetricsHttpServer}).
  */
 public final class MetricsEndpoint implements MultiCollector {
   private static final String P = "cachelab_middleware_";
@@ -53,37 +55,45 @@ public final class MetricsEndpoint implements MultiCollector {
   private final MiddlewareConfig config;
   private final StatsRegistry stats;
   private IntervalReporter reporter;
-  private HTTPServer server;
+  private MetricsHttpServer server;
 
   public MetricsEndpoint(MiddlewareConfig config, StatsRegistry stats) {
     this.config = config;
     this.stats = stats;
   }
 
-  /** Starts serving if {@code --metrics-port} is not 0. */
+  /**
+   * Starts serving if {@code --metrics-port} is not 0, on {@code --metrics-address} (by default
+   * {@code -l}'s address: the labels name the servers, which is not for every network).
+   */
   public void start(IntervalReporter reporter) throws IOException {
     this.reporter = reporter;
     if (config.metricsPort() == 0) {
       return;
     }
-    PrometheusRegistry registry = new PrometheusRegistry();
-    registry.register(this);
+    PrometheusTextFormatWriter writer = new PrometheusTextFormatWriter(false);
     server =
-        HTTPServer.builder()
-            .hostname(config.metricsAddress())
-            .port(config.metricsPort())
-            .registry(registry)
-            .buildAndStart();
+        MetricsHttpServer.start(
+            new InetSocketAddress(config.metricsAddress(), config.metricsPort()),
+            () -> {
+              ByteArrayOutputStream body = new ByteArrayOutputStream(16 * 1024);
+              try {
+                writer.write(body, collect());
+              } catch (IOException e) {
+                throw new UncheckedIOException(e);
+              }
+              return body.toByteArray();
+            });
   }
 
   /** The port served, or 0 when off. */
   public int port() {
-    return server == null ? 0 : server.getPort();
+    return server == null ? 0 : server.port();
   }
 
   public void stop() {
     if (server != null) {
-      server.stop();
+      server.close();
       server = null;
     }
   }

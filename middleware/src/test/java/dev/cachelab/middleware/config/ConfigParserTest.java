@@ -34,7 +34,7 @@ class ConfigParserTest {
     assertThat(config.warmupSeconds()).isZero();
     assertThat(config.cooldownSeconds()).isZero();
     assertThat(config.metricsPort()).isZero();
-    assertThat(config.metricsAddress()).isEqualTo("0.0.0.0");
+    assertThat(config.metricsAddress()).as("-l's address").isEqualTo(config.listenAddress());
   }
 
   @Test
@@ -151,6 +151,26 @@ class ConfigParserTest {
                     }))
         .isInstanceOf(ConfigException.class)
         .hasMessage("-m: a:1 given twice (expected: each server once)");
+    assertThatThrownBy(
+            () ->
+                ConfigParser.parse(
+                    new String[] {
+                      "-l",
+                      "::",
+                      "-p",
+                      "1",
+                      "-t",
+                      "1",
+                      "-s",
+                      "true",
+                      "-m",
+                      "Host:21211",
+                      "b:2",
+                      "host:021211"
+                    }))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "-m: host:021211 is Host:21211 again, given twice (expected: each server once)");
   }
 
   @Test

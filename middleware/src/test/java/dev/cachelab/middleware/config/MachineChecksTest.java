@@ -73,6 +73,22 @@ class MachineChecksTest {
   }
 
   @Test
+  void oneServerUnderTwoSpellingsIsRefused() {
+    // config() gives 127.0.0.1:1 first; localhost is 127.0.0.1 in every test machine's hosts file
+    assertThatThrownBy(() -> MachineChecks.check(config("localhost:1")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "-m: localhost:1 is 127.0.0.1:1 again, both 127.0.0.1 port 1"
+                + " (expected: each server once)");
+    assertThatThrownBy(
+            () -> MachineChecks.resolveServers("-m", List.of("127.0.0.1:2", "LOCALHOST:02")))
+        .hasMessage(
+            "-m: LOCALHOST:02 is 127.0.0.1:2 again, both 127.0.0.1 port 2"
+                + " (expected: each server once)");
+    MachineChecks.resolveServers("-m", List.of("127.0.0.1:2", "127.0.0.2:2", "localhost:3"));
+  }
+
+  @Test
   void statsDirIsCreatedAndLeftWithoutTheWriteCheck(@TempDir Path dir) throws Exception {
     Path stats = dir.resolve("a/b/stats");
     MachineChecks.check(config("--stats-dir", stats.toString()));

@@ -44,6 +44,7 @@ class ServersFileTest {
         "a:1\\nb|line 2: b (expected: host:port with port 1..65535)",
         "a:0|line 1: a:0 (expected: host:port with port 1..65535)",
         "a:1\\na:1|line 2: a:1 given twice (expected: each server once)",
+        "a:1\\nA:01|line 2: A:01 is a:1 again, given twice (expected: each server once)",
         "# none\\n|: 0 servers (expected: 1..64, one host:port a line)",
         "a:1\\nbackend-timeout-ms=0|line 2: backend-timeout-ms=0"
             + " (expected: backend-timeout-ms=1..600000)",

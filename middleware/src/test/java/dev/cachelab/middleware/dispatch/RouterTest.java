@@ -2,6 +2,7 @@ package dev.cachelab.middleware.dispatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.protocol.Request;
 import dev.cachelab.middleware.protocol.RequestParser;
 import java.nio.charset.StandardCharsets;
@@ -203,6 +204,43 @@ class RouterTest {
       used.add(request.keyServer(k));
     }
     assertThat(new HashSet<>(servers(request))).isEqualTo(used);
+  }
+
+  @Test
+  void hashRouterWithReplicationGivesEachKeyOfAMultiGetALiveReplica() {
+    List<BackendHealth> health = new ArrayList<>();
+    for (String server : THREE) {
+      health.add(new BackendHealth(server, 1, 1_000_000_000L, 1));
+    }
+    HashRouter router = new HashRouter(THREE, 2, health);
+    KetamaRing ring = new KetamaRing(THREE);
+    StringBuilder line = new StringBuilder("get");
+    for (int k = 0; k < 40; k++) {
+      line.append(" key").append(k);
+    }
+    String get = line.append("\r\n").toString();
+    Request request = parse(get);
+    router.route(request);
+    int[] replicas = new int[3];
+    for (int k = 0; k < 40; k++) {
+      byte[] key = ("key" + k).getBytes(StandardCharsets.US_ASCII);
+      ring.replicas(key, 0, key.length, 2, replicas);
+      assertThat(request.keyServer(k)).isEqualTo(replicas[0]);
+      assertThat(request.keyFallback(k)).isEqualTo(replicas[1]);
+    }
+    health.get(1).failed(System.nanoTime()); // ejected after one failure
+    assertThat(health.get(1).inRotation()).isFalse();
+    request = parse(get);
+    router.route(request);
+    for (int k = 0; k < 40; k++) {
+      byte[] key = ("key" + k).getBytes(StandardCharsets.US_ASCII);
+      ring.replicas(key, 0, key.length, 2, replicas);
+      boolean onEjected = replicas[0] == 1 || replicas[1] == 1;
+      int live = replicas[0] == 1 ? replicas[1] : replicas[0];
+      assertThat(request.keyServer(k)).as("key%d", k).isEqualTo(live);
+      assertThat(request.keyFallback(k)).as("key%d", k).isEqualTo(onEjected ? -1 : replicas[1]);
+    }
+    assertThat(servers(request)).doesNotContain(1);
   }
 
   private static List<Integer> servers(Request request) {

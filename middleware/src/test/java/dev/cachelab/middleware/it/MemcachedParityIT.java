@@ -41,6 +41,12 @@ class MemcachedParityIT {
           "stats noreply\r\n",
           "touch a -1\r\n",
           "delete a 0\r\n",
+          // noreply is read before the arguments are checked: their error is not sent either
+          "delete a junk noreply\r\nversion\r\n",
+          "delete a 0 0 noreply\r\nversion\r\n",
+          "flush_all 0 junk noreply\r\nversion\r\n",
+          "flush_all junk noreply\r\nversion\r\n",
+          "incr a x noreply\r\ntouch a x noreply\r\nverbosity x noreply\r\nversion\r\n",
           // memcached ends a command line at a NUL: the middleware must neither forward the rest
           // (the server would answer it too, a reply the next request would get) nor route on it
           "set a\0b 0 0 1\r\nx\r\nget a\r\n",
@@ -54,7 +60,8 @@ class MemcachedParityIT {
       try (MemcachedProcess reference = MemcachedProcess.start();
           MemcachedProcess backend = MemcachedProcess.start();
           RunningMiddleware mw =
-              RunningMiddleware.start(List.of(backend), "-t", "1", "-s", "false")) {
+              RunningMiddleware.start(
+                  List.of(backend), "-t", "1", "-s", "false", "--admin-commands", "true")) {
         String expected = exchange(reference.port(), input);
         String actual = exchange(mw.port(), input);
         assertThat(actual).as("%s (memcached: %s)", input, expected).isEqualTo(expected);
@@ -98,6 +105,11 @@ class MemcachedParityIT {
           "ms " + KEY_250 + " 1\r\nx\r\nmg " + KEY_250 + " v k\r\nmd " + KEY_250 + " q\r\nmn\r\n",
           "ms YmluAGtleQ== 3 b\r\nabc\r\nmg YmluAGtleQ== b v k\r\nmg bin v\r\n",
           "ms k 2 C99 q\r\nhi\r\nmn\r\n",
+          // a flag is a token's first byte: qx, q1, qq are the quiet flag; twice is an error
+          "ms k 2 q1\r\nhi\r\nmg k v qx\r\nmg missing v qq\r\nmd missing qz\r\nmn\r\n",
+          "ms k 1 q q\r\nx\r\nmg k v q k q\r\nmg k Z q q\r\nmn\r\n",
+          "md k q q\r\nma k Z\r\nmg k \u00ff\r\nmg k O1 O2 v\r\nmn\r\n",
+          "mg k" + " v".repeat(18) + "\r\nmd k" + " q".repeat(18) + "\r\nmn\r\n",
           QUIET_PIPELINE);
 
   @Test

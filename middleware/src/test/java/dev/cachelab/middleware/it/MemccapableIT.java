@@ -27,7 +27,15 @@ class MemccapableIT {
     List<MemcachedProcess> servers = FaultIsolationIT.startServers(serverCount);
     try (RunningMiddleware mw =
         RunningMiddleware.start(
-            servers, "-t", "4", "-s", "false", "--event-loops", "" + eventLoops)) {
+            servers,
+            "-t",
+            "4",
+            "-s",
+            "false",
+            "--event-loops",
+            "" + eventLoops,
+            "--admin-commands", // memccapable tests flush_all
+            "true")) {
       Process memccapable =
           new ProcessBuilder(
                   MEMCCAPABLE.toString(), "-a", "-t", "5", "-h", "127.0.0.1", "-p", "" + mw.port())

@@ -76,13 +76,17 @@ class MiddlewareIT {
   /**
    * Runs {@code script} through the middleware (with {@code flags}, in front of three fresh
    * memcached processes) and against a fourth directly, asserts both got the same replies, and
-   * returns them. Fresh processes, so that cas uniques (per-server counters) line up.
+   * returns them. Fresh processes, so that cas uniques (per-server counters) line up. The admin
+   * commands ({@code flush_all}, {@code verbosity}) are allowed, to be compared too.
    */
   static List<String> sameRepliesAsMemcached(Script script, String... flags) throws Exception {
     List<MemcachedProcess> fresh = FaultIsolationIT.startServers(4);
+    List<String> allowingAdmin = new ArrayList<>(List.of(flags));
+    allowingAdmin.addAll(List.of("--admin-commands", "true"));
     try {
       List<String> viaMiddleware;
-      try (RunningMiddleware mw = RunningMiddleware.start(fresh.subList(0, 3), flags);
+      try (RunningMiddleware mw =
+              RunningMiddleware.start(fresh.subList(0, 3), allowingAdmin.toArray(new String[0]));
           TextClient client = mw.client()) {
         viaMiddleware = script.run(client);
       }

@@ -187,6 +187,11 @@ class ProcessIT {
     cases.put(
         flags("-p", "9100", "--metrics-port", "9100"),
         "--metrics-port: 9100 (expected: 0 = off, or a port other than -p's)");
+    for (String again : List.of("localhost:1", "127.0.0.1:01")) {
+      List<String> args = new ArrayList<>(flags("-p", "0"));
+      args.add(args.indexOf("127.0.0.1:1") + 1, again);
+      cases.put(args, "-m: " + again + " is 127.0.0.1:1 again");
+    }
     for (String listen : List.of("203.0.113.300", "203.0.113.7")) {
       List<String> args = new ArrayList<>(flags("-p", "0"));
       args.set(args.indexOf("-l") + 1, listen);

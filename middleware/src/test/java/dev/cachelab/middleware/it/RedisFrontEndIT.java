@@ -54,8 +54,11 @@ class RedisFrontEndIT {
     redis.flushAll();
   }
 
+  /** The middleware in front of the servers, FLUSHALL and FLUSHDB allowed (the script has them). */
   private static RunningMiddleware middleware(String... flags) throws IOException {
-    return redis.middleware(flags);
+    List<String> args = new ArrayList<>(List.of(flags));
+    args.addAll(List.of("--admin-commands", "true"));
+    return redis.middleware(args.toArray(new String[0]));
   }
 
   private static final String[][] SCRIPT = {
@@ -453,9 +456,15 @@ class RedisFrontEndIT {
       assertThat(client.call("SET", "d", "1")).isEqualTo("+OK\r\n");
       doomed.close();
       String down = "-ERR backend " + doomed.address() + " unavailable\r\n";
+      // A write sent on a connection the dead server had closed cannot be told from one it read
+      // before it died: the middleware does not send it again, and says it may have been applied.
+      String mayHaveApplied =
+          "-ERR backend "
+              + doomed.address()
+              + " connection broke before its reply; the write may have been applied\r\n";
       for (int i = 0; i < 4; i++) {
         assertThat(client.call("GET", "d")).isEqualTo(down);
-        assertThat(client.call("SET", "d", "2")).isEqualTo(down);
+        assertThat(client.call("SET", "d", "2")).isIn(down, mayHaveApplied);
       }
       assertThat(client.call("PING")).isEqualTo("+PONG\r\n");
     }

@@ -117,7 +117,8 @@ class ReplicationRulesIT {
         direct(s, "set f 0 0 1\r\nv\r\n");
       }
       try (RunningMiddleware mw =
-              RunningMiddleware.start(servers, "-t", "2", "-s", "false", "--routing", routing);
+              RunningMiddleware.start(
+                  servers, "-t", "2", "-s", "false", "--routing", routing, "--admin-commands");
           TextClient client = mw.client()) {
         assertThat(client.call("flush_all\r\n")).isEqualTo("OK\r\n");
       }

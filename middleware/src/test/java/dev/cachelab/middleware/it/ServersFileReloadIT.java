@@ -103,6 +103,41 @@ class ServersFileReloadIT {
   }
 
   /**
+   * A reload refuses what start-up refuses: a server listed again under another spelling (every
+   * write would run twice on it) and a host that does not resolve.
+   */
+  @Test
+  void aReloadRefusesAServerTwiceUnderAnotherSpellingAndAHostThatDoesNotResolve(@TempDir Path dir)
+      throws Exception {
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(2);
+    Path file = dir.resolve("servers");
+    write(file, servers.get(0), servers.get(1));
+    int port = servers.get(0).port();
+    try (RunningMiddleware mw = start(file);
+        TextClient client = mw.client()) {
+      String first = servers.get(0).address() + "\n";
+      replace(file, first + "localhost:" + port + "\n");
+      awaitStat(mw, "servers_file_failed_reloads", 1);
+      replace(file, first + "127.0.0.1:0" + port + "\n");
+      awaitStat(mw, "servers_file_failed_reloads", 2);
+      replace(file, first + "nohost.invalid:11211\n");
+      awaitStat(mw, "servers_file_failed_reloads", 3);
+      Thread.sleep(2_500); // tried again every second, counted once
+      assertThat(mw.stat("servers_file_failed_reloads")).isEqualTo(3);
+      assertThat(mw.stat("server_list_changes")).isZero();
+      assertThat(mw.stat("servers_file_reloads")).isZero();
+      // The servers in use are the two, each written once.
+      assertThat(client.call("set k 0 0 1\r\nk\r\n")).isEqualTo("STORED\r\n");
+      try (TextClient direct = new TextClient(port)) {
+        String stats = direct.call("stats\r\n");
+        assertThat(stats).contains("STAT cmd_set 1\r\n");
+      }
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /**
    * Clients set and read back their own keys while servers are added (each new, holding no old
    * values) and removed: no wrong value (a miss is allowed: a key written before its server
    * joined), no failed request, no dropped connection.

@@ -52,6 +52,27 @@ class MalformedInputTest {
         // meta: a bare me is a format error, a bare mg an unknown command (as in memcached)
         row("me\r\n", "REJECT CLIENT_ERROR bad command line format"),
         row("mg\r\n", "REJECT ERROR"),
+        // meta flags as memcached reads them: a token's first byte is the flag, so every token
+        // starting with q is the quiet flag (taken out of the forwarded line); what memcached
+        // refuses before it looks at the item is refused here, never forwarded
+        row("mg k v qx\r\n", "FORWARD MG key=k quiet fwd=mg k v"),
+        row("mg k qx v\r\n", "FORWARD MG key=k quiet fwd=mg k v"),
+        row("ms k 1 q1 T5\r\nx\r\n", "FORWARD MS key=k quiet fwd=ms k 1 T5 data=x"),
+        row("md k qq\r\n", "FORWARD MD key=k quiet fwd=md k"),
+        row("ma k q\r\n", "FORWARD MA key=k quiet fwd=ma k"),
+        row("me k q\r\n", "FORWARD ME key=k fwd=me k q"),
+        row("ms k 1 q q\r\nx\r\n", "REJECT CLIENT_ERROR duplicate flag"),
+        row("mg k v q k q\r\n", "REJECT CLIENT_ERROR duplicate flag"),
+        row("mg k O1 O2\r\n", "REJECT CLIENT_ERROR duplicate flag"),
+        row("mg k \u00ff\r\n", "REJECT CLIENT_ERROR duplicate flag"),
+        row("mg k Z q q\r\n", "REJECT CLIENT_ERROR invalid flag"),
+        row("md k qq q\r\n", "REJECT CLIENT_ERROR invalid or duplicate flag"),
+        row("ma k Z\r\n", "REJECT CLIENT_ERROR invalid or duplicate flag"),
+        row("mg k" + " v".repeat(18) + "\r\n", "REJECT CLIENT_ERROR options flags are too long"),
+        row(
+            "ms k 1" + " T1".repeat(17) + "\r\nx\r\n",
+            "REJECT CLIENT_ERROR options flags too long"),
+        row("mg k" + " v".repeat(17) + "\r\n", "REJECT CLIENT_ERROR duplicate flag"),
         // bad keys
         row(
             "get " + LONG_KEY + "\r\n",
@@ -107,7 +128,12 @@ class MalformedInputTest {
             "REJECT CLIENT_ERROR invalid exptime argument: soon (expected: an integer)"),
         row("delete k 5\r\n", USAGE),
         row("delete k x y\r\n", USAGE),
-        row("delete k 0 0 noreply\r\n", USAGE),
+        row("delete k 0 0 noreply\r\n", "REJECT ERROR"),
+        // noreply is read before the arguments are checked (as memcached does): no error sent
+        row("delete k junk noreply\r\n", "REJECT "),
+        row("incr k x noreply\r\n", "REJECT "),
+        row("flush_all 0 junk noreply\r\n", "REJECT ERROR"),
+        row("set k x 0 1 noreply\r\nx\r\n", "REJECT "),
         row(
             "flush_all soon\r\n",
             "REJECT CLIENT_ERROR invalid exptime argument: soon"

@@ -81,8 +81,17 @@ final class ParserHarness {
     if (r.noreply()) {
       s.append(" noreply");
     }
+    if (r.metaQuiet()) {
+      s.append(" quiet");
+    }
     s.append(" fwd=")
-        .append(new String(r.bytes(), 0, r.forwardLineLength(), StandardCharsets.ISO_8859_1));
+        .append(new String(r.bytes(), 0, r.forwardSkipStart(), StandardCharsets.ISO_8859_1))
+        .append(
+            new String(
+                r.bytes(),
+                r.forwardSkipEnd(),
+                r.lineLength() - r.forwardSkipEnd(),
+                StandardCharsets.ISO_8859_1));
     if (r.dataLength() > 0 || r.command() != null && r.command().hasDataBlock()) {
       s.append(" data=")
           .append(

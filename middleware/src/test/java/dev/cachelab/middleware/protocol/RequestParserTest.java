@@ -121,6 +121,23 @@ class RequestParserTest {
   }
 
   @Test
+  void refusesTheAdminCommandsUnlessTheyAreAllowed() {
+    ParserHarness harness = new ParserHarness(new RequestParser(MAX_VALUE, false));
+    harness.feed(
+        "flush_all\r\nflush_all 0 noreply\r\nverbosity 1\r\nflush_all 0 junk noreply\r\nget k\r\n"
+            .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    assertThat(harness.decoded)
+        .containsExactly(
+            "REJECT CLIENT_ERROR flush_all not allowed: it empties every server for every client"
+                + " (--admin-commands true allows it)",
+            "REJECT ", // noreply: as memcached started with flush_all disabled, nothing
+            "REJECT CLIENT_ERROR verbosity not allowed: it changes every server's logging for every"
+                + " client (--admin-commands true allows it)",
+            "REJECT ERROR",
+            "FORWARD GET key=k fwd=get k");
+  }
+
+  @Test
   void decodesLargestValueAndRejectsOneByteMore() {
     byte[] value = new byte[MAX_VALUE];
     Arrays.fill(value, (byte) 'v');

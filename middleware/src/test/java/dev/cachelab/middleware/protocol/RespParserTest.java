@@ -76,6 +76,20 @@ class RespParserTest {
   }
 
   @Test
+  void refusesFlushallAndFlushdbUnlessTheyAreAllowed() {
+    ParserHarness harness =
+        new ParserHarness(new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER, false));
+    harness.feed(bytes(mb("FLUSHALL") + mb("FLUSHDB", "ASYNC") + mb("GET", "k")));
+    assertThat(harness.decoded)
+        .containsExactly(
+            "REJECT -ERR FLUSHALL is not allowed by the middleware: it empties every server for"
+                + " every client (--admin-commands true allows it)",
+            "REJECT -ERR FLUSHDB is not allowed by the middleware: it empties every server for"
+                + " every client (--admin-commands true allows it)",
+            "FORWARD GET key=k args=GET,k");
+  }
+
+  @Test
   void inlineCommandsAreRewrittenAsMultibulk() {
     RespParser parser = new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER);
     Request request = new Request();
