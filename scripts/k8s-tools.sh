@@ -5,9 +5,10 @@
 #                                        plus cilium with CILIUM=1)
 #
 #   control   helm, kwok, kwokctl, kube-apiserver, kube-controller-manager, kube-scheduler, and
-#             kubectl when none is on PATH: what the kwok tier (make test-k8s) starts
+#             kubectl when none is on PATH, and the Prometheus Operator's CRDs: what the kwok tier
+#             (make test-k8s) uses
 #   cluster   kubelet, kube-proxy (the nodes of scripts/local-cluster.sh), coredns,
-#             prometheus-operator and prometheus-config-reloader (with the operator's CRDs), and
+#             prometheus-operator and prometheus-config-reloader, and
 #             prometheus (the operator's server: Debian's is built without Kubernetes service
 #             discovery): what the real-cluster tier adds
 #   cilium    cilium-agent and cilium-cni (CLUSTER_NETWORK_POLICY=cilium)
@@ -34,6 +35,10 @@ HELM_VERSION="${HELM_VERSION:-v3.16.4}"
 KWOK_VERSION="${KWOK_VERSION:-v0.7.0}"
 K8S_VERSION="${K8S_VERSION:-1.31.3}"   # k8s.io/kubernetes v1.31.3, staging modules v0.31.3
 COREDNS_VERSION="${COREDNS_VERSION:-v1.11.3}"   # the CoreDNS of Kubernetes 1.31
+# scripts/local-cluster/coredns.yaml's Corefile uses errors, health, ready, kubernetes and cache;
+# the others are what a cluster DNS is commonly given (metrics: the `prometheus` directive;
+# forwarding, reload, logging). Names are the packages under plugin/ of the module.
+COREDNS_PLUGINS="${COREDNS_PLUGINS:-errors,health,ready,kubernetes,cache,metrics,forward,loop,reload,loadbalance,log}"
 CILIUM_VERSION="${CILIUM_VERSION:-v1.20.2}"
 CILIUM_GOBGP="${CILIUM_GOBGP:-v4.8.0}"
 PROMETHEUS_OPERATOR_VERSION="${PROMETHEUS_OPERATOR_VERSION:-v0.85.0}"
@@ -63,9 +68,15 @@ stamp() { echo "$(key "$2")" > "$bin/.$1.version"; }
 version_of() { cut -d' ' -f1 "$bin/.$1.version" 2>/dev/null; }   # the tool's version, for image tags
 install_bin() { mv -f "$1" "$bin/$2"; stamp "$2" "$3"; }           # install_bin BUILT NAME VERSION
 
-build_started=0
-begin() { build_started=$SECONDS; echo "k8s-tools: building $1"; }
-done_() { echo "k8s-tools: built $1 in $((SECONDS - build_started)) s"; }
+# Each build prints its wall time and the CPU its processes used (user + system, from this shell's
+# reaped children in /proc/$$/stat), so a CI log shows what a build costs beside what it waited.
+clk_tck="$(getconf CLK_TCK)"
+children_cpu_ticks() { local st; read -r -a st <"/proc/$$/stat"; echo $((st[15] + st[16])); }
+build_started=0 build_cpu=0
+begin() { build_started=$SECONDS; build_cpu="$(children_cpu_ticks)"; echo "k8s-tools: building $1"; }
+done_() {
+  echo "k8s-tools: built $1 in $((SECONDS - build_started)) s (cpu $((($(children_cpu_ticks) - build_cpu) / clk_tck)) s, load $(cut -d' ' -f1 /proc/loadavg))"
+}
 
 scratch="$(mktemp -d "$tools_dir/.build.XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
@@ -92,6 +103,21 @@ build_control() {
   # kubectl: the machine's when it has one (any recent version talks to this control plane)
   if ! command -v kubectl >/dev/null 2>&1 || [[ "$(command -v kubectl)" == "$bin/kubectl" ]]; then k8s+=(kubectl); fi
   build_k8s "${k8s[@]}"
+  operator_crds
+}
+
+# The Prometheus Operator's CRDs (example/prometheus-operator-crd of its module) in
+# $TOOLS_DIR/prometheus-operator-crd: the kwok tier installs them; no build, a copy of the files.
+operator_crds() {
+  local crd_dir="$tools_dir/prometheus-operator-crd" src
+  [[ "$(cat "$crd_dir/.version" 2>/dev/null)" == "$PROMETHEUS_OPERATOR_VERSION" ]] && return 0
+  src="$(go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "$src" ]] || { echo "error: could not download github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION from the Go module proxy" >&2; exit 1; }
+  rm -rf "$crd_dir.new"; mkdir -p "$crd_dir.new"
+  cp "$src"/example/prometheus-operator-crd/*.yaml "$crd_dir.new/"
+  echo "$PROMETHEUS_OPERATOR_VERSION" >"$crd_dir.new/.version"
+  rm -rf "$crd_dir"; mv "$crd_dir.new" "$crd_dir"
+  echo "k8s-tools: prometheus-operator CRDs $PROMETHEUS_OPERATOR_VERSION in $crd_dir"
 }
 
 build_k8s() {  # build_k8s BINARY...: binaries of k8s.io/kubernetes/cmd, in one go build (shared compile)
@@ -135,21 +161,25 @@ build_k8s() {  # build_k8s BINARY...: binaries of k8s.io/kubernetes/cmd, in one 
 
 build_cluster() {
   build_k8s kubelet kube-proxy
-  if ! stamp_ok coredns "$COREDNS_VERSION"; then
-    begin "coredns $COREDNS_VERSION (static)"
-    GOBIN="$scratch" go install -ldflags "$LDFLAGS_STRIP" "github.com/coredns/coredns@$COREDNS_VERSION"
-    install_bin "$scratch/coredns" coredns "$COREDNS_VERSION"; done_ coredns
+  # CoreDNS with the plugins a cluster's DNS uses (core/plugin/zplugin.go as upstream's `make`
+  # writes it from a plugin.cfg listing only these): the cloud DNS backends (route53, azure,
+  # clouddns), etcd, tracing and dnstap, whose SDKs are most of a full build, are left out.
+  if ! stamp_ok coredns "$COREDNS_VERSION+$COREDNS_PLUGINS"; then
+    begin "coredns $COREDNS_VERSION (static; plugins: $COREDNS_PLUGINS)"
+    module_copy github.com/coredns/coredns "$COREDNS_VERSION" "$scratch/coredns-src"
+    { printf '// Code generated by directives_generate.go. DO NOT EDIT.\n\npackage plugin\n\nimport (\n'
+      for p in ${COREDNS_PLUGINS//,/ }; do printf '\t_ "github.com/coredns/coredns/plugin/%s"\n' "$p"; done
+      printf ')\n'; } >"$scratch/coredns-src/core/plugin/zplugin.go"
+    ( cd "$scratch/coredns-src" && go build -trimpath -ldflags "$LDFLAGS_STRIP" -o "$scratch/coredns" . )
+    install_bin "$scratch/coredns" coredns "$COREDNS_VERSION+$COREDNS_PLUGINS"; done_ coredns
   fi
 
   # The Prometheus Operator and its config reloader (monitoring as kube-prometheus-stack does it:
-  # manifests/monitoring), and its CRDs (example/prometheus-operator-crd of the same module) in
-  # $TOOLS_DIR/prometheus-operator-crd. Built inside a copy of the module: its go.mod replaces two
+  # manifests/monitoring; its CRDs come with the control group). Built inside a copy of the module: its go.mod replaces two
   # nested modules (pkg/apis/monitoring, pkg/client) by folders that the module zip leaves out, so
   # the replacements are dropped and the proxy's releases of the same version are used.
-  local crd_dir="$tools_dir/prometheus-operator-crd"
   if ! stamp_ok prometheus-operator "$PROMETHEUS_OPERATOR_VERSION" \
-    || ! stamp_ok prometheus-config-reloader "$PROMETHEUS_OPERATOR_VERSION" \
-    || [[ "$(cat "$crd_dir/.version" 2>/dev/null)" != "$PROMETHEUS_OPERATOR_VERSION" ]]; then
+    || ! stamp_ok prometheus-config-reloader "$PROMETHEUS_OPERATOR_VERSION"; then
     begin "prometheus-operator and prometheus-config-reloader $PROMETHEUS_OPERATOR_VERSION"
     local po_mod="github.com/prometheus-operator/prometheus-operator"
     module_copy "$po_mod" "$PROMETHEUS_OPERATOR_VERSION" "$scratch/prometheus-operator-src"
@@ -157,11 +187,7 @@ build_cluster() {
       go mod edit -dropreplace "$po_mod/pkg/apis/monitoring" -dropreplace "$po_mod/pkg/client"
       go mod download "$po_mod/pkg/apis/monitoring" "$po_mod/pkg/client"
       local ldflags="$LDFLAGS_STRIP -X github.com/prometheus/common/version.Version=${PROMETHEUS_OPERATOR_VERSION#v}"
-      go build -trimpath -ldflags "$ldflags" -o "$scratch/" ./cmd/operator ./cmd/prometheus-config-reloader
-      rm -rf "$crd_dir.new"; mkdir -p "$crd_dir.new"
-      cp example/prometheus-operator-crd/*.yaml "$crd_dir.new/"
-      echo "$PROMETHEUS_OPERATOR_VERSION" > "$crd_dir.new/.version" )
-    rm -rf "$crd_dir"; mv "$crd_dir.new" "$crd_dir"
+      go build -trimpath -ldflags "$ldflags" -o "$scratch/" ./cmd/operator ./cmd/prometheus-config-reloader )
     install_bin "$scratch/operator" prometheus-operator "$PROMETHEUS_OPERATOR_VERSION"
     install_bin "$scratch/prometheus-config-reloader" prometheus-config-reloader "$PROMETHEUS_OPERATOR_VERSION"
     done_ prometheus-operator
