@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -37,6 +39,9 @@ public final class BackendConnection implements SendBuffer {
   private static final long DISARMED = 0;
   private static final long EXPIRED = -1;
 
+  /** A write on a connection idle this long first checks that the server did not close it. */
+  static final long IDLE_CHECK_NANOS = 1_000_000L;
+
   /** Shortest hedge delay: scheduling delays on a loaded machine must not look like a failure. */
   static final long MIN_HEDGE_NANOS = 100_000_000L;
 
@@ -60,6 +65,10 @@ public final class BackendConnection implements SendBuffer {
   private volatile boolean setAside;
 
   private volatile Socket socket;
+  private SocketChannel channel;
+  private final ByteBuffer idleProbe = ByteBuffer.allocate(1);
+  // When the connection's last reply was read (or it was opened): idle since.
+  private long idleSinceNanos;
   private OutputStream out;
   private long reconnectAtNanos;
   private long backoffNanos = INITIAL_BACKOFF_NANOS;
@@ -127,15 +136,27 @@ public final class BackendConnection implements SendBuffer {
     return true;
   }
 
+  // A blocking socket channel, used through its socket's streams; its channel also lets a write
+  // check, without blocking, whether the server closed the connection while it was idle.
   private boolean connect() {
-    Socket s = new Socket();
+    SocketChannel ch;
+    try {
+      ch = SocketChannel.open();
+    } catch (IOException e) {
+      reconnectAtNanos = System.nanoTime() + backoffNanos;
+      backoffNanos = Math.min(MAX_BACKOFF_NANOS, backoffNanos * 2);
+      return false;
+    }
+    Socket s = ch.socket();
     socket = s; // visible to the watchdog while connecting
     try {
       s.setTcpNoDelay(true);
       s.connect(new InetSocketAddress(host, port));
       reader.reset(s.getInputStream());
       out = s.getOutputStream();
+      channel = ch;
       reused = false;
+      idleSinceNanos = System.nanoTime();
       backoffNanos = INITIAL_BACKOFF_NANOS;
       return true;
     } catch (IOException e) {
@@ -209,6 +230,7 @@ public final class BackendConnection implements SendBuffer {
     }
     leaveWaiters();
     long nowNanos = System.nanoTime();
+    idleSinceNanos = nowNanos;
     long latency = nowNanos - armedAtNanos;
     meanLatencyNanos += (latency - meanLatencyNanos) >> 3; // mean over about the last 8
     health.succeeded(nowNanos);
@@ -342,7 +364,40 @@ public final class BackendConnection implements SendBuffer {
     if (socket != null) {
       closeQuietly(socket);
       socket = null;
+      channel = null;
       out = null;
+    }
+  }
+
+  /**
+   * Before a write (which is never sent twice, see {@link #reconnectIfStale}) on a connection idle
+   * for at least {@link #IDLE_CHECK_NANOS}: if the server closed it meanwhile (it was restarted, or
+   * closed an idle connection), found by a read that does not block, it is reopened now, so that
+   * the write goes on a live connection instead of failing with "may have been applied". Not the
+   * server's failure; a failed reopen is (the send then fails). Call with the deadline armed.
+   */
+  public void reopenIfClosedWhileIdle(long nowNanos) {
+    SocketChannel ch = channel;
+    if (ch == null || nowNanos - idleSinceNanos < IDLE_CHECK_NANOS) {
+      return;
+    }
+    boolean closed;
+    try {
+      ch.configureBlocking(false);
+      idleProbe.clear();
+      closed = ch.read(idleProbe) != 0; // -1: closed; a byte: sent unasked, out of step
+      ch.configureBlocking(true);
+    } catch (IOException | RuntimeException e) {
+      closed = true;
+    }
+    if (!closed) {
+      return;
+    }
+    closeSocket();
+    if (connect()) {
+      bytesReadAtArm = reader.bytesRead();
+    } else {
+      health.failed(System.nanoTime());
     }
   }
 

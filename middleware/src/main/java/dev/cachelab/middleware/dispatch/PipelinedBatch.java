@@ -194,6 +194,7 @@ final class PipelinedBatch {
         broken[server] = true;
         return;
       }
+      backend.reopenIfClosedWhileIdle(System.nanoTime()); // its writes are not sent again
       backend.beginCompose();
     }
     WorkerBackends.appendForward(backend, request);

@@ -134,6 +134,9 @@ final class WorkerBackends {
 
   /** Sends the request as forwarded ({@code noreply} stripped: the middleware waits anyway). */
   static void send(BackendConnection backend, Request request) throws IOException {
+    if (!request.idempotent()) {
+      backend.reopenIfClosedWhileIdle(System.nanoTime()); // a write is not sent again
+    }
     markSent(request);
     if (!request.rewrittenForServer()) {
       backend.send(request.bytes(), 0, request.wireLength());
