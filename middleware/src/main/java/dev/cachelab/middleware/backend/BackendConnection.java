@@ -52,7 +52,10 @@ public final class BackendConnection implements SendBuffer {
   private final String host;
   private final int port;
   private final BackendHealth health;
-  private final ReplyReader reader = new ReplyReader();
+  private final ReplyReader reader;
+  // The last reply was too large and the connection closed in its middle: the failures of the
+  // requests read after it in a batch are not the server's.
+  private boolean abandoned;
   private boolean holdsWaiterSlot;
   private final AtomicLong deadlineNanos = new AtomicLong(DISARMED);
   private volatile boolean timedOut;
@@ -86,6 +89,15 @@ public final class BackendConnection implements SendBuffer {
   private int sendLength;
 
   public BackendConnection(int serverIndex, InetSocketAddress address, BackendHealth health) {
+    this(serverIndex, address, health, ReplyLimit.NONE);
+  }
+
+  /**
+   * @param limit how much heap one reply may take (see {@link ReplyLimit})
+   */
+  public BackendConnection(
+      int serverIndex, InetSocketAddress address, BackendHealth health, ReplyLimit limit) {
+    this.reader = new ReplyReader(limit);
     this.serverIndex = serverIndex;
     this.host = address.getHostString();
     this.port = address.getPort();
@@ -186,6 +198,7 @@ public final class BackendConnection implements SendBuffer {
   /** Arms the timeout at {@code deadline}; call before sending a request. */
   public void arm(long deadline, long nowNanos) {
     leaveWaiters();
+    abandoned = false;
     timedOut = false;
     cutShort = false;
     hedging = false;
@@ -347,7 +360,8 @@ public final class BackendConnection implements SendBuffer {
    * the next request reconnects at once (a failed reconnect backs off).
    */
   public void markDown() {
-    boolean counts = !stale() && !(cutShort && hedging && health.answeredSince(armedAtNanos));
+    boolean counts =
+        !abandoned && !stale() && !(cutShort && hedging && health.answeredSince(armedAtNanos));
     if (cutShort && hedging) {
       health.hedged();
     }
@@ -450,9 +464,18 @@ public final class BackendConnection implements SendBuffer {
 
   // ---- replies (see ReplyReader) ----------------------------------------------------------------
 
-  /** Reads the reply to {@code request} (see {@link ReplyReader#readReplyTo}). */
+  /**
+   * Reads the reply to {@code request} (see {@link ReplyReader#readReplyTo}). A reply past the
+   * connection's {@link ReplyLimit} is not read on: the reply becomes {@link
+   * ReplyTooLargeException#reply}'s error and the connection, in the middle of it, is closed (the
+   * next request reconnects; not the server's failure).
+   */
   public int readReplyTo(Request request) throws IOException {
-    return reader.readReplyTo(request);
+    try {
+      return reader.readReplyTo(request);
+    } catch (ReplyTooLargeException e) {
+      return abandon(request.respCommand() != null);
+    }
   }
 
   public int readLineReply() throws IOException {
@@ -460,19 +483,42 @@ public final class BackendConnection implements SendBuffer {
   }
 
   public int readRetrievalReply() throws IOException {
-    return reader.readRetrievalReply();
+    try {
+      return reader.readRetrievalReply();
+    } catch (ReplyTooLargeException e) {
+      return abandon(false);
+    }
   }
 
   public int readRespReply() throws IOException {
-    return reader.readRespReply();
+    try {
+      return reader.readRespReply();
+    } catch (ReplyTooLargeException e) {
+      return abandon(true);
+    }
   }
 
   public int readMetaReply() throws IOException {
-    return reader.readMetaReply();
+    try {
+      return reader.readMetaReply();
+    } catch (ReplyTooLargeException e) {
+      return abandon(false);
+    }
   }
 
   public int readStatsReply() throws IOException {
-    return reader.readStatsReply();
+    try {
+      return reader.readStatsReply();
+    } catch (ReplyTooLargeException e) {
+      return abandon(false);
+    }
+  }
+
+  private int abandon(boolean resp) {
+    abandoned = true;
+    closeSocket();
+    reader.replyInstead(ReplyTooLargeException.reply(resp));
+    return reader.replyLength();
   }
 
   /** Non-nil top-level bulk strings of the last RESP reply (hits of a GET or MGET). */
