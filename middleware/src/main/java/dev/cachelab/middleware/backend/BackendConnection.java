@@ -56,6 +56,8 @@ public final class BackendConnection implements SendBuffer {
   // The last reply was too large and the connection closed in its middle: the failures of the
   // requests read after it in a batch are not the server's.
   private boolean abandoned;
+  // The client connection (identity hash) of the request armed now, whose timeout this would be.
+  private int clientId;
   private boolean holdsWaiterSlot;
   private final AtomicLong deadlineNanos = new AtomicLong(DISARMED);
   private volatile boolean timedOut;
@@ -193,6 +195,14 @@ public final class BackendConnection implements SendBuffer {
     timedOut = false;
     setAside = false;
     leaveWaiters();
+  }
+
+  /**
+   * The request armed next is for client connection {@code client} (an identity hash; 0 for none):
+   * a timeout counts once per client (see {@link BackendHealth#timedOut}).
+   */
+  public void forClient(int client) {
+    clientId = client;
   }
 
   /** Arms the timeout at {@code deadline}; call before sending a request. */
@@ -369,7 +379,9 @@ public final class BackendConnection implements SendBuffer {
     setAside = false;
     leaveWaiters();
     closeSocket();
-    if (counts) {
+    if (counts && timedOut) {
+      health.timedOut(System.nanoTime(), clientId);
+    } else if (counts) {
       health.failed(System.nanoTime());
     }
   }

@@ -379,7 +379,12 @@ public final class EventLoopDispatch implements RequestDispatch {
    */
   void failed(LoopBackend backend, boolean timedOut) {
     long now = System.nanoTime();
-    backend.health().failed(now);
+    Request head = backend.head();
+    if (timedOut && head != null) {
+      backend.health().timedOut(now, System.identityHashCode(head.connection));
+    } else {
+      backend.health().failed(now);
+    }
     closeAndReroute(backend, timedOut, now);
   }
 
@@ -390,8 +395,8 @@ public final class EventLoopDispatch implements RequestDispatch {
     Request request;
     while ((request = backend.poll()) != null) {
       unanswered--;
-      LoopBackend fallback =
-          current && isRead(request, server) ? fallback(request, server, now) : null;
+      boolean retry = current && isRead(request, server) && !(timedOut && request.slow());
+      LoopBackend fallback = retry ? fallback(request, server, now) : null;
       if (fallback != null) {
         reply.countCutShort(server);
         request.sentNanos = now;

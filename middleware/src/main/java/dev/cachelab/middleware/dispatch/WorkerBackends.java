@@ -127,8 +127,19 @@ final class WorkerBackends {
     }
   }
 
+  /**
+   * Arms the deadline for {@code request} and makes sure the connection is up; false if the server
+   * is down.
+   */
+  static boolean open(BackendConnection backend, long deadline, Request request) {
+    boolean open = open(backend, deadline);
+    backend.forClient(System.identityHashCode(request.connection));
+    return open;
+  }
+
   /** Arms the deadline and makes sure the connection is up; false if the server is down. */
   static boolean open(BackendConnection backend, long deadline) {
+    backend.forClient(0);
     long now = System.nanoTime();
     backend.arm(deadline, now);
     if (!backend.ensureConnected(now)) {

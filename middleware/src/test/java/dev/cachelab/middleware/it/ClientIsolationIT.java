@@ -252,6 +252,52 @@ class ClientIsolationIT {
   }
 
   /**
+   * A slow legal command ({@code SRANDMEMBER s1 -5000000}, about a second of redis' time) times
+   * out: it is not hedged or retried on the other replica (it would be as slow there), and one
+   * client's timeouts count once towards ejection: no server is ejected.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"-t 4", "-t 4 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
+  void aSlowCommandIsNotHedgedAndEjectsNoServer(String mode) throws Exception {
+    try (RedisServers redis = RedisServers.start(2)) {
+      List<String> addresses = new ArrayList<>();
+      redis.behind().forEach(server -> addresses.add(server.address()));
+      List<String> flags = new ArrayList<>(List.of(mode.split(" ")));
+      flags.addAll(List.of("--protocol", "redis", "-s", "false", "--backend-timeout-ms", "300"));
+      try (RunningMiddleware mw =
+              RunningMiddleware.startWithAddresses(addresses, flags.toArray(new String[0]));
+          RespClient client = new RespClient(mw.port())) {
+        client.setTimeoutMillis(10_000);
+        assertThat(client.call("SADD", "s1", "a", "b", "c")).isEqualTo(":3\r\n");
+        assertThat(client.call("SET", "k", "v")).isEqualTo("+OK\r\n");
+        for (int i = 0; i < 4; i++) {
+          assertThat(client.call("SRANDMEMBER", "s1", "-5000000"))
+              .as("%s, slow command %d", mode, i)
+              .startsWith("-ERR backend ")
+              .endsWith(" timed out\r\n");
+        }
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        int served = 0;
+        while (served < 4 && System.nanoTime() < deadline) {
+          served = client.call("GET", "k").equals("$1\r\nv\r\n") ? served + 1 : 0;
+        }
+        assertThat(served).as("%s: both servers serve again", mode).isEqualTo(4);
+        long sent = 0;
+        for (int i = 0; i < addresses.size(); i++) {
+          assertThat(mw.stat("server_" + i + "_ejections")).as(mode + ": ejections").isZero();
+          try (RespClient direct = new RespClient(redis.behind().get(i).port())) {
+            String stats = direct.call("INFO", "commandstats");
+            java.util.regex.Matcher m =
+                java.util.regex.Pattern.compile("cmdstat_srandmember:calls=(\\d+)").matcher(stats);
+            sent += m.find() ? Long.parseLong(m.group(1)) : 0;
+          }
+        }
+        assertThat(sent).as(mode + ": SRANDMEMBER run by the servers (none hedged)").isEqualTo(4);
+      }
+    }
+  }
+
+  /**
    * A fake memcached: answers {@code get ok} with {@code END} and {@code version}, and hangs up
    * after reading any request naming the key {@code drop}, counting it.
    */
