@@ -298,6 +298,35 @@ class ClientIsolationIT {
   }
 
   /**
+   * memcached closes a connection whose line (but a get's) has no newline in its first 2048 bytes:
+   * forwarded, a 30 KB {@code touch} line closed the shared server connection, a failure counted
+   * against a healthy server; three ejected it. Now it is refused and its client closed, as
+   * memcached does.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"-t 2", "-t 2 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
+  void aLineMemcachedWouldCloseOnIsRefusedAndEjectsNoServer(String mode) throws Exception {
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(1);
+    try (RunningMiddleware mw = start(servers, mode)) {
+      for (int i = 0; i < 4; i++) {
+        try (TextClient client = mw.client()) {
+          assertThat(client.call("touch k 1 " + "x".repeat(30_000) + "\r\n"))
+              .as(mode)
+              .startsWith("CLIENT_ERROR line too long (expected: <= 2048 bytes");
+          assertThat(client.closedByPeer()).isTrue();
+        }
+      }
+      try (TextClient good = mw.client()) {
+        assertThat(good.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+      }
+      assertThat(mw.stat("server_0_ejections")).as(mode).isZero();
+      assertThat(mw.stat("server_0_errors")).as(mode).isZero();
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /**
    * A fake memcached: answers {@code get ok} with {@code END} and {@code version}, and hangs up
    * after reading any request naming the key {@code drop}, counting it.
    */
