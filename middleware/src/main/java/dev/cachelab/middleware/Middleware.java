@@ -1,6 +1,7 @@
 package dev.cachelab.middleware;
 
 import dev.cachelab.middleware.backend.Prober;
+import dev.cachelab.middleware.backend.ReplyLimit;
 import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.Protocol;
@@ -68,6 +69,7 @@ public final class Middleware {
                 ? ServersFile.read(config.serversFile()).timeouts(config)
                 : ServerTimeouts.of(config));
     BufferBudget budget = new BufferBudget(config.effectiveBufferBudgetBytes());
+    ReplyLimit replyLimit = ReplyLimit.of(budget, config.maxValueBytes());
     InetSocketAddress listen = new InetSocketAddress(config.listenAddress(), config.port());
     Supplier<byte[]> statsReply =
         redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply;
@@ -80,7 +82,7 @@ public final class Middleware {
       RequestDispatch dispatch =
           config.eventLoops() == 0
               ? queue
-              : new EventLoopDispatch(queue, servers::current, recorder);
+              : new EventLoopDispatch(queue, servers::current, recorder, replyLimit);
       try {
         nets.add(
             new NetThread(
@@ -151,7 +153,8 @@ public final class Middleware {
               divergence,
               stats.newRecorder(),
               watchdogPeriodNanos,
-              config.workerBatch()));
+              config.workerBatch(),
+              replyLimit));
     }
     if (config.serversFile() != null) {
       this.reloader = new ServersFileReloader(config, servers, stats);

@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -37,6 +39,9 @@ public final class BackendConnection implements SendBuffer {
   private static final long DISARMED = 0;
   private static final long EXPIRED = -1;
 
+  /** A write on a connection idle this long first checks that the server did not close it. */
+  static final long IDLE_CHECK_NANOS = 1_000_000L;
+
   /** Shortest hedge delay: scheduling delays on a loaded machine must not look like a failure. */
   static final long MIN_HEDGE_NANOS = 100_000_000L;
 
@@ -47,7 +52,12 @@ public final class BackendConnection implements SendBuffer {
   private final String host;
   private final int port;
   private final BackendHealth health;
-  private final ReplyReader reader = new ReplyReader();
+  private final ReplyReader reader;
+  // The last reply was too large and the connection closed in its middle: the failures of the
+  // requests read after it in a batch are not the server's.
+  private boolean abandoned;
+  // The client connection (identity hash) of the request armed now, whose timeout this would be.
+  private int clientId;
   private boolean holdsWaiterSlot;
   private final AtomicLong deadlineNanos = new AtomicLong(DISARMED);
   private volatile boolean timedOut;
@@ -60,6 +70,10 @@ public final class BackendConnection implements SendBuffer {
   private volatile boolean setAside;
 
   private volatile Socket socket;
+  private SocketChannel channel;
+  private final ByteBuffer idleProbe = ByteBuffer.allocate(1);
+  // When the connection's last reply was read (or it was opened): idle since.
+  private long idleSinceNanos;
   private OutputStream out;
   private long reconnectAtNanos;
   private long backoffNanos = INITIAL_BACKOFF_NANOS;
@@ -77,6 +91,15 @@ public final class BackendConnection implements SendBuffer {
   private int sendLength;
 
   public BackendConnection(int serverIndex, InetSocketAddress address, BackendHealth health) {
+    this(serverIndex, address, health, ReplyLimit.NONE);
+  }
+
+  /**
+   * @param limit how much heap one reply may take (see {@link ReplyLimit})
+   */
+  public BackendConnection(
+      int serverIndex, InetSocketAddress address, BackendHealth health, ReplyLimit limit) {
+    this.reader = new ReplyReader(limit);
     this.serverIndex = serverIndex;
     this.host = address.getHostString();
     this.port = address.getPort();
@@ -127,15 +150,27 @@ public final class BackendConnection implements SendBuffer {
     return true;
   }
 
+  // A blocking socket channel, used through its socket's streams; its channel also lets a write
+  // check, without blocking, whether the server closed the connection while it was idle.
   private boolean connect() {
-    Socket s = new Socket();
+    SocketChannel ch;
+    try {
+      ch = SocketChannel.open();
+    } catch (IOException e) {
+      reconnectAtNanos = System.nanoTime() + backoffNanos;
+      backoffNanos = Math.min(MAX_BACKOFF_NANOS, backoffNanos * 2);
+      return false;
+    }
+    Socket s = ch.socket();
     socket = s; // visible to the watchdog while connecting
     try {
       s.setTcpNoDelay(true);
       s.connect(new InetSocketAddress(host, port));
       reader.reset(s.getInputStream());
       out = s.getOutputStream();
+      channel = ch;
       reused = false;
+      idleSinceNanos = System.nanoTime();
       backoffNanos = INITIAL_BACKOFF_NANOS;
       return true;
     } catch (IOException e) {
@@ -162,9 +197,18 @@ public final class BackendConnection implements SendBuffer {
     leaveWaiters();
   }
 
+  /**
+   * The request armed next is for client connection {@code client} (an identity hash; 0 for none):
+   * a timeout counts once per client (see {@link BackendHealth#timedOut}).
+   */
+  public void forClient(int client) {
+    clientId = client;
+  }
+
   /** Arms the timeout at {@code deadline}; call before sending a request. */
   public void arm(long deadline, long nowNanos) {
     leaveWaiters();
+    abandoned = false;
     timedOut = false;
     cutShort = false;
     hedging = false;
@@ -209,6 +253,7 @@ public final class BackendConnection implements SendBuffer {
     }
     leaveWaiters();
     long nowNanos = System.nanoTime();
+    idleSinceNanos = nowNanos;
     long latency = nowNanos - armedAtNanos;
     meanLatencyNanos += (latency - meanLatencyNanos) >> 3; // mean over about the last 8
     health.succeeded(nowNanos);
@@ -325,7 +370,8 @@ public final class BackendConnection implements SendBuffer {
    * the next request reconnects at once (a failed reconnect backs off).
    */
   public void markDown() {
-    boolean counts = !stale() && !(cutShort && hedging && health.answeredSince(armedAtNanos));
+    boolean counts =
+        !abandoned && !stale() && !(cutShort && hedging && health.answeredSince(armedAtNanos));
     if (cutShort && hedging) {
       health.hedged();
     }
@@ -333,7 +379,9 @@ public final class BackendConnection implements SendBuffer {
     setAside = false;
     leaveWaiters();
     closeSocket();
-    if (counts) {
+    if (counts && timedOut) {
+      health.timedOut(System.nanoTime(), clientId);
+    } else if (counts) {
       health.failed(System.nanoTime());
     }
   }
@@ -342,7 +390,40 @@ public final class BackendConnection implements SendBuffer {
     if (socket != null) {
       closeQuietly(socket);
       socket = null;
+      channel = null;
       out = null;
+    }
+  }
+
+  /**
+   * Before a write (which is never sent twice, see {@link #reconnectIfStale}) on a connection idle
+   * for at least {@link #IDLE_CHECK_NANOS}: if the server closed it meanwhile (it was restarted, or
+   * closed an idle connection), found by a read that does not block, it is reopened now, so that
+   * the write goes on a live connection instead of failing with "may have been applied". Not the
+   * server's failure; a failed reopen is (the send then fails). Call with the deadline armed.
+   */
+  public void reopenIfClosedWhileIdle(long nowNanos) {
+    SocketChannel ch = channel;
+    if (ch == null || nowNanos - idleSinceNanos < IDLE_CHECK_NANOS) {
+      return;
+    }
+    boolean closed;
+    try {
+      ch.configureBlocking(false);
+      idleProbe.clear();
+      closed = ch.read(idleProbe) != 0; // -1: closed; a byte: sent unasked, out of step
+      ch.configureBlocking(true);
+    } catch (IOException | RuntimeException e) {
+      closed = true;
+    }
+    if (!closed) {
+      return;
+    }
+    closeSocket();
+    if (connect()) {
+      bytesReadAtArm = reader.bytesRead();
+    } else {
+      health.failed(System.nanoTime());
     }
   }
 
@@ -395,9 +476,18 @@ public final class BackendConnection implements SendBuffer {
 
   // ---- replies (see ReplyReader) ----------------------------------------------------------------
 
-  /** Reads the reply to {@code request} (see {@link ReplyReader#readReplyTo}). */
+  /**
+   * Reads the reply to {@code request} (see {@link ReplyReader#readReplyTo}). A reply past the
+   * connection's {@link ReplyLimit} is not read on: the reply becomes {@link
+   * ReplyTooLargeException#reply}'s error and the connection, in the middle of it, is closed (the
+   * next request reconnects; not the server's failure).
+   */
   public int readReplyTo(Request request) throws IOException {
-    return reader.readReplyTo(request);
+    try {
+      return reader.readReplyTo(request);
+    } catch (ReplyTooLargeException e) {
+      return abandon(request.respCommand() != null);
+    }
   }
 
   public int readLineReply() throws IOException {
@@ -405,19 +495,42 @@ public final class BackendConnection implements SendBuffer {
   }
 
   public int readRetrievalReply() throws IOException {
-    return reader.readRetrievalReply();
+    try {
+      return reader.readRetrievalReply();
+    } catch (ReplyTooLargeException e) {
+      return abandon(false);
+    }
   }
 
   public int readRespReply() throws IOException {
-    return reader.readRespReply();
+    try {
+      return reader.readRespReply();
+    } catch (ReplyTooLargeException e) {
+      return abandon(true);
+    }
   }
 
   public int readMetaReply() throws IOException {
-    return reader.readMetaReply();
+    try {
+      return reader.readMetaReply();
+    } catch (ReplyTooLargeException e) {
+      return abandon(false);
+    }
   }
 
   public int readStatsReply() throws IOException {
-    return reader.readStatsReply();
+    try {
+      return reader.readStatsReply();
+    } catch (ReplyTooLargeException e) {
+      return abandon(false);
+    }
+  }
+
+  private int abandon(boolean resp) {
+    abandoned = true;
+    closeSocket();
+    reader.replyInstead(ReplyTooLargeException.reply(resp));
+    return reader.replyLength();
   }
 
   /** Non-nil top-level bulk strings of the last RESP reply (hits of a GET or MGET). */

@@ -39,6 +39,9 @@ public final class BackendHealth {
   private final AtomicLong hedges = new AtomicLong();
   private final AtomicLong failedProbes = new AtomicLong();
   private volatile boolean ejected;
+  // The clients whose timeouts were counted since the server last answered (see timedOut).
+  private final int[] timedOutClients = new int[64];
+  private volatile int timedOutClientCount;
   private volatile long retryAtNanos;
   private volatile long lastReplyNanos = System.nanoTime();
   private static final long REPLY_STAMP_NANOS = 1_000_000L;
@@ -86,6 +89,9 @@ public final class BackendHealth {
 
   public void probeSucceeded() {
     consecutiveFailures.set(0);
+    synchronized (timedOutClients) {
+      timedOutClientCount = 0;
+    }
     ejected = false;
     probing.set(false);
     returns.incrementAndGet();
@@ -127,6 +133,11 @@ public final class BackendHealth {
     if (consecutiveFailures.get() != 0) {
       consecutiveFailures.set(0);
     }
+    if (timedOutClientCount != 0) {
+      synchronized (timedOutClients) {
+        timedOutClientCount = 0;
+      }
+    }
     // At most one shared write a millisecond on the request path of a busy server.
     if (nowNanos - lastReplyNanos > REPLY_STAMP_NANOS) {
       lastReplyNanos = nowNanos;
@@ -154,6 +165,31 @@ public final class BackendHealth {
   /** Probes that found the ejected server still not answering. */
   public long failedProbes() {
     return failedProbes.get();
+  }
+
+  /**
+   * A request of client connection {@code client} (an identity hash) timed out: counted as a
+   * failure only for the first timeout of each client since the server last answered, so that one
+   * client's slow commands ({@code SRANDMEMBER s -10000000}) count once and ejection takes
+   * connection failures or several clients' timeouts. Any thread; rare (a lock).
+   */
+  public void timedOut(long nowNanos, int client) {
+    if (failureLimit == 0 || ejected) {
+      return;
+    }
+    synchronized (timedOutClients) {
+      int known = Math.min(timedOutClientCount, timedOutClients.length);
+      for (int i = 0; i < known; i++) {
+        if (timedOutClients[i] == client) {
+          return;
+        }
+      }
+      if (timedOutClientCount < timedOutClients.length) {
+        timedOutClients[timedOutClientCount] = client;
+      }
+      timedOutClientCount++;
+    }
+    failed(nowNanos);
   }
 
   /** A timeout, a refused or broken connection: may eject the server. */

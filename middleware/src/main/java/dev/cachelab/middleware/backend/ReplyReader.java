@@ -12,7 +12,8 @@ import java.util.Arrays;
  * spirit of Jedis' {@code RedisInputStream}): one line, memcached retrieval ({@code VALUE} blocks
  * to {@code END}), meta, {@code stats} and RESP2 replies, however the stream splits them. The last
  * reply stays at {@code [0, replyLength())} until the next one; bytes read beyond it (the next
- * pipelined replies) are kept. Owned by one {@link BackendConnection}; its worker's thread only.
+ * pipelined replies) are kept. A reply past its {@link ReplyLimit} is not read on: {@link
+ * ReplyTooLargeException}. Owned by one {@link BackendConnection}; its worker's thread only.
  */
 public final class ReplyReader {
   // Reply buffer: the current reply starts at offset 0. Grown for a large reply, given back at the
@@ -21,6 +22,9 @@ public final class ReplyReader {
   private static final int KEEP_BUFFER_BYTES = 2 * 1024 * 1024 + 64 * 1024;
   private static final int KEEP_BLOCKS = 4096;
 
+  private final ReplyLimit limit;
+  // Bytes of buf beyond KEEP_BUFFER_BYTES, reserved from the limit's budget.
+  private long reservedBytes;
   private InputStream in;
   private byte[] buf = new byte[BASE_BUFFER_BYTES];
   private int end;
@@ -40,12 +44,49 @@ public final class ReplyReader {
   private boolean replyIsError;
   private int hitCount;
 
+  /** A reader without a limit (tests). */
+  public ReplyReader() {
+    this(ReplyLimit.NONE);
+  }
+
+  public ReplyReader(ReplyLimit limit) {
+    this.limit = limit;
+  }
+
   /** Reads from {@code input} from now on, with an empty buffer (a new connection). */
   public void reset(InputStream input) {
     in = input;
     end = 0;
     scanFrom = 0;
     consumed = 0;
+    shrink();
+  }
+
+  /**
+   * Makes {@code line} the last reply, an error, in place of one that was not read whole (see
+   * {@link ReplyTooLargeException}); the buffer grown for it is given back. The connection is out
+   * of step after it and must be closed.
+   */
+  public void replyInstead(byte[] line) {
+    end = 0;
+    shrink();
+    System.arraycopy(line, 0, buf, 0, line.length);
+    end = line.length;
+    scanFrom = 0;
+    replyLength = line.length;
+    consumed = replyLength;
+    replyIsError = true;
+    valueCount = 0;
+    hitCount = 0;
+  }
+
+  // Back to the base buffer (nothing in it past BASE_BUFFER_BYTES is kept), budget given back.
+  private void shrink() {
+    if (buf.length > KEEP_BUFFER_BYTES && end <= BASE_BUFFER_BYTES) {
+      buf = Arrays.copyOf(buf, BASE_BUFFER_BYTES);
+      limit.release(reservedBytes);
+      reservedBytes = 0;
+    }
   }
 
   /** Whether bytes beyond the last reply were read (the server sent something unasked). */
@@ -326,9 +367,7 @@ public final class ReplyReader {
       keyStart = new int[8];
       keyEnd = new int[8];
     }
-    if (buf.length > KEEP_BUFFER_BYTES && end <= BASE_BUFFER_BYTES) {
-      buf = Arrays.copyOf(buf, BASE_BUFFER_BYTES);
-    }
+    shrink();
   }
 
   // The reply stays at [0, replyLength) until the next reply. Bytes beyond it belong to the next
@@ -360,7 +399,7 @@ public final class ReplyReader {
 
   private void readMore() throws IOException {
     if (end == buf.length) {
-      buf = Arrays.copyOf(buf, buf.length * 2);
+      grow();
     }
     int n = in.read(buf, end, buf.length - end);
     if (n < 0) {
@@ -368,6 +407,27 @@ public final class ReplyReader {
     }
     end += n;
     bytesRead += n;
+  }
+
+  /**
+   * Doubles the buffer, up to the limit's largest reply; past {@link #KEEP_BUFFER_BYTES} the growth
+   * is reserved from the budget. The buffer holds the reply being read from offset 0 (and the next
+   * pipelined ones after it): a full one at the limit, or a budget without room, ends the read.
+   */
+  private void grow() throws ReplyTooLargeException {
+    int max = limit.maxReplyBytes();
+    if (buf.length >= max) {
+      throw new ReplyTooLargeException(max);
+    }
+    int size = (int) Math.min(max, 2L * buf.length);
+    long reserve = Math.max(0, size - KEEP_BUFFER_BYTES) - reservedBytes;
+    if (reserve > 0) {
+      if (!limit.reserve(reserve)) {
+        throw new ReplyTooLargeException(buf.length);
+      }
+      reservedBytes += reserve;
+    }
+    buf = Arrays.copyOf(buf, size);
   }
 
   private boolean isErrorLine(int pos) {

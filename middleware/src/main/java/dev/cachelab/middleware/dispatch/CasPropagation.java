@@ -26,7 +26,7 @@ final class CasPropagation {
   void run(Request request, long deadline) {
     int primaryServer = request.server(0);
     BackendConnection primary = backends.get(primaryServer);
-    if (!WorkerBackends.open(primary, deadline)) {
+    if (!WorkerBackends.open(primary, deadline, request)) {
       reply.replyFailure(primaryServer, false);
       return;
     }
@@ -60,7 +60,7 @@ final class CasPropagation {
   private void propagate(Request request, int target, long deadline) {
     int server = request.server(target);
     BackendConnection backend = backends.get(server);
-    if (!targets.open(target, server, backend, deadline, reply)) {
+    if (!targets.open(target, server, backend, deadline, reply, request)) {
       return;
     }
     byte[] bytes = request.bytes();

@@ -1,5 +1,7 @@
 package dev.cachelab.middleware.dispatch;
 
+import dev.cachelab.middleware.backend.ReplyLimit;
+import dev.cachelab.middleware.backend.ReplyTooLargeException;
 import dev.cachelab.middleware.net.RequestDispatch;
 import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.Request;
@@ -42,13 +44,19 @@ public final class EventLoopDispatch implements RequestDispatch {
   private ServerGeneration generation;
   private LoopBackend[] backends = new LoopBackend[0];
   private int unanswered;
+  private final ReplyLimit replyLimit;
 
   /**
    * @param workers the worker pool's queue, for chains this loop does not serve itself
    * @param recorder the net thread's recorder (this loop records on that thread)
+   * @param replyLimit how much heap one server reply may take (see {@link ReplyLimit})
    */
   public EventLoopDispatch(
-      RequestQueue workers, Supplier<ServerGeneration> generations, ThreadRecorder recorder) {
+      RequestQueue workers,
+      Supplier<ServerGeneration> generations,
+      ThreadRecorder recorder,
+      ReplyLimit replyLimit) {
+    this.replyLimit = replyLimit;
     this.workers = workers;
     this.generations = generations;
     this.reply = new ReplyBuilder(recorder, generations.get().errors());
@@ -220,7 +228,8 @@ public final class EventLoopDispatch implements RequestDispatch {
               server,
               generation.addresses().get(server),
               generation.health().get(server),
-              selector);
+              selector,
+              replyLimit);
       backends[server] = backend;
     }
     if (!backend.health().inRotation()) {
@@ -305,6 +314,9 @@ public final class EventLoopDispatch implements RequestDispatch {
           answer(request, backend, now);
           backend.consumeReply();
         }
+      } catch (ReplyTooLargeException e) {
+        replyTooLarge(backend);
+        return;
       } catch (IOException e) {
         failed(backend, false); // a broken connection or a malformed reply
         return;
@@ -345,20 +357,46 @@ public final class EventLoopDispatch implements RequestDispatch {
   }
 
   /**
+   * The head request's reply did not fit the {@link ReplyLimit}: that request gets the error, and
+   * the connection, in the middle of the reply, is closed as after a failure, without counting one
+   * against the server (its other requests go to their fallbacks or get the error reply).
+   */
+  private void replyTooLarge(LoopBackend backend) {
+    Request request = backend.poll();
+    unanswered--;
+    reply.use(request.generation.errors());
+    reply.reset();
+    reply.append(ReplyTooLargeException.reply(request.respCommand() != null));
+    reply.countReply(backend.server(), true);
+    request.repliedNanos = System.nanoTime();
+    finisher.finish(request);
+    closeAndReroute(backend, false, System.nanoTime());
+  }
+
+  /**
    * The server's connection failed or timed out: closes it, counts the failure, and sends its
    * unanswered reads to their fallback replicas (the other requests get the error reply).
    */
   void failed(LoopBackend backend, boolean timedOut) {
     long now = System.nanoTime();
+    Request head = backend.head();
+    if (timedOut && head != null) {
+      backend.health().timedOut(now, System.identityHashCode(head.connection));
+    } else {
+      backend.health().failed(now);
+    }
+    closeAndReroute(backend, timedOut, now);
+  }
+
+  private void closeAndReroute(LoopBackend backend, boolean timedOut, long now) {
     backend.close();
-    backend.health().failed(now);
     int server = backend.server();
     boolean current = server < backends.length && backends[server] == backend;
     Request request;
     while ((request = backend.poll()) != null) {
       unanswered--;
-      LoopBackend fallback =
-          current && isRead(request, server) ? fallback(request, server, now) : null;
+      boolean retry = current && isRead(request, server) && !(timedOut && request.slow());
+      LoopBackend fallback = retry ? fallback(request, server, now) : null;
       if (fallback != null) {
         reply.countCutShort(server);
         request.sentNanos = now;

@@ -2,6 +2,8 @@ package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.backend.ReplyFramer;
+import dev.cachelab.middleware.backend.ReplyLimit;
+import dev.cachelab.middleware.backend.ReplyTooLargeException;
 import dev.cachelab.middleware.backend.SendBuffer;
 import dev.cachelab.middleware.net.SelectorTask;
 import dev.cachelab.middleware.protocol.Request;
@@ -36,6 +38,9 @@ final class LoopBackend implements SendBuffer, SelectorTask {
   private final InetSocketAddress address;
   private final BackendHealth health;
   private final Selector selector;
+  private final ReplyLimit limit;
+  // Bytes of the receive buffer beyond KEEP_BUFFER_BYTES, reserved from the limit's budget.
+  private long reservedBytes;
   private final ReplyFramer framer = new ReplyFramer();
   private final ArrayDeque<Request> pending = new ArrayDeque<>();
   private final ByteBuffer idleProbe = ByteBuffer.allocate(1);
@@ -59,7 +64,9 @@ final class LoopBackend implements SendBuffer, SelectorTask {
       int server,
       InetSocketAddress address,
       BackendHealth health,
-      Selector selector) {
+      Selector selector,
+      ReplyLimit limit) {
+    this.limit = limit;
     this.loop = loop;
     this.server = server;
     this.address = address;
@@ -187,6 +194,9 @@ final class LoopBackend implements SendBuffer, SelectorTask {
   /**
    * Reads once what the socket has (making room first); returns the bytes read, -1 at the end of
    * the stream.
+   *
+   * @throws ReplyTooLargeException if the head reply alone fills the largest buffer its {@link
+   *     ReplyLimit} allows (or the budget has no room for a larger one)
    */
   int readSome() throws IOException {
     if (!in.hasRemaining()) {
@@ -244,21 +254,38 @@ final class LoopBackend implements SendBuffer, SelectorTask {
     return pending.isEmpty() && in.position() > replyStart;
   }
 
-  // Moves a partial reply to the front, or grows the buffer if it fills it alone.
-  private void makeRoom() {
+  // Moves a partial reply to the front, or grows the buffer if it fills it alone: doubled, up to
+  // the limit's largest reply, the part past KEEP_BUFFER_BYTES reserved from the budget.
+  private void makeRoom() throws ReplyTooLargeException {
     if (replyStart > 0) {
       in.limit(in.position()).position(replyStart);
       in.compact();
       replyStart = 0;
-    } else {
-      ByteBuffer grown = ByteBuffer.allocateDirect(in.capacity() * 2);
-      in.flip();
-      grown.put(in);
-      replaceIn(grown);
+      return;
     }
+    int max = limit.maxReplyBytes();
+    if (in.capacity() >= max) {
+      throw new ReplyTooLargeException(max);
+    }
+    int size = (int) Math.min(max, 2L * in.capacity());
+    long reserve = Math.max(0, size - KEEP_BUFFER_BYTES) - reservedBytes;
+    if (reserve > 0) {
+      if (!limit.reserve(reserve)) {
+        throw new ReplyTooLargeException(in.capacity());
+      }
+      reservedBytes += reserve;
+    }
+    ByteBuffer grown = ByteBuffer.allocateDirect(size);
+    in.flip();
+    grown.put(in);
+    replaceIn(grown);
   }
 
   private void replaceIn(ByteBuffer buffer) {
+    if (buffer.capacity() <= KEEP_BUFFER_BYTES && reservedBytes > 0) {
+      limit.release(reservedBytes);
+      reservedBytes = 0;
+    }
     in = buffer;
     view = in.duplicate();
   }
@@ -317,5 +344,8 @@ final class LoopBackend implements SendBuffer, SelectorTask {
     out.clear();
     in.clear();
     replyStart = 0;
+    if (in.capacity() > KEEP_BUFFER_BYTES) {
+      replaceIn(ByteBuffer.allocateDirect(BASE_BUFFER_BYTES));
+    }
   }
 }

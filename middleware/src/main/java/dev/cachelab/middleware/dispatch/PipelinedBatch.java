@@ -183,17 +183,18 @@ final class PipelinedBatch {
   private void compose(Request request, int index) {
     int server = request.server(0);
     BackendConnection backend = backends.get(server);
-    hedgeable[server] &= hasFallback(request, server);
+    hedgeable[server] &= hasFallback(request, server) && !request.slow();
     sent[index] = false;
     request.sentNanos = 0;
     if (broken[server]) {
       return;
     }
     if (unanswered[server] == 0) {
-      if (!WorkerBackends.open(backend, backends.deadline(request.dequeuedNanos))) {
+      if (!WorkerBackends.open(backend, backends.deadline(request.dequeuedNanos), request)) {
         broken[server] = true;
         return;
       }
+      backend.reopenIfClosedWhileIdle(System.nanoTime()); // its writes are not sent again
       backend.beginCompose();
     }
     WorkerBackends.appendForward(backend, request);

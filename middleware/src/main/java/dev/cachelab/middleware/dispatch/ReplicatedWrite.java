@@ -33,7 +33,7 @@ final class ReplicatedWrite {
     for (int i = 0; i < count; i++) {
       int server = request.server(i);
       BackendConnection backend = backends.get(server);
-      if (!targets.open(i, server, backend, deadline, reply)) {
+      if (!targets.open(i, server, backend, deadline, reply, request)) {
         continue;
       }
       try {

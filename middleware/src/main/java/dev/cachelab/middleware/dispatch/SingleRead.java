@@ -25,12 +25,14 @@ final class SingleRead {
 
   void run(Request request, int server, long deadline) {
     int fallback = fallbackFor(request, server);
-    boolean hedge = fallback >= 0 && fallback != server;
+    boolean hasFallback = fallback >= 0 && fallback != server;
+    // A slow command would be slow on the other replica too: it waits for its own server.
+    boolean hedge = hasFallback && !request.slow();
     if (read(request, server, deadline, hedge)) {
       return;
     }
     boolean timedOut = lastTimedOut;
-    if ((timedOut && !lastCutShort) || !hedge) {
+    if ((timedOut && !lastCutShort) || !hasFallback) {
       reply.replyFailure(server, timedOut);
       return;
     }
@@ -77,7 +79,7 @@ final class SingleRead {
   private boolean read(Request request, int server, long deadline, boolean hedge) {
     BackendConnection backend = backends.get(server);
     lastCutShort = false;
-    if (!WorkerBackends.open(backend, deadline)) {
+    if (!WorkerBackends.open(backend, deadline, request)) {
       lastTimedOut = false;
       return false;
     }

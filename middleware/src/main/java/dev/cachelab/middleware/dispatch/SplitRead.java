@@ -122,7 +122,7 @@ final class SplitRead {
   private void sendKeysOf(Request request, int target, long deadline) {
     int server = request.server(target);
     BackendConnection backend = backends.get(server);
-    if (!targets.open(target, server, backend, deadline, reply)) {
+    if (!targets.open(target, server, backend, deadline, reply, request)) {
       partDown = true;
       serverDown[server] = true;
       return;

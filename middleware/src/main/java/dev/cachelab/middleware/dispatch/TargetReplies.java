@@ -28,9 +28,14 @@ final class TargetReplies {
    * the failure (its error reply stands in for it) and returns false.
    */
   boolean open(
-      int target, int server, BackendConnection backend, long deadline, ReplyBuilder reply) {
+      int target,
+      int server,
+      BackendConnection backend,
+      long deadline,
+      ReplyBuilder reply,
+      Request request) {
     clear(target);
-    if (!WorkerBackends.open(backend, deadline)) {
+    if (!WorkerBackends.open(backend, deadline, request)) {
       failed(target, reply.reportFailure(server, false));
       return false;
     }

@@ -1,5 +1,6 @@
 package dev.cachelab.middleware.dispatch;
 
+import dev.cachelab.middleware.backend.ReplyLimit;
 import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.Command;
@@ -43,6 +44,7 @@ public final class Worker implements Runnable {
    * @param armAheadNanos how much earlier than the timeout the deadline is armed (the watchdog
    *     period), so that the client hears within the timeout; the timeout is the one of the server
    *     list a request was routed with
+   * @param replyLimit how much heap one server reply may take (see {@link ReplyLimit})
    */
   public Worker(
       RequestQueue queue,
@@ -51,9 +53,11 @@ public final class Worker implements Runnable {
       ReplicaDivergence divergence,
       ThreadRecorder recorder,
       long armAheadNanos,
-      int maxBatch) {
+      int maxBatch,
+      ReplyLimit replyLimit) {
     this.queue = queue;
-    this.backends = new WorkerBackends(generations, watchdog, armAheadNanos, 2 * armAheadNanos);
+    this.backends =
+        new WorkerBackends(generations, watchdog, armAheadNanos, 2 * armAheadNanos, replyLimit);
     this.reply = new ReplyBuilder(recorder, generations.get().errors());
     this.finisher = new RequestFinisher(recorder, reply);
     TargetReplies targets = new TargetReplies(MiddlewareConfig.MAX_SERVERS);

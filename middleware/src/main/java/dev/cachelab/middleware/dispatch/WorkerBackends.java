@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.dispatch;
 
 import dev.cachelab.middleware.backend.BackendConnection;
+import dev.cachelab.middleware.backend.ReplyLimit;
 import dev.cachelab.middleware.backend.SendBuffer;
 import dev.cachelab.middleware.backend.Watchdog;
 import dev.cachelab.middleware.protocol.Request;
@@ -31,6 +32,7 @@ final class WorkerBackends {
   private final long armAheadNanos;
   private long timeoutNanos;
   private final long graceNanos;
+  private final ReplyLimit replyLimit;
 
   /**
    * @param armAheadNanos how much earlier than the generation's backend timeout the deadline of a
@@ -38,12 +40,15 @@ final class WorkerBackends {
    * @param graceNanos the time a connection set aside still has to answer when the worker comes
    *     back to it after its deadline was spent on another server (see {@link
    *     BackendConnection#setAside})
+   * @param replyLimit how much heap one server reply may take
    */
   WorkerBackends(
       Supplier<ServerGeneration> currentGeneration,
       Watchdog watchdog,
       long armAheadNanos,
-      long graceNanos) {
+      long graceNanos,
+      ReplyLimit replyLimit) {
+    this.replyLimit = replyLimit;
     this.currentGeneration = currentGeneration;
     this.watchdog = watchdog;
     this.armAheadNanos = armAheadNanos;
@@ -63,7 +68,8 @@ final class WorkerBackends {
       String server = next.servers().get(i);
       BackendConnection connection = byServer.get(server);
       if (connection == null) {
-        connection = new BackendConnection(i, next.addresses().get(i), next.health().get(i));
+        connection =
+            new BackendConnection(i, next.addresses().get(i), next.health().get(i), replyLimit);
         byServer.put(server, connection);
         watchdog.register(connection);
       }
@@ -121,8 +127,19 @@ final class WorkerBackends {
     }
   }
 
+  /**
+   * Arms the deadline for {@code request} and makes sure the connection is up; false if the server
+   * is down.
+   */
+  static boolean open(BackendConnection backend, long deadline, Request request) {
+    boolean open = open(backend, deadline);
+    backend.forClient(System.identityHashCode(request.connection));
+    return open;
+  }
+
   /** Arms the deadline and makes sure the connection is up; false if the server is down. */
   static boolean open(BackendConnection backend, long deadline) {
+    backend.forClient(0);
     long now = System.nanoTime();
     backend.arm(deadline, now);
     if (!backend.ensureConnected(now)) {
@@ -134,6 +151,9 @@ final class WorkerBackends {
 
   /** Sends the request as forwarded ({@code noreply} stripped: the middleware waits anyway). */
   static void send(BackendConnection backend, Request request) throws IOException {
+    if (!request.idempotent()) {
+      backend.reopenIfClosedWhileIdle(System.nanoTime()); // a write is not sent again
+    }
     markSent(request);
     if (!request.rewrittenForServer()) {
       backend.send(request.bytes(), 0, request.wireLength());

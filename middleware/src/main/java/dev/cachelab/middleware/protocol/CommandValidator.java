@@ -27,6 +27,15 @@ final class CommandValidator {
   static final byte[] DELETE_USAGE =
       reply("CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]");
   private static final byte[] NOREPLY = {'n', 'o', 'r', 'e', 'p', 'l', 'y'};
+
+  /** The longest line memcached takes whatever the reads (get and gets lines aside). */
+  static final int MAX_FORWARDED_LINE_BYTES = 2048;
+
+  static final byte[] LINE_TOO_LONG =
+      reply(
+          "CLIENT_ERROR line too long (expected: <= "
+              + MAX_FORWARDED_LINE_BYTES
+              + " bytes but for get and gets; memcached closes the connection)");
   static final byte[] FLUSH_ALL_REFUSED =
       reply(
           "CLIENT_ERROR flush_all not allowed: it empties every server for every client"
@@ -66,6 +75,16 @@ final class CommandValidator {
    */
   static void validate(Request r, int maxValueBytes, boolean adminCommands) {
     validateCommand(r, maxValueBytes, adminCommands);
+    if (r.status() == Status.FORWARD
+        && r.lineLength() > MAX_FORWARDED_LINE_BYTES
+        && r.command() != Command.GET
+        && r.command() != Command.GETS) {
+      // memcached closes a connection whose line has no newline in its first 2048 bytes, unless it
+      // is a get or gets: forwarded, a longer line could close a shared server connection (a
+      // failure counted against a healthy server; three ejected it). memcached's answer: closed.
+      r.setRejected(Status.REJECT_AND_CLOSE, LINE_TOO_LONG);
+      return;
+    }
     if (r.noreply() && r.status() == Status.REJECT && r.immediateReply() != ERROR) {
       // memcached reads noreply before it checks the arguments: their error is not sent either.
       r.setRejected(Status.REJECT, NO_REPLY);

@@ -244,6 +244,14 @@ public final class Request {
     };
   }
 
+  /**
+   * Whether the request may take long however healthy its server ({@link RespCommand#isSlow}): it
+   * is neither hedged nor tried on another replica after a timeout.
+   */
+  public boolean slow() {
+    return respCommand != null && respCommand.isSlow();
+  }
+
   /** Whether the request is a meta command with the {@code q} flag. */
   public boolean metaQuiet() {
     return quietSkipStart >= 0;

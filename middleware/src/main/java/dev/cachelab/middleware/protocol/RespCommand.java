@@ -353,6 +353,48 @@ public enum RespCommand {
     return family == Family.STORAGE || family == Family.KEYED || family == Family.BROADCAST;
   }
 
+  /**
+   * Whether the command's cost grows with the data or an argument without bound ({@code SRANDMEMBER
+   * s -10000000}, {@code SMEMBERS}, {@code LRANGE}, set algebra): a timeout of it is the command's,
+   * not a stopped server's, so it is neither hedged nor tried again on another replica.
+   */
+  public boolean isSlow() {
+    return SLOW.contains(this);
+  }
+
+  private static final java.util.Set<RespCommand> SLOW =
+      java.util.EnumSet.of(
+          SRANDMEMBER,
+          SMEMBERS,
+          SINTER,
+          SUNION,
+          SDIFF,
+          SINTERCARD,
+          SSCAN,
+          HGETALL,
+          HKEYS,
+          HVALS,
+          HRANDFIELD,
+          HSCAN,
+          LRANGE,
+          LPOS,
+          ZRANGE,
+          ZRANGEBYSCORE,
+          ZREVRANGE,
+          ZREVRANGEBYSCORE,
+          ZRANGEBYLEX,
+          ZREVRANGEBYLEX,
+          ZRANDMEMBER,
+          ZUNION,
+          ZINTER,
+          ZDIFF,
+          ZINTERCARD,
+          ZSCAN,
+          LCS,
+          BITCOUNT,
+          BITPOS,
+          PFCOUNT);
+
   /** Whether the command's effect is chosen at random, so replicas given it would diverge. */
   public boolean isRandom() {
     return random;

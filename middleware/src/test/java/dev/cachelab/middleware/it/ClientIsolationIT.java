@@ -252,6 +252,81 @@ class ClientIsolationIT {
   }
 
   /**
+   * A slow legal command ({@code SRANDMEMBER s1 -5000000}, about a second of redis' time) times
+   * out: it is not hedged or retried on the other replica (it would be as slow there), and one
+   * client's timeouts count once towards ejection: no server is ejected.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"-t 4", "-t 4 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
+  void aSlowCommandIsNotHedgedAndEjectsNoServer(String mode) throws Exception {
+    try (RedisServers redis = RedisServers.start(2)) {
+      List<String> addresses = new ArrayList<>();
+      redis.behind().forEach(server -> addresses.add(server.address()));
+      List<String> flags = new ArrayList<>(List.of(mode.split(" ")));
+      flags.addAll(List.of("--protocol", "redis", "-s", "false", "--backend-timeout-ms", "300"));
+      try (RunningMiddleware mw =
+              RunningMiddleware.startWithAddresses(addresses, flags.toArray(new String[0]));
+          RespClient client = new RespClient(mw.port())) {
+        client.setTimeoutMillis(10_000);
+        assertThat(client.call("SADD", "s1", "a", "b", "c")).isEqualTo(":3\r\n");
+        assertThat(client.call("SET", "k", "v")).isEqualTo("+OK\r\n");
+        for (int i = 0; i < 4; i++) {
+          assertThat(client.call("SRANDMEMBER", "s1", "-5000000"))
+              .as("%s, slow command %d", mode, i)
+              .startsWith("-ERR backend ")
+              .endsWith(" timed out\r\n");
+        }
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        int served = 0;
+        while (served < 4 && System.nanoTime() < deadline) {
+          served = client.call("GET", "k").equals("$1\r\nv\r\n") ? served + 1 : 0;
+        }
+        assertThat(served).as("%s: both servers serve again", mode).isEqualTo(4);
+        long sent = 0;
+        for (int i = 0; i < addresses.size(); i++) {
+          assertThat(mw.stat("server_" + i + "_ejections")).as(mode + ": ejections").isZero();
+          try (RespClient direct = new RespClient(redis.behind().get(i).port())) {
+            String stats = direct.call("INFO", "commandstats");
+            java.util.regex.Matcher m =
+                java.util.regex.Pattern.compile("cmdstat_srandmember:calls=(\\d+)").matcher(stats);
+            sent += m.find() ? Long.parseLong(m.group(1)) : 0;
+          }
+        }
+        assertThat(sent).as(mode + ": SRANDMEMBER run by the servers (none hedged)").isEqualTo(4);
+      }
+    }
+  }
+
+  /**
+   * memcached closes a connection whose line (but a get's) has no newline in its first 2048 bytes:
+   * forwarded, a 30 KB {@code touch} line closed the shared server connection, a failure counted
+   * against a healthy server; three ejected it. Now it is refused and its client closed, as
+   * memcached does.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"-t 2", "-t 2 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
+  void aLineMemcachedWouldCloseOnIsRefusedAndEjectsNoServer(String mode) throws Exception {
+    List<MemcachedProcess> servers = FaultIsolationIT.startServers(1);
+    try (RunningMiddleware mw = start(servers, mode)) {
+      for (int i = 0; i < 4; i++) {
+        try (TextClient client = mw.client()) {
+          assertThat(client.call("touch k 1 " + "x".repeat(30_000) + "\r\n"))
+              .as(mode)
+              .startsWith("CLIENT_ERROR line too long (expected: <= 2048 bytes");
+          assertThat(client.closedByPeer()).isTrue();
+        }
+      }
+      try (TextClient good = mw.client()) {
+        assertThat(good.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+      }
+      assertThat(mw.stat("server_0_ejections")).as(mode).isZero();
+      assertThat(mw.stat("server_0_errors")).as(mode).isZero();
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /**
    * A fake memcached: answers {@code get ok} with {@code END} and {@code version}, and hangs up
    * after reading any request naming the key {@code drop}, counting it.
    */

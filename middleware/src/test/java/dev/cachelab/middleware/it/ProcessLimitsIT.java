@@ -23,6 +23,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The middleware as its own process at its limits: heap and file descriptors.
@@ -211,6 +213,91 @@ class ProcessLimitsIT {
     if (!process.waitFor(10, TimeUnit.SECONDS)) {
       process.destroyForcibly();
     }
+  }
+
+  /**
+   * A reply far larger than the heap (600 gets of a 1 MB value in one line, 600 MB) was buffered
+   * whole, in buffers that doubled without limit outside the budget: the process ran out of heap
+   * (or of direct memory, with event loops) and ended. Now a reply past a quarter of the budget is
+   * not read on: its client gets the error, and the process serves on, that client included.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"-t 4", "-t 4 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
+  void aMemcachedReplyLargerThanTheHeapIsRefusedAndTheProcessServesOn(String mode)
+      throws Exception {
+    try (MemcachedProcess server = MemcachedProcess.start()) {
+      String value = "v".repeat(1_000_000);
+      try (TextClient direct = new TextClient(server.port())) {
+        assertThat(direct.call("set big 0 0 " + value.length() + "\r\n" + value + "\r\n"))
+            .isEqualTo("STORED\r\n");
+      }
+      Process process = startSmall(server.address(), mode);
+      try {
+        int port = port(process);
+        try (TextClient client = new TextClient(port)) {
+          client.setTimeoutMillis(60_000);
+          String reply = client.call("get" + " big".repeat(600) + "\r\n");
+          assertThat(reply)
+              .as("%s: %s", mode, diagnosis(process))
+              .startsWith("SERVER_ERROR reply too large for the middleware");
+          assertThat(client.call("get big\r\n"))
+              .as("the same client, a value that fits")
+              .isEqualTo("VALUE big 0 " + value.length() + "\r\n" + value + "\r\nEND\r\n");
+        }
+        assertThat(process.isAlive()).as("%s: %s", mode, diagnosis(process)).isTrue();
+        try (TextClient good = new TextClient(port)) {
+          assertThat(good.call("set good 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+          assertThat(good.call("get good\r\n")).isEqualTo("VALUE good 0 1\r\nv\r\nEND\r\n");
+        }
+      } finally {
+        stop(process, List.of());
+      }
+    }
+  }
+
+  /** The same for redis: a 100 MB string (SETRANGE) read with GET through a 128 MiB middleware. */
+  @ParameterizedTest
+  @ValueSource(strings = {"-t 4", "-t 1 --worker-batch 16 --event-loops 2"})
+  void aRedisReplyLargerThanTheHeapIsRefusedAndTheProcessServesOn(String mode) throws Exception {
+    try (RedisProcess server = RedisProcess.start()) {
+      try (RespClient direct = new RespClient(server.port())) {
+        assertThat(direct.call("SETRANGE", "bigk", "100000000", "x")).isEqualTo(":100000001\r\n");
+      }
+      Process process = startSmall(server.address(), mode, "--protocol", "redis");
+      try {
+        int port = port(process);
+        try (RespClient client = new RespClient(port)) {
+          client.setTimeoutMillis(60_000);
+          assertThat(client.call("GET", "bigk"))
+              .as("%s: %s", mode, diagnosis(process))
+              .startsWith("-ERR reply too large for the middleware");
+          assertThat(client.call("SET", "good", "v")).isEqualTo("+OK\r\n");
+          assertThat(client.call("GET", "good")).isEqualTo("$1\r\nv\r\n");
+        }
+        assertThat(process.isAlive()).as("%s: %s", mode, diagnosis(process)).isTrue();
+      } finally {
+        stop(process, List.of());
+      }
+    }
+  }
+
+  /** The middleware with 128 MiB of heap (and as much direct memory) and {@code mode}'s flags. */
+  private static Process startSmall(String server, String mode, String... extra)
+      throws IOException {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(List.of("-Xmx128m", "-cp"));
+    command.add(System.getProperty("java.class.path"));
+    command.add("dev.cachelab.middleware.Main");
+    command.addAll(List.of("-l", "127.0.0.1", "-p", "0", "-s", "false"));
+    command.addAll(List.of(mode.split(" ")));
+    command.addAll(List.of(extra));
+    command.addAll(List.of("-m", server));
+    Path errors = Files.createTempFile("process-limits-", ".stderr");
+    errors.toFile().deleteOnExit();
+    Process process = new ProcessBuilder(command).redirectError(errors.toFile()).start();
+    STDERR.put(process, errors);
+    return process;
   }
 
   /**

@@ -174,6 +174,17 @@ class MalformedInputTest {
         close("set k 0 0 3\r\nabcd\r\n", "REJECT_AND_CLOSE CLIENT_ERROR bad data chunk"),
         close("prepend k 0 0 2\r\nab\n\n", "REJECT_AND_CLOSE CLIENT_ERROR bad data chunk"),
         close(
+            "touch k 1 " + "x".repeat(2040) + "\r\n",
+            "REJECT_AND_CLOSE CLIENT_ERROR line too long (expected: <= 2048 bytes but for get and"
+                + " gets; memcached closes the connection)"),
+        close(
+            "gat 1" + " k".repeat(1030) + "\r\n",
+            "REJECT_AND_CLOSE CLIENT_ERROR line too long (expected: <= 2048 bytes but for get and"
+                + " gets; memcached closes the connection)"),
+        row(
+            "get" + " k".repeat(1030) + "\r\n",
+            "FORWARD GET" + " key=k".repeat(1030) + " fwd=get" + " k".repeat(1030)),
+        close(
             "set " + "k ".repeat(40_000),
             "REJECT_AND_CLOSE CLIENT_ERROR line too long (expected: <= 65536 bytes)"),
         close(
