@@ -43,6 +43,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cachelab.devtools.prose_lint import git_root
+
 
 def _each(names: str, how: str) -> dict[str, str]:
     """NAMES (space-separated) -> HOW."""
@@ -1111,16 +1113,9 @@ def check(root: Path) -> Report:
     return Report(commands, sorted(uncovered, key=lambda u: (u[0].command, u[0].path, u[0].line)))
 
 
-def _git_root() -> Path:
-    out = subprocess.run(
-        ["git", "rev-parse", "--show-toplevel"], check=True, capture_output=True, text=True
-    ).stdout
-    return Path(out.strip())
-
-
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    root = Path(args[0]) if args else _git_root()
+    root = Path(args[0]) if args else git_root()
     report = check(root)
     for call, reason in report.uncovered:
         print(f"{call}: {reason}")

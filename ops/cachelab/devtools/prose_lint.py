@@ -215,7 +215,8 @@ def check_files(root: Path, paths: Iterable[Path]) -> list[Finding]:
     return findings
 
 
-def _git_root() -> Path:
+def git_root() -> Path:
+    """The top of the git checkout around the working directory (the devtools' default root)."""
     out = subprocess.run(
         ["git", "rev-parse", "--show-toplevel"], check=True, capture_output=True, text=True
     ).stdout
@@ -224,7 +225,7 @@ def _git_root() -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    root = Path(args[0]) if args else _git_root()
+    root = Path(args[0]) if args else git_root()
     findings = check_files(root, repo_files(root))
     for finding in findings:
         print(finding)
