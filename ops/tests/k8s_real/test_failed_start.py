@@ -21,7 +21,8 @@ def test_a_failed_start_restores_the_machine(tmp_path: Path) -> None:
     assert os.geteuid() == 0, "the real-cluster tier needs root"
     tools = tmp_path / "tools" / "bin"
     tools.mkdir(parents=True)
-    for name in ("kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "coredns"):
+    names = ("kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "coredns")
+    for name in (*names, "kube-router"):
         (tools / name).symlink_to(tool(name))
     (tools / "kube-apiserver").write_text("#!/bin/sh\necho 'fake apiserver: exits' >&2\nexit 1\n")
     (tools / "kube-apiserver").chmod(0o755)
@@ -47,13 +48,17 @@ def test_a_failed_start_restores_the_machine(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"CLUSTER_NETWORK_POLICY": "calico"}, "must be none or cilium, not 'calico'"),
+        ({"CLUSTER_NETWORK_POLICY": "calico"}, "must be kube-router, cilium or none, not 'calico'"),
         # 3 + 24 pool cores: at the scale that fits, an a1 node would get 55m CPU and 98 MiB
         ({"CLUSTER_NODES": "a1:3,a4:3"}, "would fit: at most"),
         ({"CLUSTER_NODES": "a1:3,a4:1,a2:2", "CLUSTER_SCALE": "0.2"}, "would fit: SCALE <= 0.1"),
         ({"CLUSTER_NODES": "a3:1"}, "expected pool:count entries"),
         ({"CLUSTER_PROFILE": "fast"}, "PROFILE='fast': one of off, asl2017"),
         ({"CLUSTER_NETWORK_POLICY": "cilium"}, "Cilium runs on one node here (CLUSTER_NODES=1"),
+        (
+            {"CLUSTER_NETWORK_POLICY": "kube-router", "CLUSTER_NODES": "1"},
+            "kube-router runs in the nodes' namespaces of the multi-node cluster",
+        ),
     ],
 )  # fmt: skip
 def test_bad_settings_are_refused_before_anything_changes(
