@@ -203,13 +203,13 @@ test-k8s: deps-k8s venv k8s-tools build ## Kubernetes tier: chart lint/schema, i
 
 .PHONY: test-k8s-real
 test-k8s-real: K8S_TOOLS = control cluster netpol
-test-k8s-real: deps-k8s venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, the Prometheus Operator and dashboards, a 2-point k8s run, the tutorial's cluster part; always torn down.
+test-k8s-real: deps-k8s venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, NetworkPolicies enforced across the nodes (kube-router), bandwidth, Prometheus, the Prometheus Operator and dashboards, a 2-point k8s run, the tutorial's cluster part; always torn down.
 	@$(PYTEST) -m "k8s_real and not cilium"
 
 .PHONY: test-k8s-cilium
 test-k8s-cilium: K8S_TOOLS = control cluster cilium
 test-k8s-cilium: CILIUM = 1
-test-k8s-cilium: deps-k8s venv k8s-tools images ## Real local cluster with Cilium (root; builds Cilium, 15-25 min once): the chart's NetworkPolicies enforced, the failed starts.
+test-k8s-cilium: deps-k8s venv k8s-tools images ## One-node real local cluster with Cilium (root; builds Cilium, 15-25 min once): the chart's NetworkPolicies enforced, the failed starts.
 	@$(PYTEST) -m "k8s_real and cilium"
 
 ##@ Benchmark
