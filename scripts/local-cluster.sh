@@ -26,9 +26,10 @@
 # pods 10.244.0.0/24 on the bridge; charts/testbed/examples/local-one-node-values.yaml).
 # NetworkPolicies (CLUSTER_NETWORK_POLICY; docs/kubernetes.md): kube-router (the multi-node
 # default) runs its firewall in every node's namespace once the nodes are Ready; `down` stops it
-# and removes its KUBE-* chains and ipsets from every node's namespace and the host. cilium (one
-# node only) adds Cilium's agent: its CILIUM_* chains, cilium_* devices and sysctls are undone by
-# `down`. none: the bridge plugin alone, nothing enforced (the one-node default).
+# and removes its KUBE-* chains and ipsets from every node's namespace and the host
+# (KUBE_ROUTER_ARGS: extra flags for it). cilium (one node only) adds Cilium's agent: its CILIUM_*
+# chains, cilium_* devices and sysctls are undone by `down`. none: the bridge plugin alone,
+# nothing enforced (the one-node default).
 # State, logs and certificates live in $CLUSTER_DIR (default .cache/cluster, git-ignored).
 # What `up` changes on the machine (bridge, veths, network namespaces and the /run/netns mount,
 # iptables chains, sysctls, cgroups in every hierarchy, qdiscs, /var/log/pods, /var/log/containers,

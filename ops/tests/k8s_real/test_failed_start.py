@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,33 @@ def test_a_failed_start_restores_the_machine(tmp_path: Path) -> None:
         assert not leftovers(), leftovers()
         assert machine_state() == before
         assert not (tmp_path / "cluster" / "pids").exists()  # every process it started is gone
+    finally:
+        run([SCRIPTS / "local-cluster.sh", "down"], env=env, check=False, timeout_s=300)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def test_a_start_whose_kube_router_exits_restores_the_machine(tmp_path: Path) -> None:
+    """kube-router starts in every node's namespace after the nodes are Ready and exits at once on
+    a flag it does not know: `up` fails naming it, and its trap's `down` restores the machine."""
+    assert os.geteuid() == 0, "the real-cluster tier needs root"
+    tool("kube-router")
+    env = {
+        "TOOLS_DIR": str(TOOLS_BIN.parent),
+        "CLUSTER_DIR": str(tmp_path / "cluster"),
+        "KUBE_ROUTER_ARGS": "--no-such-flag",
+    }
+    fd = _lock()
+    try:
+        assert not leftovers(), f"the machine is not clean before the test: {leftovers()}"
+        before = machine_state()
+        failed = run([SCRIPTS / "local-cluster.sh", "up"], env=env, check=False, timeout_s=400)
+        assert failed.returncode != 0, failed.stdout
+        assert re.search(r"kube-router-cachelab-\S+ exited", failed.stderr), failed.stderr
+        assert "cluster down; machine restored" in failed.stderr
+        assert not leftovers(), leftovers()
+        assert machine_state() == before
+        assert not (tmp_path / "cluster" / "pids").exists()
     finally:
         run([SCRIPTS / "local-cluster.sh", "down"], env=env, check=False, timeout_s=300)
         fcntl.flock(fd, fcntl.LOCK_UN)
