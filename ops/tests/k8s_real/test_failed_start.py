@@ -46,14 +46,18 @@ def test_a_failed_start_restores_the_machine(tmp_path: Path) -> None:
         os.close(fd)
 
 
-def test_a_start_whose_kube_router_exits_restores_the_machine(tmp_path: Path) -> None:
+def test_a_start_whose_kube_router_exits_restores_the_machine(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     """kube-router starts in every node's namespace after the nodes are Ready and exits at once on
     a flag it does not know: `up` fails naming it, and its trap's `down` restores the machine."""
     assert os.geteuid() == 0, "the real-cluster tier needs root"
     tool("kube-router")
+    # a short folder: the nodes' containerd sockets live under it (a unix socket path is short)
+    directory = tmp_path_factory.mktemp("kr")
     env = {
         "TOOLS_DIR": str(TOOLS_BIN.parent),
-        "CLUSTER_DIR": str(tmp_path / "cluster"),
+        "CLUSTER_DIR": str(directory / "cluster"),
         "KUBE_ROUTER_ARGS": "--no-such-flag",
     }
     fd = _lock()
@@ -66,7 +70,7 @@ def test_a_start_whose_kube_router_exits_restores_the_machine(tmp_path: Path) ->
         assert "cluster down; machine restored" in failed.stderr
         assert not leftovers(), leftovers()
         assert machine_state() == before
-        assert not (tmp_path / "cluster" / "pids").exists()
+        assert not (directory / "cluster" / "pids").exists()
     finally:
         run([SCRIPTS / "local-cluster.sh", "down"], env=env, check=False, timeout_s=300)
         fcntl.flock(fd, fcntl.LOCK_UN)
