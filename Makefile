@@ -19,7 +19,7 @@ IMAGES_DIR  ?= $(CACHELAB_CACHE)/images
 export CACHELAB_CACHE TOOLS_DIR IMAGES_DIR
 # The tools k8s-tools builds (helm, kubectl where the machine has none) come first on PATH.
 export PATH := $(TOOLS_DIR)/bin:$(PATH)
-# Groups of scripts/k8s-tools.sh a target needs (control, cluster, cilium); empty: all it builds.
+# Groups of scripts/k8s-tools.sh a target needs (control, cluster, netpol, cilium); empty: all it builds.
 K8S_TOOLS   ?=
 # JAVA_HOME of a JDK >= 21, found once per make invocation (scripts/find-jdk.sh explains a miss).
 JDK_HOME     = $(shell $(ROOT)/scripts/find-jdk.sh)
@@ -31,14 +31,18 @@ SPEC        ?= ops/experiments/quickstart.yaml
 IMG_REGISTRY ?= ghcr.io/cachelab
 IMG_TAG     ?= $(shell awk '/^appVersion:/ {gsub(/"/, "", $$2); print $$2}' $(ROOT)/charts/testbed/Chart.yaml)
 K8S_CLUSTER ?= cachelab
-# CILIUM=1: build Cilium (k8s-tools), start the local cluster with it enforcing NetworkPolicies
-# (k8s-up) and run its policy tests (test-k8s-cilium, part of `make test`). Off by default: its
-# first build takes 15-25 min.
+# CILIUM=1: build Cilium (k8s-tools), start the one-node local cluster with it enforcing
+# NetworkPolicies (k8s-up) and run its policy tests (test-k8s-cilium, part of `make test`). Off by
+# default: its first build takes 15-25 min.
 CILIUM      ?= 0
 export CILIUM
+# NetworkPolicy enforcement of k8s-up (CLUSTER_NETWORK_POLICY of scripts/local-cluster.sh):
+# kube-router (every node; the multi-node default), none, or cilium (CILIUM=1, one node); empty:
+# the script's default for the layout.
+NETWORK_POLICY ?= $(if $(filter 1,$(CILIUM)),cilium)
 # The local cluster of k8s-up (scripts/local-cluster.sh): NODES is pool:count (default the ASL 2017
 # §3 shape, 3 x a1, 1 x a4, 3 x a2: three client machines, so every shipped overlay fits) or 1
-# for one node (with CILIUM=1, which enforces policies on one node only); SCALE the factor of the
+# for one node (CILIUM=1 enforces policies there); SCALE the factor of the
 # pools' Azure sizes (auto: the largest that fits this machine); PROFILE the bandwidth of the
 # nodes' links (asl2017, asl2019, azure-v2, off).
 ASL2017_NODES := a1:3,a4:1,a2:3
@@ -78,7 +82,7 @@ check-installs: ## Fail naming any command the scripts call that nothing in the 
 	@cd ops && python3 -m cachelab.devtools.install_check $(ROOT)
 
 .PHONY: k8s-tools
-k8s-tools: ## Build the Kubernetes tools from Go modules into TOOLS_DIR/bin, shared by every clone (K8S_TOOLS: control, cluster, cilium; default control cluster, + cilium with CILIUM=1).
+k8s-tools: ## Build the Kubernetes tools from Go modules into TOOLS_DIR/bin, shared by every clone (K8S_TOOLS: control, cluster, netpol, cilium; default control cluster netpol, + cilium with CILIUM=1).
 	@scripts/k8s-tools.sh $(K8S_TOOLS)
 
 .PHONY: toxiproxy
@@ -138,14 +142,14 @@ report-shot: venv ## Rebuild RESULTS's report and screenshot the whole page with
 ##@ Kubernetes
 
 .PHONY: k8s-up
-k8s-up: deps-k8s k8s-tools images ## Start a real cluster on this machine (root; state in .cache/cluster): nodes NODES (default a1:3,a4:1,a2:3; 1: one node) at SCALE, links at PROFILE (CILIUM=1: one node, NetworkPolicies enforced); last line: export KUBECONFIG=...
-	@CLUSTER_NETWORK_POLICY=$(if $(filter 1,$(CILIUM)),cilium,none) \
+k8s-up: deps-k8s k8s-tools images ## Start a real cluster on this machine (root; state in .cache/cluster): nodes NODES (default a1:3,a4:1,a2:3; 1: one node) at SCALE, links at PROFILE; NetworkPolicies enforced on every node by kube-router (NETWORK_POLICY=none: off; CILIUM=1: one node with Cilium); last line: export KUBECONFIG=...
+	@CLUSTER_NETWORK_POLICY=$(NETWORK_POLICY) \
 	  CLUSTER_NODES=$(NODES) CLUSTER_SCALE=$(SCALE) CLUSTER_PROFILE=$(PROFILE) scripts/local-cluster.sh up >&2
 	@JAVA_HOME="$(JDK_HOME)" scripts/images.sh import >&2
 	@echo "export KUBECONFIG=$(ROOT)/.cache/cluster/kubeconfig"
 
 .PHONY: k8s-down
-k8s-down: ## Stop the local cluster and restore the machine (bridge, veths, netns, cgroups, qdiscs, iptables chains, sysctls, mounts).
+k8s-down: ## Stop the local cluster and restore the machine (bridge, veths, netns, cgroups, qdiscs, iptables chains, ipsets, sysctls, mounts).
 	@scripts/local-cluster.sh down
 
 .PHONY: images
@@ -202,14 +206,14 @@ test-k8s: deps-k8s venv k8s-tools build ## Kubernetes tier: chart lint/schema, i
 	@$(PYTEST) -m "k8s and not e2e"
 
 .PHONY: test-k8s-real
-test-k8s-real: K8S_TOOLS = control cluster
-test-k8s-real: deps-k8s venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, bandwidth, Prometheus, the Prometheus Operator and dashboards, a 2-point k8s run, the tutorial's cluster part; always torn down.
+test-k8s-real: K8S_TOOLS = control cluster netpol
+test-k8s-real: deps-k8s venv k8s-tools images ## Real local cluster (root): helm install --wait, round trip, helm test, NetworkPolicies enforced across the nodes (kube-router), bandwidth, Prometheus, the Prometheus Operator and dashboards, a 2-point k8s run, the tutorial's cluster part; always torn down.
 	@$(PYTEST) -m "k8s_real and not cilium"
 
 .PHONY: test-k8s-cilium
 test-k8s-cilium: K8S_TOOLS = control cluster cilium
 test-k8s-cilium: CILIUM = 1
-test-k8s-cilium: deps-k8s venv k8s-tools images ## Real local cluster with Cilium (root; builds Cilium, 15-25 min once): the chart's NetworkPolicies enforced, the failed starts.
+test-k8s-cilium: deps-k8s venv k8s-tools images ## One-node real local cluster with Cilium (root; builds Cilium, 15-25 min once): the chart's NetworkPolicies enforced, the failed starts.
 	@$(PYTEST) -m "k8s_real and cilium"
 
 ##@ Benchmark

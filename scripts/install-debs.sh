@@ -12,8 +12,9 @@
 #            for the report screenshot
 #   bench    make bench: the peers and the C compiler
 #   k8s      the Kubernetes tiers and make k8s-up: etcd, containerd, runc, CNI plugins, iptables,
-#            conntrack, openssl, umoci and skopeo for the local images (servers and exporters are
-#            packed from the run and test groups' packages)
+#            ipset (kube-router's NetworkPolicy firewall), conntrack, openssl, umoci and skopeo for
+#            the local images (servers and exporters are packed from the run and test groups'
+#            packages)
 #   cilium   CILIUM=1: clang/llvm 19 (the agent compiles its BPF programs at run time), curl
 #   all      every group
 #
@@ -28,7 +29,7 @@ group() {
     run) echo memcached redis-server python3-venv maven netcat-openbsd patch ;;
     test) echo nutcracker libmemcached-tools gcc libc6-dev prometheus prometheus-node-exporter prometheus-redis-exporter chromium ;;
     bench) echo nutcracker libmemcached-tools gcc libc6-dev ;;
-    k8s) echo etcd-server containerd runc containernetworking-plugins iptables conntrack openssl umoci skopeo busybox-static \
+    k8s) echo etcd-server containerd runc containernetworking-plugins iptables ipset conntrack openssl umoci skopeo busybox-static \
       prometheus prometheus-node-exporter prometheus-redis-exporter ;;
     cilium) echo clang-19 llvm-19 curl ;;
     all) for g in run test bench k8s cilium; do group "$g"; done ;;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes test-tier tools from Go modules into $TOOLS_DIR/bin.
 #
-#   scripts/k8s-tools.sh [GROUP ...]     GROUP: control, cluster, cilium (default: control cluster,
-#                                        plus cilium with CILIUM=1)
+#   scripts/k8s-tools.sh [GROUP ...]     GROUP: control, cluster, netpol, cilium (default: control
+#                                        cluster netpol, plus cilium with CILIUM=1)
 #
 #   control   helm, kwok, kwokctl, kube-apiserver, kube-controller-manager, kube-scheduler, and
 #             kubectl when none is on PATH, and the Prometheus Operator's CRDs: what the kwok tier
@@ -11,7 +11,9 @@
 #             prometheus-operator and prometheus-config-reloader, and
 #             prometheus (the operator's server: Debian's is built without Kubernetes service
 #             discovery): what the real-cluster tier adds
-#   cilium    cilium-agent and cilium-cni (CLUSTER_NETWORK_POLICY=cilium)
+#   netpol    kube-router, whose NetworkPolicy firewall runs in every node of the local cluster
+#             (CLUSTER_NETWORK_POLICY=kube-router, the multi-node default)
+#   cilium    cilium-agent and cilium-cni (CLUSTER_NETWORK_POLICY=cilium, one node)
 #
 # etcd, containerd, runc, conntrack and the CNI plugins come from Debian packages
 # (scripts/install-debs.sh k8s); Go from the machine.
@@ -39,6 +41,7 @@ COREDNS_VERSION="${COREDNS_VERSION:-v1.11.3}"   # the CoreDNS of Kubernetes 1.31
 # the others are what a cluster DNS is commonly given (metrics: the `prometheus` directive;
 # forwarding, reload, logging). Names are the packages under plugin/ of the module.
 COREDNS_PLUGINS="${COREDNS_PLUGINS:-errors,health,ready,kubernetes,cache,metrics,forward,loop,reload,loadbalance,log}"
+KUBE_ROUTER_VERSION="${KUBE_ROUTER_VERSION:-v2.1.0}"
 CILIUM_VERSION="${CILIUM_VERSION:-v1.20.2}"
 CILIUM_GOBGP="${CILIUM_GOBGP:-v4.8.0}"
 PROMETHEUS_OPERATOR_VERSION="${PROMETHEUS_OPERATOR_VERSION:-v0.85.0}"
@@ -46,11 +49,11 @@ PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-v3.5.0}"
 
 groups=("$@")
 if [[ ${#groups[@]} -eq 0 ]]; then
-  groups=(control cluster)
+  groups=(control cluster netpol)
   [[ "${CILIUM:-0}" == 1 ]] && groups+=(cilium)
 fi
 for g in "${groups[@]}"; do
-  case "$g" in control | cluster | cilium) ;; *) echo "error: unknown group $g (control, cluster, cilium)" >&2; exit 2 ;; esac
+  case "$g" in control | cluster | netpol | cilium) ;; *) echo "error: unknown group $g (control, cluster, netpol, cilium)" >&2; exit 2 ;; esac
 done
 
 command -v go >/dev/null 2>&1 || {
@@ -216,7 +219,22 @@ build_cluster() {
   [[ -x /usr/bin/etcd ]] || echo "note: etcd not found at /usr/bin/etcd; run scripts/install-debs.sh k8s" >&2
 }
 
-# Cilium: the NetworkPolicy enforcer of the local cluster (CLUSTER_NETWORK_POLICY=cilium
+# kube-router, for its NetworkPolicy controller alone: local-cluster.sh runs it with only
+# --run-firewall in every node's namespace, where it writes iptables rules and ipsets (Debian's
+# ipset; scripts/install-debs.sh k8s). Plain iptables, no eBPF, so one kernel serves every node.
+build_netpol() {
+  if ! stamp_ok kube-router "$KUBE_ROUTER_VERSION"; then
+    begin "kube-router $KUBE_ROUTER_VERSION"
+    local kr_mod="github.com/cloudnativelabs/kube-router/v2"
+    GOBIN="$scratch" go install -trimpath \
+      -ldflags "$LDFLAGS_STRIP -X $kr_mod/pkg/version.Version=$KUBE_ROUTER_VERSION" \
+      "$kr_mod/cmd/kube-router@$KUBE_ROUTER_VERSION"
+    install_bin "$scratch/kube-router" kube-router "$KUBE_ROUTER_VERSION"; done_ kube-router
+  fi
+  command -v ipset >/dev/null || echo "note: ipset not found; run scripts/install-debs.sh k8s" >&2
+}
+
+# Cilium: the one-node NetworkPolicy enforcer of the local cluster (CLUSTER_NETWORK_POLICY=cilium
 # scripts/local-cluster.sh up). Built inside a copy of its module: the BGP library version it pins
 # is not in the module proxy, so the nearest release replaces it. The copy stays in
 # $TOOLS_DIR/cilium-src: the agent compiles its BPF programs (bpf/) at run time and the cluster

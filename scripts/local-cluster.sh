@@ -24,8 +24,12 @@
 #
 # CLUSTER_NODES=1: today's single node instead, on the host itself (labelled `agentpool=local`,
 # pods 10.244.0.0/24 on the bridge; charts/testbed/examples/local-one-node-values.yaml).
-# CLUSTER_NETWORK_POLICY=cilium (one node only) adds Cilium's agent (NetworkPolicies enforced;
-# docs/kubernetes.md): its CILIUM_* chains, cilium_* devices and sysctls are undone by `down`.
+# NetworkPolicies (CLUSTER_NETWORK_POLICY; docs/kubernetes.md): kube-router (the multi-node
+# default) runs its firewall in every node's namespace once the nodes are Ready; `down` stops it
+# and removes its KUBE-* chains and ipsets from every node's namespace and the host
+# (KUBE_ROUTER_ARGS: extra flags for it). cilium (one node only) adds Cilium's agent: its CILIUM_*
+# chains, cilium_* devices and sysctls are undone by `down`. none: the bridge plugin alone,
+# nothing enforced (the one-node default).
 # State, logs and certificates live in $CLUSTER_DIR (default .cache/cluster, git-ignored).
 # What `up` changes on the machine (bridge, veths, network namespaces and the /run/netns mount,
 # iptables chains, sysctls, cgroups in every hierarchy, qdiscs, /var/log/pods, /var/log/containers,
@@ -49,9 +53,12 @@ dns_ip="${service_base%.*}.10"
 node_name="${CLUSTER_NODE_NAME:-cachelab-local}"
 api_port=6443
 kubeconfig="$dir/kubeconfig"
-# NetworkPolicy enforcement: none (the bridge plugin alone) or cilium (Cilium's agent chained after
-# the bridge plugin in generic-veth mode; built by `CILIUM=1 make k8s-tools`).
-network_policy="${CLUSTER_NETWORK_POLICY:-none}"
+# NetworkPolicy enforcement (set below, after the layout): kube-router (its firewall in every
+# node's namespace; multi-node only), cilium (Cilium's agent chained after the bridge plugin in
+# generic-veth mode; one node only; built by `CILIUM=1 make k8s-tools`) or none (the bridge plugin
+# alone).
+network_policy="${CLUSTER_NETWORK_POLICY:-}"
+kube_router_health_port=20244   # in each node's namespace, so one port serves every node
 cilium_dir="$dir/cilium"
 cilium_sock="$cilium_dir/run/cilium.sock"
 cilium_src="${TOOLS_DIR:-$(cachelab_cache_dir)/tools}/cilium-src"  # the module's bpf/ and CRDs (k8s-tools.sh)
@@ -69,6 +76,9 @@ scale_arg="${CLUSTER_SCALE:-auto}"
 profile="${CLUSTER_PROFILE:-asl2017}"
 control_plane_mcpu="${CLUSTER_CONTROL_PLANE_MCPU:-500}"
 layout_file="$dir/layout"          # `scale F` and `node NAME POOL CPU_M MEMORY_MIB MBIT IP PODCIDR`
+if [[ -z $network_policy ]]; then   # enforced on every node of the multi-node cluster by default
+  if [[ $nodes_arg == 1 ]]; then network_policy=none; else network_policy=kube-router; fi
+fi
 cluster_cidr="${node_ip%.*.*}.128.0/17"
 # Kernel settings the kubelet changes at start (its kernel tunables); recorded and restored.
 kubelet_sysctls=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops
@@ -351,6 +361,24 @@ start_cilium() {  # after the node is Ready: Cilium's CRDs, the node's pod CIDR,
   wait_for 300 "cilium-agent" cilium-agent cilium_ready
 }
 
+start_kube_router() {  # after the nodes are Ready: kube-router's firewall alone in every node's namespace
+  # It polices the pods of its node (those whose hostIP is the node's address) with iptables
+  # rules and ipsets in that namespace, where the kubelet and kube-proxy run; pod-to-pod traffic
+  # on the node's bridge passes them (bridge-nf-call-iptables=1 there, setup_node_network).
+  local name
+  for name in $(node_names); do
+    # shellcheck disable=SC2086  # KUBE_ROUTER_ARGS: extra flags, word-split on purpose
+    start_proc "kube-router-$name" nsenter --net="/run/netns/$name" "$bin/kube-router" \
+      --run-firewall=true --run-router=false --run-service-proxy=false \
+      --hostname-override="$name" --kubeconfig="$kubeconfig" --enable-ipv6=false \
+      --service-cluster-ip-range="$service_cidr" --metrics-port=0 \
+      --health-port="$kube_router_health_port" --iptables-sync-period=5m ${KUBE_ROUTER_ARGS:-}
+  done
+  for name in $(node_names); do  # its top-level chain is there once its first sync has begun
+    wait_for 120 "kube-router on $name" "kube-router-$name" ns_ "$name" iptables -w 5 -t filter -S KUBE-ROUTER-FORWARD
+  done
+}
+
 cilium_ready() {
   curl -sf --max-time 2 --unix-socket "$cilium_sock" http://localhost/v1/healthz | grep -q '"cilium":{[^}]*"state":"Ok"'
 }
@@ -534,7 +562,7 @@ up_nodes() {  # the worker nodes of the layout, after the control plane answers
 
 stop_nodes() {  # every node's daemons, then whatever still runs in the nodes' cgroups
   local name p pid names=() i
-  for name in $(node_names); do names+=("kubelet-$name" "kube-proxy-$name"); done
+  for name in $(node_names); do names+=("kube-router-$name" "kubelet-$name" "kube-proxy-$name"); done
   stop_procs "${names[@]}"
   names=(); for name in $(node_names); do names+=("containerd-$name"); done
   stop_procs "${names[@]}"
@@ -551,9 +579,13 @@ stop_nodes() {  # every node's daemons, then whatever still runs in the nodes' c
   done
 }
 
-clean_nodes() {  # namespaces, veths and cgroups of every node
+clean_nodes() {  # namespaces (their chains and ipsets first), veths and cgroups of every node
   local name h d
   for name in $(node_names); do
+    if [[ -e "/run/netns/$name" ]]; then
+      clean_iptables "$name"
+      clean_ipsets "$name"
+    fi
     ip netns del "$name" 2>/dev/null || true
     ip link del "v-${name#cachelab-}" 2>/dev/null || true
     for h in $(cgroup_hierarchies) /sys/fs/cgroup/unified; do
@@ -574,13 +606,19 @@ check_tools() {
   done
   case "$network_policy" in
     none) ;;
+    kube-router)
+      multi_node || die "kube-router runs in the nodes' namespaces of the multi-node cluster; on one node (CLUSTER_NODES=1) use cilium or none"
+      [[ -x "$bin/kube-router" ]] || die "$bin/kube-router is missing: run make k8s-tools (its group netpol), or CLUSTER_NETWORK_POLICY=none"
+      for b in ipset iptables-save iptables-restore; do
+        command -v "$b" >/dev/null || die "$b is missing (kube-router needs it): run scripts/install-debs.sh k8s (make deps-k8s)"
+      done ;;
     cilium)
       multi_node && die "Cilium runs on one node here (CLUSTER_NODES=1; docs/kubernetes.md says why), not on '$nodes_arg'"
       [[ -x "$bin/cilium-agent" && -x "$bin/cilium-cni" && -d "$cilium_src/bpf" ]] \
         || die "cilium is not built: run CILIUM=1 make k8s-tools"
       [[ -x "$clang_dir/clang" ]] || die "$clang_dir/clang is missing: run scripts/install-debs.sh cilium"
       command -v curl >/dev/null || die "curl is missing: run scripts/install-debs.sh cilium" ;;
-    *) die "CLUSTER_NETWORK_POLICY must be none or cilium, not '$network_policy'" ;;
+    *) die "CLUSTER_NETWORK_POLICY must be kube-router, cilium or none, not '$network_policy'" ;;
   esac
 }
 
@@ -651,11 +689,12 @@ up() {
   log "nodes Ready in $((SECONDS - started)) s"
   wait_for 60 "default service account" kube-controller-manager kubectl_ get serviceaccount default
   [[ $network_policy == cilium ]] && start_cilium
+  [[ $network_policy == kube-router ]] && start_kube_router
   deploy_coredns
   kubectl_ -n kube-system rollout status deployment/coredns --timeout=90s >&2 || die "CoreDNS did not become ready"
   trap - EXIT
   if multi_node; then
-    log "cluster up in $((SECONDS - started)) s: $(node_names | wc -l) nodes (scale $(awk '$1 == "scale" {print $2}' "$layout_file"), profile $profile; $dir/layout), logs in $dir/logs"
+    log "cluster up in $((SECONDS - started)) s: $(node_names | wc -l) nodes (scale $(awk '$1 == "scale" {print $2}' "$layout_file"), profile $profile, NetworkPolicy: $network_policy; $dir/layout), logs in $dir/logs"
   else
     log "cluster up in $((SECONDS - started)) s (node $node_name at $node_ip, NetworkPolicy: $network_policy; logs in $dir/logs)"
   fi
@@ -691,22 +730,35 @@ stop_shims() {  # containerd-shim processes of our containerd (by pid, matched o
   done
 }
 
-clean_iptables() {  # every KUBE-*, CNI-* and CILIUM_* chain and the rules that jump to them, IPv4 and IPv6
-  local cmd table line chain
+# clean_iptables [NETNS]: every KUBE-* (kube-proxy's; kube-router's KUBE-ROUTER-*, KUBE-NWPLCY-*,
+# KUBE-POD-FW-*), CNI-* and CILIUM_* chain and the rules that jump to them, IPv4 and IPv6, on the
+# host or in a node's namespace
+clean_iptables() {
+  local cmd table line chain run=()
+  [[ -n ${1:-} ]] && run=(nsenter --net="/run/netns/$1")
   for cmd in iptables ip6tables; do
     command -v "$cmd" >/dev/null || continue
     for table in filter nat mangle raw; do
-      "$cmd" -t "$table" -S >/dev/null 2>&1 || continue
+      "${run[@]}" "$cmd" -t "$table" -S >/dev/null 2>&1 || continue
       while IFS= read -r line; do
-        eval "$cmd -w -t $table ${line/#-A /-D }" 2>/dev/null || true
-      done < <("$cmd" -t "$table" -S | grep -E '^-A ' | grep -E -- '-j (KUBE-|CNI-|CILIUM_)' | grep -vE '^-A (KUBE-|CNI-|CILIUM_)' || true)
-      for chain in $("$cmd" -t "$table" -S | awk '/^-N (KUBE-|CNI-|CILIUM_)/ {print $2}'); do
-        "$cmd" -w -t "$table" -F "$chain" 2>/dev/null || true
+        eval "${run[*]} $cmd -w -t $table ${line/#-A /-D }" 2>/dev/null || true
+      done < <("${run[@]}" "$cmd" -t "$table" -S | grep -E '^-A ' | grep -E -- '-j (KUBE-|CNI-|CILIUM_)' | grep -vE '^-A (KUBE-|CNI-|CILIUM_)' || true)
+      for chain in $("${run[@]}" "$cmd" -t "$table" -S | awk '/^-N (KUBE-|CNI-|CILIUM_)/ {print $2}'); do
+        "${run[@]}" "$cmd" -w -t "$table" -F "$chain" 2>/dev/null || true
       done
-      for chain in $("$cmd" -t "$table" -S | awk '/^-N (KUBE-|CNI-|CILIUM_)/ {print $2}'); do
-        "$cmd" -w -t "$table" -X "$chain" 2>/dev/null || true
+      for chain in $("${run[@]}" "$cmd" -t "$table" -S | awk '/^-N (KUBE-|CNI-|CILIUM_)/ {print $2}'); do
+        "${run[@]}" "$cmd" -w -t "$table" -X "$chain" 2>/dev/null || true
       done
     done
+  done
+}
+
+clean_ipsets() {  # clean_ipsets [NETNS]: kube-router's ipsets (KUBE-SRC-*, KUBE-DST-*, ...), after the rules using them
+  local run=() set
+  command -v ipset >/dev/null || return 0
+  [[ -n ${1:-} ]] && run=(nsenter --net="/run/netns/$1")
+  for set in $("${run[@]}" ipset list -n 2>/dev/null | grep -E '^(inet6:)?KUBE-' || true); do
+    "${run[@]}" ipset destroy "$set" 2>/dev/null || true
   done
 }
 
@@ -765,6 +817,7 @@ down() {
   clean_mounts
   clean_nodes
   clean_iptables
+  clean_ipsets
   clean_links
   clean_cgroups
   if [[ -f "$state" ]]; then

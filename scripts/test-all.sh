@@ -4,10 +4,10 @@
 #
 #   1. install check (every command the scripts call is installed by the project's own files)
 #   2. Debian packages, venv, jars
-#   3. background: k8s-tools control -> cluster (-> cilium with CILIUM=1); the images once the
-#      Java tiers are done and `cluster` is built
+#   3. background: k8s-tools control -> cluster -> netpol (-> cilium with CILIUM=1); the images
+#      once the Java tiers are done and `cluster` is built
 #      foreground: lint, unit, integration, e2e; then the kwok tier once `control` is built, the
-#      real-cluster tier once `cluster` and the images are, the Cilium tier once Cilium is
+#      real-cluster tier once `cluster`, `netpol` and the images are, the Cilium tier once Cilium is
 #
 # Stops at the first failing part (and stops the background build); the table of times is printed
 # either way. The background builds' logs are $TEST_LOG_DIR/tools.log and images.log (default
@@ -74,7 +74,7 @@ wait_for() {  # wait_for STEP: until the background build has finished STEP; fai
 
 build_tools() {  # background: the Go builds, in the order the tiers need them; a .rc file per step
   local step
-  for step in control cluster $([[ $cilium == 1 ]] && echo cilium); do
+  for step in control cluster netpol $([[ $cilium == 1 ]] && echo cilium); do
     local rc=0 t0=$SECONDS
     echo "==> $step ($(date -u +%H:%M:%S) UTC)" >>"$log_dir/tools.log"
     make_ k8s-tools K8S_TOOLS="$step" >>"$log_dir/tools.log" 2>&1 || rc=$?
@@ -128,6 +128,7 @@ echo "background: image builds started (nice 19; log $log_dir/images.log)"
 part "wait: k8s tools (control)" wait_for control
 part "kwok tier" make_ test-k8s
 part "wait: k8s tools (cluster)" wait_for cluster
+part "wait: k8s tools (netpol)" wait_for netpol
 part "wait: images" wait_for images
 part "real-cluster tier" make_ test-k8s-real
 if [[ $cilium == 1 ]]; then

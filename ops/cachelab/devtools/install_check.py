@@ -72,7 +72,8 @@ PROJECT_INSTALLS: dict[str, str] = {
     **_each("etcd", "deb:etcd-server"),
     **_each("containerd ctr", "deb:containerd"),
     **_each("runc", "deb:runc"),
-    **_each("iptables ip6tables iptables-save ip6tables-save", "deb:iptables"),
+    **_each("iptables ip6tables iptables-save ip6tables-save iptables-restore", "deb:iptables"),
+    **_each("ipset", "deb:ipset"),
     **_each("conntrack", "deb:conntrack"),
     **_each("openssl", "deb:openssl"),
     **_each("umoci", "deb:umoci"),
@@ -84,7 +85,7 @@ PROJECT_INSTALLS: dict[str, str] = {
     **_each(
         "helm kwok kwokctl kube-apiserver kube-controller-manager kube-scheduler kubelet"
         " kube-proxy kubectl coredns prometheus prometheus-operator prometheus-config-reloader"
-        " cilium-agent cilium-cni",
+        " kube-router cilium-agent cilium-cni",
         "k8s-tools",
     ),
     # pip, from ops/pyproject.toml

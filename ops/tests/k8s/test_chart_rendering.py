@@ -104,6 +104,19 @@ def test_metrics_port_admits_the_api_server_address_for_the_runner(tmp_path: Pat
     assert any({"ipBlock": {"cidr": "10.244.0.1/32"}} in r["from"] for r in ingress)
 
 
+def test_client_cidrs_admit_an_outside_harness_to_the_data_ports_only(tmp_path: Path) -> None:
+    objs = render(tmp_path, "networkPolicy:\n  clientsFromCidrs: ['192.0.2.0/24']\n")
+    block = {"ipBlock": {"cidr": "192.0.2.0/24"}}
+    for name, port in (("testbed-middleware", 11212), ("testbed-servers", 11211)):
+        ingress = objs[("NetworkPolicy", name)]["spec"]["ingress"]
+        admitting = [r for r in ingress if block in r["from"]]
+        assert [r["ports"] for r in admitting] == [[{"protocol": "TCP", "port": port}]], name
+    default = render(tmp_path, "")
+    for name in ("testbed-middleware", "testbed-servers"):
+        ingress = default[("NetworkPolicy", name)]["spec"]["ingress"]
+        assert not [p for r in ingress for p in r["from"] if "ipBlock" in p], name
+
+
 def _middleware_args(objs: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
     args: list[str] = pod_specs(objs)["testbed-middleware"]["containers"][0]["args"]
     return args

@@ -1,11 +1,11 @@
 """Tier 4 (no cluster needed): the chart's NetworkPolicies evaluated as a reachability table.
 
-The local cluster's bridge CNI alone does not enforce NetworkPolicies; Cilium does when built
-(CILIUM=1, ops/tests/k8s_real/test_network_policy.py, docs/kubernetes.md) but not by default, so
-this also evaluates the rendered policies, without any cluster, by the rules of the
-NetworkPolicy API (a pod selected by a policy of a direction allows only what some rule of such a
-policy admits; peers by pod/namespace selectors or ipBlock; ports) for the release's pods, a pod
-of the monitoring namespace, an unrelated pod and the API server's address."""
+The real local cluster enforces the policies (kube-router on every node, Cilium on one node;
+ops/tests/k8s_real/test_network_policy*.py, docs/kubernetes.md); this tier evaluates the rendered
+policies without any cluster, by the rules of the NetworkPolicy API (a pod selected by a policy of
+a direction allows only what some rule of such a policy admits; peers by pod/namespace selectors
+or ipBlock; ports) for the release's pods, a pod of the monitoring namespace, an unrelated pod,
+the API server's (and the host's) address and a node's."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class Peer:
     name: str
     namespace: str = "cachelab"
     labels: dict[str, str] = field(default_factory=dict)
-    ip: str = "10.244.0.50"
+    ip: str = "10.244.131.50"  # pods: the multi-node cluster's 10.244.128.0/17
     is_pod: bool = True
 
 
@@ -83,12 +83,13 @@ def allowed(policies: list[dict[str, Any]], src: Peer, dst: Peer, port: int) -> 
     return side(src, dst, "Egress", "egress", "to") and side(dst, src, "Ingress", "ingress", "from")
 
 
-LOADGEN = Peer("loadgen", labels={**RELEASE, "cachelab.dev/role": "loadgen"}, ip="10.244.0.20")
+LOADGEN = Peer("loadgen", labels={**RELEASE, "cachelab.dev/role": "loadgen"}, ip="10.244.134.20")
 MIDDLEWARE = Peer("middleware", labels={**RELEASE, "cachelab.dev/role": "middleware"})
-SERVER = Peer("server", labels={**RELEASE, "cachelab.dev/role": "server"}, ip="10.244.0.30")
+SERVER = Peer("server", labels={**RELEASE, "cachelab.dev/role": "server"}, ip="10.244.128.30")
 MONITORING = Peer("prometheus", namespace="monitoring", labels={"app": "prometheus"})
-STRANGER = Peer("stranger", labels={"app": "other"}, ip="10.244.0.40")
-API_SERVER = Peer("apiserver", ip="10.244.0.1", is_pod=False)
+STRANGER = Peer("stranger", labels={"app": "other"}, ip="10.244.128.40")
+API_SERVER = Peer("apiserver", ip="10.244.0.1", is_pod=False)  # also the host's tests
+NODE = Peer("node", ip="10.244.0.11", is_pod=False)  # the host's Service traffic, masqueraded
 
 # (source, destination, port, allowed) with charts/testbed/examples/local-values.yaml
 TABLE = [
@@ -104,7 +105,9 @@ TABLE = [
     (MONITORING, LOADGEN, 9503, True),
     (MONITORING, LOADGEN, 9504, False),
     (API_SERVER, MIDDLEWARE, 9102, True),  # the runner's scrape through the pod proxy
-    (API_SERVER, SERVER, 11211, False),
+    (API_SERVER, SERVER, 11211, True),  # clientsFromCidrs: the host's tests are clients
+    (NODE, MIDDLEWARE, 11212, True),
+    (NODE, LOADGEN, 9500, False),
     (LOADGEN, MIDDLEWARE, 9102, False),
     (SERVER, MIDDLEWARE, 11212, False),
 ]
@@ -122,6 +125,16 @@ def test_policy_reachability_table(
     policies = [o for (kind, _), o in objs.items() if kind == "NetworkPolicy"]
     assert len(policies) == 5
     assert allowed(policies, src, dst, port) is expected
+
+
+def test_without_client_cidrs_no_address_outside_the_cluster_reaches_the_data_ports(
+    tmp_path: Path,
+) -> None:
+    objs = render(tmp_path, "")  # the chart's defaults: clientsFromCidrs empty
+    policies = [o for (kind, _), o in objs.items() if kind == "NetworkPolicy"]
+    for dst, port in ((MIDDLEWARE, 11212), (SERVER, 11211)):
+        assert not allowed(policies, API_SERVER, dst, port), (dst.name, port)
+        assert not allowed(policies, NODE, dst, port), (dst.name, port)
 
 
 def test_baseline_without_middleware_lets_clients_reach_servers(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """Fixtures of the real-cluster tier: one local cluster (scripts/local-cluster.sh) for the module,
-by default in the ASL 2017 §3 shape (nodes a1 x 3, a4, a2 x 3 in network namespaces of their own),
-with every image of scripts/images.sh imported, and one testbed release installed with
-charts/testbed/examples/local-values.yaml (local-one-node-values.yaml on one node).
+by default in the ASL 2017 §3 shape (nodes a1 x 3, a4, a2 x 3 in network namespaces of their own)
+with kube-router's firewall enforcing NetworkPolicies on every node, with every image of
+scripts/images.sh imported, and one testbed release installed with
+charts/testbed/examples/local-values.yaml (local-one-node-values.yaml on one node), whose
+NetworkPolicies are on.
 
 The cluster needs root and owns machine-wide things (a bridge, namespaces, cgroups, iptables
 chains, port 6443 on its address), so one runs at a time: sessions queue on a lock file.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -52,7 +55,9 @@ RELEASE = "testbed"
 
 
 def leftovers() -> list[str]:
-    """What a stopped cluster must not leave on the machine."""
+    """What a stopped cluster must not leave on the machine: chains of kube-proxy, kube-router
+    (KUBE-ROUTER-*, KUBE-NWPLCY-*, KUBE-POD-FW-*), the CNI plugins and Cilium, kube-router's
+    ipsets, the bridge, Cilium's links and the pods' network namespaces."""
     found = []
     for save in ("iptables-save", "ip6tables-save"):
         out = subprocess.run([save], capture_output=True, text=True, check=False).stdout
@@ -60,6 +65,11 @@ def leftovers() -> list[str]:
         chains = [line for line in out.splitlines() if line.startswith(prefixes)]
         if chains:
             found.append(f"{save}: {len(chains)} KUBE-/CNI-/CILIUM_ chains, e.g. {chains[0]}")
+    if shutil.which("ipset"):
+        names = subprocess.run(["ipset", "list", "-n"], capture_output=True, text=True).stdout
+        sets = [n for n in names.split() if n.removeprefix("inet6:").startswith("KUBE-")]
+        if sets:
+            found.append(f"ipsets {sets}")
     if subprocess.run(["ip", "link", "show", BRIDGE], capture_output=True).returncode == 0:
         found.append(f"bridge {BRIDGE}")
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=False).stdout
@@ -152,13 +162,18 @@ class LocalCluster(Cluster):
 @contextmanager
 def local_cluster(
     tmp_path_factory: pytest.TempPathFactory,
-    network_policy: str = "none",
+    network_policy: str = "kube-router",
     nodes: str = ASL2017_NODES,
 ) -> Iterator[LocalCluster]:
-    """A started local cluster with every image imported; stopped and checked clean after."""
+    """A started local cluster with every image imported; stopped and checked clean after.
+    `network_policy` is CLUSTER_NETWORK_POLICY: kube-router (multi-node), cilium (one node) or
+    none."""
     if os.geteuid() != 0:
         raise AssertionError("the real-cluster tier needs root (bridge, iptables, containerd)")
-    for name in ("kube-apiserver", "kubelet", "kube-proxy", "coredns", "helm"):
+    names = ["kube-apiserver", "kubelet", "kube-proxy", "coredns", "helm"]
+    if network_policy == "kube-router":
+        names.append("kube-router")
+    for name in names:
         tool(name)  # fails early with `make k8s-tools` if one is missing
     fd = _lock()
     directory = tmp_path_factory.mktemp("cluster")

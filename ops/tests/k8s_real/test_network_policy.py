@@ -9,23 +9,18 @@ machine. The runner's metrics path is the API server's pod proxy (from the node'
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from k8s.conftest import Cluster
 from k8s.tools import CHART, TOOLS_BIN
 
 from .conftest import NAMESPACE, ONE_NODE_VALUES, RELEASE, local_cluster
+from .probes import PROBE_TIMEOUT_S, RELEASE_LABELS, memcache_probe, pod_ip, probe_pod
 
 pytestmark = [pytest.mark.k8s_real, pytest.mark.cilium]
-
-BUSYBOX = "cachelab.local/busybox:1.35.0"
-PROBE_TIMEOUT_S = 3
-RELEASE_LABELS = {"app.kubernetes.io/name": "testbed", "app.kubernetes.io/instance": RELEASE}
 
 
 def cilium_built() -> bool:
@@ -47,49 +42,6 @@ def policed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         policies = cluster.get("networkpolicies", "-n", NAMESPACE)["items"]
         assert len(policies) == 5, [p["metadata"]["name"] for p in policies]
         yield cluster
-
-
-def probe_pod(cluster: Cluster, name: str, labels: dict[str, str]) -> str:
-    """A busybox pod with the given labels, running; returns its name."""
-    manifest = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
-        "spec": {
-            "terminationGracePeriodSeconds": 1,
-            "containers": [
-                {
-                    "name": "probe",
-                    "image": BUSYBOX,
-                    "imagePullPolicy": "Never",
-                    "command": ["sleep", "3600"],
-                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
-                }
-            ],
-        },
-    }
-    path = cluster.workdir / f"{name}.json"
-    path.write_text(json.dumps(manifest))
-    cluster.kubectl("apply", "-f", path)
-    cluster.kubectl("wait", "-n", NAMESPACE, "--for=condition=Ready", f"pod/{name}", "--timeout=2m")
-    return name
-
-
-def memcache_probe(
-    cluster: Cluster, pod: str, ip: str, port: int, request: str, container: str = "probe"
-) -> str:
-    """Send a request with nc from inside `pod`; the reply, or '' if nothing came back."""
-    script = f"printf '{request}' | nc -w {PROBE_TIMEOUT_S} {ip} {port}; true"
-    return cluster.kubectl(
-        "exec", "-n", NAMESPACE, pod, "-c", container, "--", "sh", "-c", script, timeout_s=60
-    )  # fmt: skip
-
-
-def pod_ip(cluster: Cluster, selector: str) -> str:
-    items: list[dict[str, Any]] = cluster.get("pods", "-n", NAMESPACE, "-l", selector)["items"]
-    assert items, selector
-    ip: str = items[0]["status"]["podIP"]
-    return ip
 
 
 def test_policies_refuse_a_pod_outside_the_allowed_set_and_admit_the_allowed(

@@ -136,12 +136,14 @@ def test_release_runs_every_container_on_its_pools_nodes(
     print(f"{len(items)} pods, {containers} containers running and ready")
 
 
-def probe_on_pool(cluster: Cluster, name: str, pool: str) -> str:
-    """A busybox pod on a node of `pool`, running; returns its name."""
+def probe_on_pool(
+    cluster: Cluster, name: str, pool: str, labels: dict[str, str] | None = None
+) -> str:
+    """A busybox pod on a node of `pool` (with `labels`), running; returns its name."""
     manifest = {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": NAMESPACE},
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels or {}},
         "spec": {
             "nodeSelector": {"agentpool": pool},
             "terminationGracePeriodSeconds": 1,
@@ -166,10 +168,17 @@ def probe_on_pool(cluster: Cluster, name: str, pool: str) -> str:
 def test_pods_reach_each_other_across_nodes_by_ip_service_and_dns(
     real_cluster: LocalCluster, release: str
 ) -> None:
-    """From a pod on a client (a2) node: a server pod on an a1 node by its IP, the middleware
-    Service by its DNS name (CoreDNS runs on the a4 node) through this node's kube-proxy."""
-    probe = probe_on_pool(real_cluster, "cross-node-probe", "a2")
-    (server,) = pods(real_cluster, "statefulset.kubernetes.io/pod-name=testbed-memcached-0")
+    """From a client pod of the release on a client (a2) node: the middleware pod on the a4 node
+    by its IP, and its Service by DNS name (CoreDNS runs on the a4 node) through this node's
+    kube-proxy. The release's NetworkPolicies admit clients to the middleware only (the
+    middleware alone reaches the servers: test_network_policy_nodes.py)."""
+    client = {
+        "app.kubernetes.io/name": "testbed",
+        "app.kubernetes.io/instance": RELEASE,
+        "cachelab.dev/role": "loadgen",
+    }
+    probe = probe_on_pool(real_cluster, "cross-node-probe", "a2", client)
+    (middleware,) = pods(real_cluster, "app.kubernetes.io/component=middleware")
     service = real_cluster.get("service", "-n", NAMESPACE, f"{RELEASE}-middleware")
 
     def sh(script: str) -> str:
@@ -177,8 +186,12 @@ def test_pods_reach_each_other_across_nodes_by_ip_service_and_dns(
             "exec", "-n", NAMESPACE, probe, "--", "sh", "-c", script, timeout_s=60
         )
 
-    reply = sh(f"printf 'version\\r\\n' | nc -w 3 {server['status']['podIP']} 11211")
-    assert reply.startswith("VERSION "), reply
+    # The policy engine admits a new pod a moment after it starts: the first try may be refused.
+    deadline, reply = time.monotonic() + 30, ""
+    while not reply and time.monotonic() < deadline:
+        ip = middleware["status"]["podIP"]
+        reply = sh(f"printf 'get cross-node\\r\\n' | nc -w 3 {ip} 11212; true")
+    assert reply.strip() == "END", reply
     name = f"{RELEASE}-middleware.{NAMESPACE}.svc.cluster.local"
     lookup = sh(f"nslookup {name}")
     assert service["spec"]["clusterIP"] in lookup, lookup
@@ -186,8 +199,8 @@ def test_pods_reach_each_other_across_nodes_by_ip_service_and_dns(
     assert reply.strip() == "END", reply
     probe_pod = real_cluster.get("pod", "-n", NAMESPACE, probe)
     print(
-        f"{probe} on {probe_pod['spec']['nodeName']}: memcached on "
-        f"{server['spec']['nodeName']} by IP, {name} -> {service['spec']['clusterIP']}"
+        f"{probe} on {probe_pod['spec']['nodeName']}: the middleware on "
+        f"{middleware['spec']['nodeName']} by IP, {name} -> {service['spec']['clusterIP']}"
     )
     real_cluster.kubectl("delete", "pod", "-n", NAMESPACE, probe, "--wait=false")
 
