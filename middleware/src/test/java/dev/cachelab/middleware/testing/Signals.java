@@ -16,8 +16,8 @@ final class Signals {
   /**
    * Sends a signal ({@code STOP}, {@code CONT}) with kill(1) if the process lives; waits for kill
    * and, for {@code STOP}, until every thread of the process shows as stopped. kill(2) returns once
-   * the signal is queued; a thread running on another core still answers a request or two before
-   * it stops, and a test that reads "no answer" right after the signal would see one.
+   * the signal is queued; a thread running on another core still answers a request or two before it
+   * stops, and a test that reads "no answer" right after the signal would see one.
    */
   static void send(Process process, String name) throws IOException {
     if (process == null || !process.isAlive()) {
@@ -64,7 +64,8 @@ final class Signals {
       }
       // The state follows the command name in parentheses, which may itself hold ')'.
       int afterName = stat.lastIndexOf(')');
-      char state = afterName >= 0 && afterName + 2 < stat.length() ? stat.charAt(afterName + 2) : '?';
+      char state =
+          afterName >= 0 && afterName + 2 < stat.length() ? stat.charAt(afterName + 2) : '?';
       if (state != 'T' && state != 't') {
         return false;
       }
