@@ -1,7 +1,14 @@
 """Fidelity: a run's curves against its seed's published ones, as ours / seed's.
 
-For each seed the spec names (`seeds:`) and each of the seed's published curves
-(cachelab.seeds) that matches one of the run's series, three numbers on each side:
+A run's series is put beside a seed curve (cachelab.seeds) only like for like: every field the
+curve's `config` fixes (workload ratio, backend, servers, middlewares, workers per middleware,
+value size, client machines, instances per machine, threads, clients per thread when fixed,
+sharding, replication, multi-get size; the curve's x excluded) must agree with the configuration
+the run's spec gives that series's points. A curve no series agrees with is refused, naming the
+fields that differ (ours vs the seed's) for the run's closest series.
+
+For each seed the spec names (`seeds:`) and each of the seed's curves a series matches, three
+numbers on each side:
 
 - saturation throughput: the highest mean throughput over the curve's points;
 - knee: the first x (clients, or offered rate) whose mean throughput reaches `KNEE_FRAC` of
@@ -14,6 +21,13 @@ A curve over something other than the load (a value size at the seed's highest c
 no knee and no low load: it compares its saturation (the highest throughput over its x) and is
 drawn over its own x.
 
+Two more per pair: the shape, the largest absolute difference between the two throughput curves
+each divided by its own maximum, over the x values both have (0 = the same shape; NaN without a
+shared x); and the bottleneck, the seed's (what its text names, cachelab.seeds.BOTTLENECKS)
+beside ours (the station the operational analysis, cachelab.analysis.operational, finds busiest
+at our saturation point; "unknown" when the folder holds no per-process CPU samples for that
+point, since without them the CPU stations are not measured).
+
 Absolute numbers depended on the seeds' 2016-2019 cloud VMs, so the ratios are a comparison of
 shapes and scale, not a pass or fail. Pure functions over summary.csv; any thread.
 """
@@ -24,18 +38,29 @@ import csv
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cachelab.results import ResultsDir
+from cachelab.results import ResultsDir, ResultsError
 from cachelab.results.experiment import read_spec
-from cachelab.seeds import SeedCurve, curves_for
+from cachelab.seeds import CONFIG_FIELDS, SeedBottleneck, SeedCurve, curves_for, differences
+from cachelab.spec import Spec
 
 KNEE_FRAC = 0.95
 THROUGHPUT = "throughput_ops_per_s"
 RESPONSE_TIME = "response_time_ms"
 LOAD_AXES = ("total_clients", "topology.clients_per_thread", "workload.rate_ops")
+UNKNOWN = "unknown"
+# the operational analysis's station names as the seeds' bottleneck kinds
+STATION_KINDS = {
+    "worker pool": "worker_pool_rtt",
+    "net thread": "net_thread",
+    "event loops": "middleware_cpu",
+    "pod CPU middleware": "middleware_cpu",
+    "pod CPU loadgen": "client",
+    "host CPU": "host_cpu",
+}
 
 
 class FidelityError(ValueError):
@@ -84,6 +109,22 @@ class FidelityRow:
     theirs: Curve
     rt_from_law: bool  # the seed's low-load response time is N / X
     x: str = "total_clients"  # the summary.csv column both curves are drawn over
+    config: dict[str, Any] = field(default_factory=dict)  # the fields both sides agree on
+    seed_bottleneck: SeedBottleneck | None = None
+    our_bottleneck: str = UNKNOWN
+
+    @property
+    def shape_difference(self) -> float:
+        """Largest |ours / our maximum - theirs / their maximum| over the x values both have."""
+        return shape_difference(self.ours, self.theirs)
+
+    @property
+    def same_bottleneck(self) -> bool | None:
+        """Whether ours is the seed's bottleneck; None when either side is not known."""
+        theirs = self.seed_bottleneck.kind if self.seed_bottleneck else "none_stated"
+        if self.our_bottleneck == UNKNOWN or theirs == "none_stated":
+            return None
+        return self.our_bottleneck == theirs
 
     def ratios(self) -> dict[str, float]:
         def ratio(a: float, b: float) -> float:
@@ -130,12 +171,84 @@ def our_curve(rows: Sequence[dict[str, str]], x: str) -> Curve:
     )
 
 
-def _label(match: dict[str, Any]) -> str:
-    return ", ".join(f"{k.split('.')[-1]}={v}" for k, v in match.items())
+def shape_difference(ours: Curve, theirs: Curve) -> float:
+    """Largest absolute difference of the two throughputs each over its own maximum, at the x
+    values both curves have; NaN when they share none."""
+    if not (ours.saturation > 0 and theirs.saturation > 0):
+        return math.nan
+    mine = dict(zip(ours.x, ours.throughput, strict=True))
+    published = dict(zip(theirs.x, theirs.throughput, strict=True))
+    gaps = [
+        abs(mine[x] / ours.saturation - published[x] / theirs.saturation)
+        for x in sorted(set(mine) & set(published))
+        if math.isfinite(mine[x])
+    ]
+    return max(gaps) if gaps else math.nan
 
 
-def fidelity_rows(results_dir: Path) -> list[FidelityRow]:
-    """Every (seed curve, our matching series) of one results folder; FidelityError when none."""
+@dataclass(frozen=True)
+class Refusal:
+    """A seed curve no series of the run agrees with, and why (for the closest series)."""
+
+    experiment: str
+    seed: str
+    curve: str
+    differences: list[tuple[str, Any, Any]]  # (field, ours, the seed's)
+    reason: str = ""
+
+    def line(self) -> str:
+        if self.reason:
+            why = self.reason
+        else:
+            why = "fields differ (ours vs seed's): " + "; ".join(
+                f"{name} {_shown(ours)} vs {_shown(theirs)}"
+                for name, ours, theirs in self.differences
+            )
+        return f"{self.experiment}: not compared with {self.seed} '{self.curve}': {why}"
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "absent"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What one results folder holds against its seeds: the matched pairs, the refused curves
+    and the seeds it names that have no published numbers."""
+
+    experiment: str
+    rows: list[FidelityRow]
+    refused: list[Refusal]
+    without_numbers: list[str]
+
+
+def point_configs(spec: Spec) -> dict[int, dict[str, Any]]:
+    """Each point's configuration: the CONFIG_FIELDS of the spec with its sweep values set."""
+    configs = {}
+    for point in spec.points():
+        dumped = point.spec.model_dump(mode="json")
+        configs[point.index] = {name: _field(dumped, name) for name in CONFIG_FIELDS}
+    return configs
+
+
+def _field(data: dict[str, Any], path: str) -> Any:
+    node: Any = data
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def _row_config(row: dict[str, str], configs: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    point = _float(row.get("point"))
+    return configs.get(int(point), {}) if math.isfinite(point) else {}
+
+
+def compare(results_dir: Path) -> Comparison:
+    """Every seed curve of the spec's seeds against the run's series, like for like."""
     results = ResultsDir(results_dir)
     spec = read_spec(results)
     if not results.summary_file.is_file():
@@ -144,44 +257,115 @@ def fidelity_rows(results_dir: Path) -> list[FidelityRow]:
         summary = list(csv.DictReader(handle))
     if not spec.seeds:
         raise FidelityError(f"{results_dir}: its spec names no seed experiment (seeds:)")
-    found = []
+    configs = point_configs(spec)
+    candidates = [_row_config(r, configs) for r in summary] or list(configs.values())
+    bottlenecks = _Bottlenecks(results_dir)
+    rows, refused, without = [], [], []
     for seed in spec.seeds:
-        for curve in curves_for(seed):
-            mine = [r for r in summary if _matches(r, curve.match)]
-            if not mine or curve.x not in mine[0]:
+        curves = curves_for(seed)
+        if not curves:
+            without.append(seed)
+        for curve in curves:
+            mine = [r for r in summary if not differences(curve, _row_config(r, configs))]
+            if mine and curve.x in mine[0]:
+                rows.append(_pair(spec.name, curve, mine, bottlenecks))
                 continue
-            theirs, from_law = seed_curve(curve)
-            found.append(
-                FidelityRow(
-                    spec.name,
-                    seed,
-                    _label(curve.match),
-                    curve.source,
-                    our_curve(mine, curve.x),
-                    theirs,
-                    from_law,
-                    curve.x,
-                )
-            )
-    if not found:
-        raise FidelityError(
-            f"{results_dir}: no published numbers of {', '.join(spec.seeds)} match its series "
+            closest = min((differences(curve, c) for c in candidates), key=len)
+            reason = "" if closest else f"its series are not drawn over {curve.x}"
+            refused.append(Refusal(spec.name, seed, curve.label, closest, reason))
+    return Comparison(spec.name, rows, refused, without)
+
+
+def _pair(
+    experiment: str, curve: SeedCurve, mine: list[dict[str, str]], bottlenecks: _Bottlenecks
+) -> FidelityRow:
+    theirs, from_law = seed_curve(curve)
+    ours = our_curve(mine, curve.x)
+    return FidelityRow(
+        experiment,
+        curve.seed,
+        curve.label,
+        curve.source,
+        ours,
+        theirs,
+        from_law,
+        curve.x,
+        {k: v for k, v in curve.config.items() if v is not None and k != curve.x},
+        curve.bottleneck,
+        bottlenecks.at_saturation(mine, curve.x, ours),
+    )
+
+
+class _Bottlenecks:
+    """Our bottleneck at a series's saturation point, from the folder's raw runs (read once)."""
+
+    def __init__(self, results_dir: Path) -> None:
+        self.results_dir = results_dir
+        self._experiment: Any = None
+        self._read = False
+
+    def at_saturation(self, mine: list[dict[str, str]], x: str, ours: Curve) -> str:
+        if not ours.throughput or not math.isfinite(ours.saturation):
+            return UNKNOWN
+        top_x = ours.x[ours.throughput.index(ours.saturation)]
+        points = {r["point"] for r in mine if _float(r.get(x)) == top_x and "point" in r}
+        if len(points) != 1:
+            return UNKNOWN
+        return self.of_point(int(points.pop()))
+
+    def of_point(self, point: int) -> str:
+        """The busiest station's kind at `point`; UNKNOWN without its CPU samples."""
+        import pandas as pd
+
+        from cachelab.report.analysis import analyse_point
+
+        experiment = self.experiment()
+        if experiment is None or not experiment.runs_of(point):
+            return UNKNOWN
+        host = experiment.metadata.get("host") or {}
+        cores = int(host.get("cpu_count") or 0) if isinstance(host, dict) else 0
+        frame = pd.read_csv(ResultsDir(self.results_dir).summary_file)
+        analysis, _, repetitions = analyse_point(point, frame, experiment, cores)
+        if not any(m.process_cpu for m in repetitions) or analysis.bottleneck is None:
+            return UNKNOWN
+        if analysis.bottleneck.startswith("backend "):
+            return "server_cpu"
+        return STATION_KINDS.get(analysis.bottleneck, UNKNOWN)
+
+    def experiment(self) -> Any:
+        if not self._read:
+            self._read = True
+            from cachelab.results.experiment import read_experiment
+
+            if (self.results_dir / "raw").is_dir():
+                try:
+                    self._experiment = read_experiment(self.results_dir)
+                except ResultsError:
+                    self._experiment = None
+        return self._experiment
+
+
+def fidelity_rows(results_dir: Path) -> list[FidelityRow]:
+    """Every (seed curve, our like series) of one results folder; FidelityError when none."""
+    comparison = compare(results_dir)
+    if comparison.rows:
+        return comparison.rows
+    raise FidelityError(nothing_matches(results_dir, comparison))
+
+
+def nothing_matches(results_dir: Path, comparison: Comparison) -> str:
+    """The one line saying why a folder has nothing to compare."""
+    if not comparison.refused:
+        seeds = ", ".join(comparison.without_numbers)
+        return (
+            f"{results_dir}: no published numbers of {seeds} "
             "(cachelab/seeds/curves.yaml holds the seeds' numbers)"
         )
-    return found
-
-
-def _matches(row: dict[str, str], match: dict[str, Any]) -> bool:
-    for column, wanted in match.items():
-        if column not in row:
-            return False
-        value = _float(row[column])
-        if math.isfinite(value) and isinstance(wanted, int | float):
-            if value != float(wanted):
-                return False
-        elif str(row[column]) != str(wanted):
-            return False
-    return True
+    closest = min(comparison.refused, key=lambda r: len(r.differences) or 99)
+    return (
+        f"{results_dir}: none of its series matches a published curve like for like "
+        f"({len(comparison.refused)} refused); closest: {closest.line().split(': ', 1)[1]}"
+    )
 
 
 def _n(value: float, digits: int = 0) -> str:
@@ -190,9 +374,15 @@ def _n(value: float, digits: int = 0) -> str:
     return f"{value:,.{digits}f}"
 
 
+def bottleneck_cell(row: FidelityRow) -> str:
+    theirs = row.seed_bottleneck.kind if row.seed_bottleneck else "none_stated"
+    verdict = {True: "same", False: "differs", None: "not comparable"}[row.same_bottleneck]
+    return f"{row.our_bottleneck} / {theirs} ({verdict})"
+
+
 def table_rows(rows: Sequence[FidelityRow]) -> list[list[str]]:
     """Text cells: experiment, seed, series, saturation, knee, low-load RT (ours / seed's =
-    ratio), source."""
+    ratio), shape, bottleneck (ours / seed's), source."""
     cells = []
     for row in rows:
         r = row.ratios()
@@ -207,6 +397,8 @@ def table_rows(rows: Sequence[FidelityRow]) -> list[list[str]]:
                 f"{_n(row.ours.knee)} / {_n(row.theirs.knee)} = {_n(r['knee'], 2)}",
                 f"{_n(row.ours.low_load_rt_ms, 2)} / {_n(row.theirs.low_load_rt_ms, 2)} ms = "
                 f"{_n(r['low_load_rt'], 2)}{law}",
+                _n(row.shape_difference, 2),
+                bottleneck_cell(row),
                 row.source,
             ]
         )
@@ -220,13 +412,20 @@ HEADER = [
     "saturation ops/s (ours / seed = ratio)",
     "knee, clients (ours / seed = ratio)",
     "low-load response time (ours / seed = ratio)",
+    "shape (largest gap, throughput / own max)",
+    "bottleneck (ours / seed's)",
     "seed's source",
 ]
 
 
-def markdown(rows: Sequence[FidelityRow]) -> str:
-    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    lines += ["| " + " | ".join(cells) + " |" for cells in table_rows(rows)]
+def markdown(rows: Sequence[FidelityRow], refused: Sequence[Refusal] = ()) -> str:
+    """The table, and below it one line per refused curve."""
+    lines = []
+    if rows:
+        lines += ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+        lines += ["| " + " | ".join(cells) + " |" for cells in table_rows(rows)]
+    if refused:
+        lines += ([""] if rows else []) + [f"- {r.line()}" for r in refused]
     return "\n".join(lines) + "\n"
 
 
@@ -253,7 +452,10 @@ def _load(value: Any) -> str:
 
 
 def markdown_with_provenance(folders: Sequence[Path]) -> str:
-    """The table and, above it, one line per results folder saying how it was measured."""
-    rows = [row for folder in folders for row in fidelity_rows(folder)]
+    """The table and, above it, one line per results folder saying how it was measured; below
+    it the curves of their seeds that no series matched like for like."""
+    comparisons = [compare(folder) for folder in folders]
+    rows = [row for c in comparisons for row in c.rows]
+    refused = [r for c in comparisons for r in c.refused]
     lines = [f"- {provenance(folder)}" for folder in folders]
-    return "\n".join(lines) + "\n\n" + markdown(rows)
+    return "\n".join(lines) + "\n\n" + markdown(rows, refused)

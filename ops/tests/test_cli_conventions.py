@@ -194,25 +194,44 @@ def test_validate_json_gives_each_verdict(
     assert len(_json_out(capsys)["specs"]) == 1
 
 
-def test_fidelity_json_holds_the_table_as_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+def test_fidelity_json_holds_the_table_as_numbers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from seed_runs import shaped_run, worker_bound
+
     from cachelab.fidelity import fidelity_rows
 
-    assert main(["fidelity", "--json", str(SAMPLE)]) == 0
-    (row,) = _json_out(capsys)["rows"]
-    (expected,) = fidelity_rows(SAMPLE)
+    folder = shaped_run(tmp_path, "asl17-heavy-load-1mw", worker_bound)
+    assert main(["fidelity", "--json", str(folder)]) == 0
+    out = _json_out(capsys)
+    expected = fidelity_rows(folder)
+    assert len(out["rows"]) == len(expected) == 4
+    row, first = out["rows"][0], expected[0]
     assert (row["experiment"], row["seed"], row["series"]) == (
-        expected.experiment,
-        expected.seed,
-        expected.series,
+        first.experiment,
+        first.seed,
+        first.series,
     )
-    assert row["ours"]["saturation_ops_per_s"] == pytest.approx(expected.ours.saturation)
-    assert row["seed_published"]["knee"] == expected.theirs.knee
+    assert row["ours"]["saturation_ops_per_s"] == pytest.approx(first.ours.saturation)
+    assert row["seed_published"]["knee"] == first.theirs.knee
     assert row["ratios"]["saturation"] == pytest.approx(
         row["ours"]["saturation_ops_per_s"] / row["seed_published"]["saturation_ops_per_s"]
     )
     assert row["seed_rt_from_law"] is True and row["x"] == "total_clients"
+    assert row["config"]["topology.middlewares"] == 1 and row["config"]["workload.ratio"] == "1:0"
+    assert row["bottleneck"] == {
+        "ours": "unknown",  # no raw runs, so no CPU samples
+        "seed": "worker_pool_rtt",
+        "seed_where": "§3.3.1 'Explanation'",
+        "same": None,
+    }
+    assert 0 <= row["shape_max_abs_difference"] <= 1
+    # the seed's two-middleware curves are refused, each naming the fields that differ
+    assert len(out["refused"]) == 4
+    fields = {d["field"]: (d["ours"], d["seed"]) for d in out["refused"][0]["differences"]}
+    assert fields["topology.middlewares"] == (1, 2)
     with pytest.raises(SystemExit):  # one shape at a time
-        main(["fidelity", "--json", "--markdown", str(SAMPLE)])
+        main(["fidelity", "--json", "--markdown", str(folder)])
 
 
 def test_search_json_is_the_answer_and_its_progress_goes_to_stderr(

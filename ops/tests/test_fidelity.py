@@ -3,26 +3,34 @@ seed section and the generated table in docs/experiments.md."""
 
 from __future__ import annotations
 
-import csv
 import math
-import shutil
-from collections.abc import Callable
+import re
 from pathlib import Path
-from typing import Any
 
 import pytest
+from seed_runs import shaped_run, worker_bound
 
 from cachelab.cli import main
 from cachelab.fidelity import (
     Curve,
     FidelityError,
+    compare,
     fidelity_rows,
     markdown_with_provenance,
+    shape_difference,
 )
 from cachelab.paths import repo_root
 from cachelab.report.seeds_section import SEEDS_FIGURE, seeds_section
-from cachelab.seeds import all_curves, catalogue, known_seed
-from cachelab.spec import SpecError, load_spec, parse_spec
+from cachelab.seeds import (
+    BOTTLENECKS,
+    CONFIG_FIELDS,
+    SeedCurve,
+    all_curves,
+    catalogue,
+    differences,
+    known_seed,
+)
+from cachelab.spec import SpecError, parse_spec
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = DATA / "results-sample"
@@ -38,6 +46,10 @@ def test_every_curve_names_a_catalogued_seed_and_is_well_formed() -> None:
         for values in curve.points.values():
             assert len(values) == len(xs), (curve.seed, curve.label)
         assert curve.source.startswith(("ASL", "Memcached"))
+        assert set(curve.config) == set(CONFIG_FIELDS), (curve.seed, curve.label)
+        assert curve.bottleneck.kind in BOTTLENECKS and curve.bottleneck.where
+        # numbers either printed in the seed's text (an excerpt) or read from a figure
+        assert curve.excerpt is not None or "from the figure" in curve.source, curve.label
 
 
 def test_a_seed_id_with_no_data_is_one_clear_line() -> None:
@@ -56,17 +68,47 @@ def test_knee_saturation_and_low_load() -> None:
     assert curve.low_load_rt_ms == 4.4
 
 
-def test_the_sample_against_its_seed() -> None:
-    (row,) = fidelity_rows(SAMPLE)
-    assert (row.seed, row.series) == ("asl17-3.1-one-mw", "workers=8")
-    assert row.theirs.saturation == 3955
-    assert row.theirs.knee == 24
-    assert row.rt_from_law  # the seed table has the middleware's times only
-    assert row.theirs.low_load_rt_ms == pytest.approx(1000 * 2 / 458)
-    assert row.ours.x == [2, 8, 32]
-    ratios = row.ratios()
-    assert ratios["saturation"] == pytest.approx(row.ours.saturation / 3955)
-    assert math.isfinite(ratios["knee"])
+def test_the_read_only_sample_is_refused_naming_the_fields(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # read-only against 3 servers; the seed's published table is write-only against 1 server
+    with pytest.raises(FidelityError) as caught:
+        fidelity_rows(SAMPLE)
+    line = str(caught.value)
+    assert "asl17-3.1-one-mw '8 workers, write-only'" in line
+    assert "workload.ratio 0:1 vs 1:0" in line and "topology.servers 3 vs 1" in line
+    assert main(["fidelity", str(SAMPLE)]) == 2
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("error:") and len(out.splitlines()) == 1
+
+
+def _one_mw_curve() -> SeedCurve:
+    (curve,) = [c for c in all_curves() if c.seed == "asl17-3.1-one-mw"]
+    return curve
+
+
+def test_a_like_series_matches_and_an_unlike_one_names_its_fields() -> None:
+    curve = _one_mw_curve()
+    like = {k: v for k, v in curve.config.items()}
+    like["topology.clients_per_thread"] = 16  # not fixed: the load is swept with it
+    like["workload.ratio"] = "2:0"  # the same share of writes
+    assert differences(curve, like) == []
+    unlike = {**like, "workload.ratio": "0:1", "topology.servers": 3}
+    assert differences(curve, unlike) == [
+        ("workload.ratio", "0:1", "1:0"),
+        ("topology.servers", 3, 1),
+    ]
+    assert ("workload.sharded", None, False) in differences(
+        curve, {k: v for k, v in like.items() if k != "workload.sharded"}
+    )
+
+
+def test_the_shape_is_the_largest_gap_of_the_normalised_curves() -> None:
+    ours = Curve([2, 8, 16], [100, 400, 500], [1, 1, 1])
+    theirs = Curve([2, 8, 16, 24], [50, 100, 200, 200], [1, 1, 1, 1])
+    # at 2: 0.2 vs 0.25, at 8: 0.8 vs 0.5, at 16: 1.0 vs 1.0
+    assert shape_difference(ours, theirs) == pytest.approx(0.3)
+    assert math.isnan(shape_difference(ours, Curve([3], [1], [1])))
 
 
 def test_no_seed_numbers_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,22 +118,32 @@ def test_no_seed_numbers_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     (folder / "summary.csv").write_text("point,repetition,total_clients\n")
     with pytest.raises(FidelityError, match=r"no published numbers of mvr-3\.1-mc-default"):
         fidelity_rows(folder)
+    assert compare(folder).without_numbers == ["mvr-3.1-mc-default"]
     assert main(["fidelity", str(folder)]) == 2
     out = capsys.readouterr().out.strip()
     assert out.startswith("error:") and len(out.splitlines()) == 1
 
 
-def test_the_cli_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["fidelity", "--markdown", str(SAMPLE)]) == 0
+def test_the_cli_prints_the_table_and_the_refusals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = shaped_run(tmp_path, "asl17-heavy-load-2mw", worker_bound)
+    assert main(["fidelity", "--markdown", str(folder)]) == 0
+    row = "| asl17-heavy-load-2mw | asl17-3.3-heavy-load | 64 workers, 2 MW, write-only |"
+    assert row in capsys.readouterr().out
+    assert main(["fidelity", str(folder)]) == 0
     out = capsys.readouterr().out
-    assert "| results-sample | asl17-3.1-one-mw | workers=8 |" in out
+    assert re.search(
+        r"not compared with asl17-3\.3-heavy-load '8 workers, 1 MW, write-only': fields differ "
+        r"\(ours vs seed's\): topology\.middlewares 2 vs 1; topology\.instances_per_machine 2 "
+        r"vs 1; topology\.threads 1 vs 2",
+        " ".join(out.split()),
+    )
 
 
-def test_the_report_section_overlays_the_seed(tmp_path: Path) -> None:
-    section = seeds_section(SAMPLE, tmp_path)
-    assert section is not None
-    assert (tmp_path / SEEDS_FIGURE).stat().st_size > 20_000
-    assert section["rows"][0]["seed"] == "asl17-3.1-one-mw"
+def test_the_report_section_of_an_unlike_run_is_left_out(tmp_path: Path) -> None:
+    assert seeds_section(SAMPLE, tmp_path) is None
+    assert not (tmp_path / SEEDS_FIGURE).exists()
 
 
 BEGIN = "<!-- fidelity table: begin"
@@ -106,69 +158,32 @@ def test_the_docs_table_is_generated_from_the_measured_runs() -> None:
     folders = sorted((DATA / "fidelity").iterdir())
     assert folders
     assert block.strip() == markdown_with_provenance(folders).strip(), (
-        "regenerate with: cachelab fidelity --markdown ops/tests/data/fidelity/*"
+        "regenerate with cachelab.fidelity.markdown_with_provenance over ops/tests/data/fidelity/*"
     )
 
 
 # --- the overlay on the quickstart and on seed specs ---------------------------------------------
 
 QUICKSTART = DATA / "fidelity" / "quickstart"
-EXPERIMENTS = ROOT / "ops" / "experiments"
 
 
-def test_the_quickstart_report_draws_its_seed_curve(tmp_path: Path) -> None:
+def test_the_quickstart_is_not_put_beside_the_write_only_table(tmp_path: Path) -> None:
+    # the quickstart is read-only against 3 servers; ASL 2017 §3.1 published write-only numbers
+    # against 1 server only, so there is nothing like for like to draw
     assert "asl17-3.1-one-mw" in (ROOT / "ops" / "experiments" / "quickstart.yaml").read_text()
-    section = seeds_section(QUICKSTART, tmp_path)
-    assert section is not None
-    (row,) = section["rows"]
-    assert (row["seed"], row["series"]) == ("asl17-3.1-one-mw", "workers=8")
-    assert (tmp_path / SEEDS_FIGURE).stat().st_size > 20_000
-
-
-def shaped_run(
-    tmp_path: Path, spec_name: str, throughput: Callable[[dict[str, Any]], float]
-) -> Path:
-    """A results folder of `spec_name` whose summary.csv has one row per point: the columns the
-    fidelity table reads, the throughput from `throughput(row)` and N / X as response time."""
-    folder = tmp_path / spec_name
-    folder.mkdir()
-    spec_file = EXPERIMENTS / f"{spec_name}.yaml"
-    shutil.copy(spec_file, folder / "spec.yaml")
-    rows = []
-    for point in load_spec(spec_file).points():
-        t = point.spec.topology
-        row: dict[str, Any] = {
-            "point": point.index,
-            "repetition": 0,
-            **point.values,
-            "total_clients": t.total_clients,
-            "workers": t.workers,
-            "middlewares": t.middlewares,
-            "status": "ok",
-        }
-        row["throughput_ops_per_s"] = throughput(row)
-        row["response_time_ms"] = 1000.0 * t.total_clients / row["throughput_ops_per_s"]
-        rows.append(row)
-    with (folder / "summary.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return folder
+    assert seeds_section(QUICKSTART, tmp_path) is None
+    (refusal,) = compare(QUICKSTART).refused
+    assert [d[0] for d in refusal.differences] == ["workload.ratio", "topology.servers"]
 
 
 def test_an_asl17_spec_gets_each_worker_count_beside_the_seeds_table(tmp_path: Path) -> None:
-    # a worker pool of WT workers holding a request 2 ms each: min(N / 2 ms, WT / 2 ms)
-    folder = shaped_run(
-        tmp_path,
-        "asl17-heavy-load-1mw",
-        lambda r: 500.0 * min(r["total_clients"], r["workers"]),
-    )
+    folder = shaped_run(tmp_path, "asl17-heavy-load-1mw", worker_bound)
     rows = fidelity_rows(folder)
     assert sorted(r.series for r in rows) == [
-        f"workers={w}, middlewares=1" for w in (16, 32, 64, 8)
+        f"{w} workers, 1 MW, write-only" for w in (16, 32, 64, 8)
     ]
     by_workers = {r.series: r for r in rows}
-    eight = by_workers["workers=8, middlewares=1"]
+    eight = by_workers["8 workers, 1 MW, write-only"]
     assert eight.theirs.saturation == 3520  # Table 3's 8 WT, 1 MW row at 210 clients
     assert eight.ours.saturation == 4000
     assert eight.ratios()["saturation"] == pytest.approx(4000 / 3520)

@@ -1,5 +1,6 @@
-"""`cachelab fidelity RESULTS_DIR...`: ours / the seed's saturation, knee and low-load response
-time."""
+"""`cachelab fidelity RESULTS_DIR...`: ours / the seed's saturation, knee, low-load response time,
+shape and bottleneck, for each series that matches a seed curve like for like; one line per
+curve refused, naming the fields that differ."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from cachelab.cli.arguments import Subparsers, add_json, print_json
 from cachelab.cli.common import error
 
 if TYPE_CHECKING:
-    from cachelab.fidelity import Curve, FidelityRow
+    from cachelab.fidelity import Curve, FidelityRow, Refusal
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -45,11 +46,32 @@ def _row(row: FidelityRow) -> dict[str, Any]:
         "seed": row.seed,
         "series": row.series,
         "x": row.x,
+        "config": row.config,
         "ours": numbers(row.ours),
         "seed_published": numbers(row.theirs),
         "ratios": row.ratios(),
+        "shape_max_abs_difference": row.shape_difference,
+        "bottleneck": {
+            "ours": row.our_bottleneck,
+            "seed": row.seed_bottleneck.kind if row.seed_bottleneck else "none_stated",
+            "seed_where": row.seed_bottleneck.where if row.seed_bottleneck else "",
+            "same": row.same_bottleneck,
+        },
         "seed_rt_from_law": row.rt_from_law,
         "source": row.source,
+    }
+
+
+def _refusal(refusal: Refusal) -> dict[str, Any]:
+    return {
+        "experiment": refusal.experiment,
+        "seed": refusal.seed,
+        "series": refusal.curve,
+        "differences": [
+            {"field": name, "ours": ours, "seed": theirs}
+            for name, ours, theirs in refusal.differences
+        ],
+        "reason": refusal.reason or None,
     }
 
 
@@ -57,20 +79,25 @@ def cmd_fidelity(args: argparse.Namespace, console: Console) -> int:
     from cachelab.fidelity import (
         HEADER,
         FidelityError,
-        fidelity_rows,
+        compare,
         markdown_with_provenance,
+        nothing_matches,
         table_rows,
     )
     from cachelab.results import ResultsError
 
-    rows = []
+    rows, refused = [], []
     for folder in args.results_dirs:
         try:
-            rows += fidelity_rows(folder)
+            comparison = compare(folder)
         except (FidelityError, ResultsError) as problem:
             return error(console, str(problem))
+        if not comparison.rows:
+            return error(console, nothing_matches(folder, comparison))
+        rows += comparison.rows
+        refused += comparison.refused
     if args.json:
-        print_json({"rows": [_row(row) for row in rows]})
+        print_json({"rows": [_row(row) for row in rows], "refused": [_refusal(r) for r in refused]})
         return 0
     if args.markdown:
         print(markdown_with_provenance(args.results_dirs), end="")
@@ -81,4 +108,6 @@ def cmd_fidelity(args: argparse.Namespace, console: Console) -> int:
     for cells in table_rows(rows):
         table.add_row(*(escape(c) for c in cells))
     console.print(table)
+    for refusal in refused:
+        console.print(escape(refusal.line()), soft_wrap=True)
     return 0

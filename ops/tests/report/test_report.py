@@ -30,7 +30,8 @@ EXPECTED_FIGURES = {
     "interactive_law.png",
     "mva_model.png",
     "utilisation.png",
-    "seeds.png",  # the sample names asl17-3.1-one-mw, whose numbers cachelab.seeds holds
+    # no seeds.png: the sample names asl17-3.1-one-mw, but it is read-only against 3 servers and
+    # the seed published write-only numbers against 1 (tests/test_fidelity.py draws like pairs)
 }
 
 
