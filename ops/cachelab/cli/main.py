@@ -1,4 +1,4 @@
-"""The `cachelab` command line: run, search, fidelity, validate, report, compare, summarize, list,
+"""The `cachelab` command line: run, search, reproduce, fidelity, validate, report, compare, summarize, list,
 schema, render, collect."""
 
 # PYTHON_ARGCOMPLETE_OK
@@ -17,6 +17,7 @@ from cachelab.cli import (
     fidelity,
     render,
     report,
+    reproduce,
     run,
     schema,
     search,
@@ -32,6 +33,7 @@ from cachelab.terminal import make_console
 COMMANDS = (
     run,
     search,
+    reproduce,
     fidelity,
     validate,
     report,

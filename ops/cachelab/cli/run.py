@@ -30,6 +30,7 @@ from cachelab.cli.common import (
     spec_hint,
 )
 from cachelab.options import RunOptions
+from cachelab.results import ResultsDir
 from cachelab.spec import Spec, SpecError, load_spec
 
 # FIELD=VALUE terms (whitespace-separated) applied to every `cachelab run`'s spec after its --set
@@ -116,6 +117,11 @@ def _dry_run(spec: Spec, selection: Any, console: Console) -> int:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    return execute(args, console)[0]
+
+
+def execute(args: argparse.Namespace, console: Console) -> tuple[int, ResultsDir | None]:
+    """Runs `args.spec`: the exit code and the results folder (None when nothing ran)."""
     from cachelab.experiment import ResumeError, Selection, SelectionError
     from cachelab.k8s.kube import K8sError
     from cachelab.k8s.plan import PlanError
@@ -131,9 +137,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         selection = Selection(tuple(args.only or ()))
         selection.choose(spec.points())  # a bad --only fails before anything starts
     except SpecError as problem:
-        return error(console, f"{problem}{spec_hint(args.spec)}")
+        return error(console, f"{problem}{spec_hint(args.spec)}"), None
     except SelectionError as problem:
-        return error(console, str(problem))
+        return error(console, str(problem)), None
     if overrides:
         console.print(f"spec with {' '.join(overrides)}", highlight=False, soft_wrap=True)
     if args.target == "local":
@@ -141,25 +147,25 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
         capacity = check(spec)
         if capacity:
-            return error(console, f"{args.spec}: {capacity}")
+            return error(console, f"{args.spec}: {capacity}"), None
     if getattr(args, "dry_run", False):
-        return _dry_run(spec, selection, console)
+        return _dry_run(spec, selection, console), None
     if args.target == "k8s" and getattr(args, "monitor", False):
         return error(
             console,
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
-        )
+        ), None
     if args.target == "k8s" and any(p.spec.links() for p in spec.points()):
-        return error(console, local_only_network(args.spec))
+        return error(console, local_only_network(args.spec)), None
     if args.target == "local" and (args.values or args.loadgen or args.namespace or args.release):
-        return error(console, K8S_ONLY)
+        return error(console, K8S_ONLY), None
     made = first_missing(args.results) if args.results is not None else None
     if args.results is not None and args.resume is None:
         unwritable = cannot_write(args.results)
         if unwritable:
             remove_made(args.results, made)
-            return error(console, f"--results {args.results}: {unwritable}")
+            return error(console, f"--results {args.results}: {unwritable}"), None
     options = RunOptions.from_args(args)
     try:
         if args.target == "k8s":
@@ -181,7 +187,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         RepoRootError,
     ) as problem:
         remove_made(args.results, made)
-        return error(console, str(problem))
+        return error(console, str(problem)), None
     if results.summary_file.is_file():
         console.print(summary_table(results.summary_file, list(spec.sweep)))
     console.print(
@@ -201,9 +207,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             index = build_report(results.path)
         except Exception as problem:  # the report's own errors name what is wrong
             error(console, f"report failed: {type(problem).__name__}: {problem}")
-            return code or 1
+            return code or 1, results
         except KeyboardInterrupt:  # the runs are kept: only the report is missing
             error(console, f"report interrupted; `cachelab report {results.path}` builds it")
-            return 130
+            return 130, results
         console.print(f"report: {index}", highlight=False)
-    return code
+    return code, results

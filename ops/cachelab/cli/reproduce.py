@@ -1,0 +1,170 @@
+"""`cachelab reproduce SEED`: run a seed experiment as the seed ran it, then its fidelity table.
+
+The spec is the one in ops/experiments that names the seed (`seeds:`); a spec through a
+middleware that sets no `network` gets its report's network profile (ASL 2017's links for
+`asl17-*`, ASL 2019's for `asl19-*`), since the seeds explain their results by those RTTs.
+`--quick` runs only the points that have published numbers to compare with (each swept field
+narrowed to the values the seed's curves fix), once, for 20 s each.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from cachelab.cli.arguments import Subparsers, add_results, add_target
+from cachelab.cli.common import EXPERIMENTS_DIR, error, note
+from cachelab.spec import Spec, SpecError, load_spec
+
+# The network profile of each report's seeds (cachelab.network.PROFILES); ASL 2016 and the
+# Memcached-vs-Redis thesis state no RTT between their machines.
+PROFILE_OF_REPORT = {"asl17": "asl2017", "asl19": "asl2019"}
+QUICK_SETTINGS = ("run.repetitions=1", "run.duration_s=20", "run.warmup_s=2", "run.cooldown_s=2")
+
+
+class ReproduceError(ValueError):
+    """A seed that cannot be reproduced here, in one line."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What `reproduce` runs: the spec file and the `--set` terms on it, with why each was set."""
+
+    spec_path: Path
+    overrides: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def add_parser(sub: Subparsers) -> None:
+    reproduce = sub.add_parser(
+        "reproduce",
+        help="run a seed experiment at its own configuration, then print its fidelity table",
+    )
+    reproduce.set_defaults(handler=cmd_reproduce)
+    reproduce.add_argument("seed", metavar="SEED", help="a seed experiment id (cachelab list)")
+    add_target(reproduce)
+    add_results(reproduce)
+    reproduce.add_argument(
+        "--quick",
+        action="store_true",
+        help="only the points with published numbers, one repetition of 20 s each "
+        "(default: the spec's whole sweep, repetitions and durations)",
+    )
+    reproduce.add_argument(
+        "--set",
+        action="append",
+        default=None,
+        metavar="FIELD=VALUE",
+        help="change one field of the spec, after reproduce's own terms; repeatable "
+        "(default: none)",
+    )
+    reproduce.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the spec and the terms it would run with, and the points, and run nothing",
+    )
+
+
+def specs_naming(seed: str, folder: Path = EXPERIMENTS_DIR) -> list[Path]:
+    """The spec files of `folder` whose `seeds:` names `seed` (invalid specs are skipped)."""
+    found = []
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            if seed in load_spec(path).seeds:
+                found.append(path)
+        except SpecError:
+            continue
+    return found
+
+
+def plan(seed: str, quick: bool, extra: tuple[str, ...] = (), folder: Path = EXPERIMENTS_DIR) -> Plan:
+    """The spec and the terms that run `seed` as the seed ran it; ReproduceError when it cannot."""
+    from cachelab.seeds import curves_for, known_seed
+
+    unknown = known_seed(seed)
+    if unknown:
+        raise ReproduceError(unknown)
+    curves = curves_for(seed)
+    if not curves:
+        raise ReproduceError(
+            f"{seed}: the seed published no numbers this testbed holds "
+            "(cachelab/seeds/curves.yaml), so there is nothing to compare a run with"
+        )
+    paths = specs_naming(seed, folder)
+    if not paths:
+        raise ReproduceError(f"{seed}: no spec in {folder} names it (seeds:)")
+    # The seed's own spec first (named after its report, e.g. asl17-*), the fewest seeds first.
+    report = seed.split("-")[0]
+    paths.sort(key=lambda p: (not p.stem.startswith(report), len(load_spec(p).seeds), p.name))
+    spec_path = paths[0]
+    spec = load_spec(spec_path)
+    overrides: list[str] = []
+    notes: list[str] = []
+    if len(paths) > 1:
+        notes.append(f"{len(paths)} specs name {seed}; running {spec_path.name}")
+    profile = PROFILE_OF_REPORT.get(seed.split("-")[0])
+    if profile and not spec.links() and spec.topology.middlewares > 0:
+        overrides.append(f"network.profile={profile}")
+        notes.append(f"network.profile={profile}: the links' RTTs its report measured")
+    if quick:
+        overrides += QUICK_SETTINGS
+        overrides += _narrowed_sweep(spec, curves, notes)
+    return Plan(spec_path, (*overrides, *extra), tuple(notes))
+
+
+def _narrowed_sweep(spec: Spec, curves: list[Any], notes: list[str]) -> list[str]:
+    """`sweep.FIELD=[...]` terms keeping only the swept values some curve of the seed fixes."""
+    terms = []
+    for field, values in spec.sweep.items():
+        wanted = [c.config.get(field) for c in curves if c.config.get(field) is not None]
+        if not wanted:
+            continue
+        from cachelab.seeds import same_value
+
+        kept = [v for v in values if any(same_value(field, v, w) for w in wanted)]
+        if not kept:
+            raise ReproduceError(
+                f"{spec.name}: its sweep of {field} ({values}) has none of the values the seed's "
+                f"curves were measured at ({sorted({str(w) for w in wanted})})"
+            )
+        if len(kept) < len(values):
+            rendered = ", ".join(f'"{v}"' if isinstance(v, str) else str(v) for v in kept)
+            terms.append(f"sweep.{field}=[{rendered}]")
+            notes.append(f"{field}: only {rendered} (the values with published numbers)")
+    return terms
+
+
+def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
+    from cachelab.cli import fidelity, run
+    from cachelab.cli.main import build_parser
+
+    try:
+        chosen = plan(args.seed, args.quick, tuple(args.set or ()))
+    except (ReproduceError, SpecError) as problem:
+        return error(console, str(problem))
+    console.print(
+        f"reproduce {args.seed}: {chosen.spec_path} "
+        + " ".join(f"--set {term}" for term in chosen.overrides),
+        highlight=False,
+        soft_wrap=True,
+    )
+    for line in chosen.notes:
+        note(console, line)
+    argv = ["run", str(chosen.spec_path), "--target", args.target]
+    argv += [f"--set={term}" for term in chosen.overrides]
+    if args.results is not None:
+        argv += ["--results", str(args.results)]
+    if args.dry_run:
+        argv.append("--dry-run")
+    run_args = build_parser().parse_args(argv)
+    code, results = run.execute(run_args, console)
+    if args.dry_run or results is None or not results.summary_file.is_file():
+        return code
+    shown = fidelity.cmd_fidelity(
+        argparse.Namespace(results_dirs=[results.path], json=False, markdown=False), console
+    )
+    return code or shown

@@ -1,0 +1,115 @@
+"""`cachelab reproduce SEED`: which spec and terms a seed runs with, its errors, and one short
+real run of ASL 2017 §3.1 through its emulated links ending in the fidelity table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cachelab.cli import main
+from cachelab.cli.reproduce import ReproduceError, plan
+from cachelab.spec import load_spec
+
+
+def test_a_seed_runs_its_own_spec_with_its_reports_network_profile() -> None:
+    chosen = plan("asl17-3.1-one-mw", quick=False)
+    assert chosen.spec_path.name == "asl17-one-mw.yaml"  # not the quickstart, which names it too
+    assert chosen.overrides == ("network.profile=asl2017",)
+    spec = load_spec(chosen.spec_path, chosen.overrides)
+    assert [(link.name, link.rtt_ms) for link in spec.links()] == [
+        ("client_mw", 2.3),
+        ("mw_server", 2.0),
+    ]
+
+
+def test_a_baseline_without_middleware_gets_no_middleware_links() -> None:
+    baseline = plan("asl17-2.2-one-client", quick=False)
+    assert not any(term.startswith("network.") for term in baseline.overrides)
+
+
+def test_quick_keeps_only_the_points_with_published_numbers() -> None:
+    chosen = plan("asl17-3.1-one-mw", quick=True)
+    assert "sweep.topology.workers=[8]" in chosen.overrides
+    assert 'sweep.workload.ratio=["1:0"]' in chosen.overrides
+    assert "run.repetitions=1" in chosen.overrides
+    spec = load_spec(chosen.spec_path, chosen.overrides)
+    points = spec.points()
+    assert {p.spec.topology.workers for p in points} == {8}
+    assert {p.spec.workload.ratio for p in points} == {"1:0"}
+    assert len(points) == 9  # every client count of the spec's sweep
+
+
+def test_user_terms_come_after_reproduces_own() -> None:
+    chosen = plan("asl17-3.1-one-mw", quick=True, extra=("run.duration_s=5",))
+    assert chosen.overrides[-1] == "run.duration_s=5"
+    assert load_spec(chosen.spec_path, chosen.overrides).run.duration_s == 5
+
+
+@pytest.mark.parametrize(
+    ("seed", "expected"),
+    [
+        ("asl17-9.9-nothing", "'asl17-9.9-nothing' is no seed experiment (ids of that report:"),
+        ("asl17-2.4-iperf", "asl17-2.4-iperf: the seed published no numbers this testbed holds"),
+    ],
+)
+def test_a_seed_that_cannot_be_reproduced_is_one_clear_line(
+    seed: str, expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(ReproduceError, match="^" + expected.replace("(", r"\(")):
+        plan(seed, quick=True)
+    assert main(["reproduce", seed]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith(f"error: {expected}")
+    assert len(out.strip().splitlines()) == 1
+
+
+def test_a_sweep_without_the_seeds_values_is_refused(tmp_path: Path) -> None:
+    spec = (Path(__file__).resolve().parents[1] / "experiments" / "asl17-one-mw.yaml").read_text()
+    (tmp_path / "only-32.yaml").write_text(
+        spec.replace("topology.workers: [8, 16, 32, 64]", "topology.workers: [32, 64]")
+    )
+    with pytest.raises(ReproduceError, match=r"its sweep of topology.workers \(\[32, 64\]\) has none"):
+        plan("asl17-3.1-one-mw", quick=True, folder=tmp_path)
+
+
+def test_dry_run_lists_the_points_and_runs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["reproduce", "asl17-3.1-one-mw", "--quick", "--dry-run", "--results", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "--set network.profile=asl2017" in out
+    assert "dry run: 9 of 9 points, 9 runs of 20 s" in out
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.e2e
+def test_one_command_runs_the_seed_and_prints_its_fidelity_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # the table's rows on one line each
+    code = main(
+        [
+            "reproduce",
+            "asl17-3.1-one-mw",
+            "--quick",
+            "--results",
+            str(tmp_path),
+            "--set",
+            "sweep.topology.clients_per_thread=[1, 4]",
+            "--set",
+            "run.duration_s=3",
+            "--set",
+            "run.warmup_s=1",
+            "--set",
+            "run.cooldown_s=1",
+        ]
+    )
+    out = capsys.readouterr().out
+    print(out)
+    assert code == 0, out
+    assert "asl17-3.1-one-mw" in out and "8 workers, write-only" in out
+    (summary,) = tmp_path.glob("*/*/summary.csv")
+    header = summary.read_text().splitlines()[0]
+    assert "rtt_client_mw_p50_ms" in header and "rtt_mw_server_p50_ms" in header
