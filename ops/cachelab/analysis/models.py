@@ -26,9 +26,10 @@
 - **The links' RTTs** (cachelab.analysis.links; spec `network`): the client's link is a delay
   station, part of the delay Z' + Z; the middleware -> server link is inside the worker pool's
   demand (a worker is held for the round trip). A calibrated model's measured times already
-  hold them; the model records how much of each is the link's RTT (at least the RTT: a worker
-  cannot hold a request for less than its round trip), so that `with_links` can put other RTTs
-  in their place (cachelab.analysis.prediction). A run without RTTs has the model without links.
+  hold them, so its numbers do not change: it records how much of each measured time is the
+  link's RTT (the RTT, or all of the time when less was measured: a run whose RTT was not
+  emulated), so that `with_links` can put other RTTs in their place
+  (cachelab.analysis.prediction). A run without RTTs has the model without links.
 - **Asymptotic bounds** per line (`line_bounds`): X <= min(N / (D + Z), 1 / D_max), from the
   least cycle time and the highest ceiling over the line's points, so that they bound every
   measured point.
@@ -208,15 +209,14 @@ def closed_model(m: PointMeasurement, analysis: OperationalAnalysis) -> ClosedMo
     demands: list[float] = []
     servers: list[float] = []
     pool = analysis.stage(POOL)
-    server_rtt = m.links.server_rtt_ms(m.middlewares)
+    server_rtt = 0.0
     if m.has_middleware and pool is not None and pool.demand_ms > 0:
         names.append(POOL)
-        demands.append(max(pool.demand_ms, server_rtt))
+        demands.append(pool.demand_ms)
         servers.append(float(m.workers * m.middlewares))
+        server_rtt = min(m.links.server_rtt_ms(m.middlewares), pool.demand_ms)
     elif m.has_middleware:
         return None
-    else:
-        server_rtt = 0.0
     delay = analysis.outside_ms()
     cpu = analysis.cpu_station()
     available, held = math.nan, 0.0
@@ -230,12 +230,12 @@ def closed_model(m: PointMeasurement, analysis: OperationalAnalysis) -> ClosedMo
     if not names or not math.isfinite(delay):
         return None
     overlap = max(0.0, -delay)
-    client_rtt = m.links.client_rtt_ms(m.middlewares)
+    client_rtt = min(m.links.client_rtt_ms(m.middlewares), delay + overlap)
     return ClosedModel(
         names,
         demands,
         servers,
-        max(delay + overlap, client_rtt) + m.think_time_ms,
+        delay + overlap + m.think_time_ms,
         m.clients,
         m.think_time_ms,
         overlap,

@@ -654,6 +654,14 @@ def build_report(results_dir: Path) -> Path:
         plots_analysis.plot_mva_per_point(figure.subplots(), points, x, series, section.curves)
         _save(figure, out / "mva_model.png")
 
+    if section.predictions:
+        figure = _figure(out, figures, "rtt_prediction", wide)
+        plots_analysis.plot_rtt_predictions(
+            figure.subplots(), points, x, series, section.predictions
+        )
+        _save(figure, out / "rtt_prediction.png")
+        figures.captions["rtt_prediction"] = report_analysis.prediction_caption(section.predictions)
+
     if section.stages:
         figure = _figure(out, figures, "utilisation", wide)
         left, right = figure.subplots(1, 2)
@@ -699,6 +707,7 @@ def build_report(results_dir: Path) -> Path:
         has_mw=has_mw,
         has_window_std="throughput_window_std_ops_per_s" in points.columns,
         figures=figures.files,
+        captions=figures.captions,
         model_rows=section.model_rows,
         sentences=section.sentences,
         analyses=section.analyses,

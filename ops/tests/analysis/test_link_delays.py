@@ -225,9 +225,11 @@ def test_a_calibrated_model_holds_the_rtts_inside_its_measured_times() -> None:
     assert closed.demands_ms == plain.demands_ms == [pytest.approx(2.4)]
     assert closed.delay_ms == plain.delay_ms
     assert (closed.client_rtt_ms, closed.server_rtt_ms) == (1.2, 2.0)
-    # a measured holding time below the round trip is raised to it (no worker holds less)
+    # a measured holding time below the round trip (an RTT the run did not emulate) stays as
+    # measured, all of it the link's
     short = closed_model(measurement(_row(rtt_mw_server_p50_ms=3.0), [], host_cores=0), analyse(m))
-    assert short is not None and short.demands_ms == [3.0]
+    assert short is not None
+    assert short.demands_ms == [pytest.approx(2.4)] and short.server_rtt_ms == pytest.approx(2.4)
 
 
 # runs without RTTs: exactly the model numbers they had
