@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from cachelab.network import LINKS, MAX_RTT_MS
+from cachelab.network import LINKS, MAX_RTT_MS, PROFILE_NAMES, PROFILES
 
 RttSource = Literal["achieved", "configured", "profile"]
 RTT_SOURCES: tuple[RttSource, ...] = ("achieved", "configured", "profile")
@@ -129,6 +129,24 @@ class LinkDelays:
 
 
 NO_LINKS = LinkDelays()
+
+
+def profile_delays(profile: str) -> LinkDelays:
+    """The RTTs of a seed's profile (cachelab.network.PROFILES), each naming its section.
+
+    Raises
+    ------
+    ValueError
+        If there is no such profile.
+    """
+    if profile not in PROFILES:
+        raise ValueError(f"profile: {profile!r} (expected: one of {', '.join(PROFILE_NAMES)})")
+    return LinkDelays(
+        tuple(
+            LinkDelay(link, rtt.rtt_ms, "profile", rtt.source)
+            for link, rtt in PROFILES[profile].items()
+        )
+    )
 
 
 def achieved_delays(row: Mapping[str, Any] | pd.Series, suffix: str = "") -> LinkDelays:

@@ -14,22 +14,21 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from cachelab.analysis.links import NO_LINKS, LinkDelay, LinkDelays, achieved_delays
+from cachelab.analysis.links import (
+    NO_LINKS,
+    LinkDelay,
+    LinkDelays,
+    achieved_delays,
+    profile_delays,
+)
 from cachelab.analysis.models import POOL, ClosedModel, closed_model, with_links
 from cachelab.analysis.operational import PointMeasurement, analyse
 from cachelab.analysis.perpoint import measurement, spec_delays
 from cachelab.analysis.prediction import network_model, predict_curve
-from cachelab.network import PROFILES
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MAKE_NUMBERS = DATA / "make_model_numbers.py"
 NEGLIGIBLE_MS = 1e-6  # "negligible service": the server and the worker take no time
-
-
-def _profile(name: str) -> LinkDelays:
-    return LinkDelays(
-        tuple(LinkDelay(k, v.rtt_ms, "profile", v.source) for k, v in PROFILES[name].items())
-    )
 
 
 # ASL 2017 §3.1.1: 8 workers / 2 ms = 4,000 req/s, 16 -> 8,000
@@ -52,8 +51,8 @@ def test_the_worker_bound_is_workers_over_the_mw_server_rtt(workers: int, expect
 
 
 def test_the_asl2017_profile_gives_the_reports_4000_and_figure_11_gives_3200() -> None:
-    asl2017 = predict_curve(network_model(8, NEGLIGIBLE_MS, _profile("asl2017")), 64)
-    figure_11 = predict_curve(network_model(8, NEGLIGIBLE_MS, _profile("asl2017-fig11")), 64)
+    asl2017 = predict_curve(network_model(8, NEGLIGIBLE_MS, profile_delays("asl2017")), 64)
+    figure_11 = predict_curve(network_model(8, NEGLIGIBLE_MS, profile_delays("asl2017-fig11")), 64)
     assert asl2017.ceiling_ops_per_s == pytest.approx(4000.0, rel=1e-5)
     assert figure_11.ceiling_ops_per_s == pytest.approx(3200.0, rel=1e-5)
     assert figure_11.max_throughput_ops_per_s == pytest.approx(3200.0, rel=1e-5)
@@ -110,7 +109,7 @@ def test_with_links_takes_the_old_rtts_out_and_puts_the_new_ones_in() -> None:
         server_rtt_ms=2.05,
         links=LinkDelays.of("achieved", client_mw=2.4, mw_server=2.05),
     )
-    fig11 = with_links(calibrated, _profile("asl2017-fig11"))
+    fig11 = with_links(calibrated, profile_delays("asl2017-fig11"))
     assert fig11.demands_ms == [pytest.approx(0.25 + 2.5)]
     assert fig11.delay_ms == pytest.approx(0.2 + 0.5)
     assert (fig11.client_rtt_ms, fig11.server_rtt_ms) == (0.5, 2.5)
@@ -118,9 +117,9 @@ def test_with_links_takes_the_old_rtts_out_and_puts_the_new_ones_in() -> None:
     # without links: the service alone
     bare = with_links(calibrated, NO_LINKS)
     assert bare.demands_ms == [pytest.approx(0.25)] and bare.delay_ms == pytest.approx(0.2)
-    prediction = predict_curve(calibrated, 32, _profile("asl2017-fig11"), calibrated_at=0)
+    prediction = predict_curve(calibrated, 32, profile_delays("asl2017-fig11"), calibrated_at=0)
     assert prediction.calibration_links == calibrated.links
-    assert prediction.links == _profile("asl2017-fig11")
+    assert prediction.links == profile_delays("asl2017-fig11")
     assert prediction.ceiling_ops_per_s == pytest.approx(8000.0 / 2.75)
 
 
@@ -142,6 +141,8 @@ def test_a_bad_rtt_is_refused(rtt: float) -> None:
 
 
 def test_bad_links_and_models_are_refused() -> None:
+    with pytest.raises(ValueError, match="profile: 'asl2016'"):
+        profile_delays("asl2016")
     with pytest.raises(ValueError, match="link: 'client_backend'"):
         LinkDelay("client_backend", 1.0, "configured")
     with pytest.raises(ValueError, match="source"):
