@@ -23,6 +23,13 @@
   per-point calibration takes Z' from the point's own response time, so its throughput agrees
   largely by construction, while this one earns trust by predicting what it was not
   calibrated on.
+- **The links' RTTs** (cachelab.analysis.links; spec `network`): the client's link is a delay
+  station, part of the delay Z' + Z; the middleware -> server link is inside the worker pool's
+  demand (a worker is held for the round trip). A calibrated model's measured times already
+  hold them, so its numbers do not change: it records how much of each measured time is the
+  link's RTT (the RTT, or all of the time when less was measured: a run whose RTT was not
+  emulated), so that `with_links` can put other RTTs in their place
+  (cachelab.analysis.prediction). A run without RTTs has the model without links.
 - **Asymptotic bounds** per line (`line_bounds`): X <= min(N / (D + Z), 1 / D_max), from the
   least cycle time and the highest ceiling over the line's points, so that they bound every
   measured point.
@@ -36,11 +43,13 @@ saying where and why it departs from the measurement.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cachelab.analysis import queueing
+from cachelab.analysis.links import NO_LINKS, LinkDelays
 from cachelab.analysis.operational import OperationalAnalysis, PointMeasurement
 
 MVA_TARGET_PCT = 15.0
@@ -85,7 +94,12 @@ class ClosedModel:
     m_cpu(X) = available - X x held (the pool threads and backends take held CPU ms per
     request, at the predicted X, not at the measured one). The model is solved at the fixed
     point X = MVA(m_cpu(X)), found by bisection (MVA's X falls as m_cpu falls, so there is
-    exactly one)."""
+    exactly one).
+
+    The links' RTTs (cachelab.analysis.links) are parts of the stations already there: the
+    client's link's RTT is part of `delay_ms` (a delay station), the middleware -> server
+    link's is part of the worker pool's demand (a worker is held through the round trip, so
+    the pool's ceiling is m / (RTT + the server's service + the worker's CPU))."""
 
     names: list[str]
     demands_ms: list[float]
@@ -98,6 +112,29 @@ class ClosedModel:
     overlap_ms: float = 0.0
     cpu_available_cores: float = math.nan
     cpu_held_ms: float = 0.0
+    client_rtt_ms: float = 0.0  # the client's link's RTT, inside delay_ms
+    server_rtt_ms: float = 0.0  # the middleware -> server RTT, inside the pool's demand
+    links: LinkDelays = NO_LINKS  # where those RTTs come from
+
+    def __post_init__(self) -> None:
+        for name in ("client_rtt_ms", "server_rtt_ms"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name}: must be a finite number >= 0, got {value!r}")
+        if self.client_rtt_ms > self.delay_ms:
+            raise ValueError(
+                f"client_rtt_ms: {self.client_rtt_ms!r} (expected: <= delay_ms, "
+                f"{self.delay_ms!r}, the delay it is part of)"
+            )
+        if self.server_rtt_ms > 0:
+            k = self.station(POOL)
+            if k is None:
+                raise ValueError("server_rtt_ms: needs a worker pool station to hold it")
+            if self.server_rtt_ms > self.demands_ms[k]:
+                raise ValueError(
+                    f"server_rtt_ms: {self.server_rtt_ms!r} (expected: <= the worker pool's "
+                    f"demand, {self.demands_ms[k]!r}, the holding time it is part of)"
+                )
 
     @property
     def _shared_cpu(self) -> int | None:
@@ -172,10 +209,12 @@ def closed_model(m: PointMeasurement, analysis: OperationalAnalysis) -> ClosedMo
     demands: list[float] = []
     servers: list[float] = []
     pool = analysis.stage(POOL)
+    server_rtt = 0.0
     if m.has_middleware and pool is not None and pool.demand_ms > 0:
         names.append(POOL)
         demands.append(pool.demand_ms)
         servers.append(float(m.workers * m.middlewares))
+        server_rtt = min(m.links.server_rtt_ms(m.middlewares), pool.demand_ms)
     elif m.has_middleware:
         return None
     delay = analysis.outside_ms()
@@ -191,6 +230,7 @@ def closed_model(m: PointMeasurement, analysis: OperationalAnalysis) -> ClosedMo
     if not names or not math.isfinite(delay):
         return None
     overlap = max(0.0, -delay)
+    client_rtt = min(m.links.client_rtt_ms(m.middlewares), delay + overlap)
     return ClosedModel(
         names,
         demands,
@@ -201,6 +241,42 @@ def closed_model(m: PointMeasurement, analysis: OperationalAnalysis) -> ClosedMo
         overlap,
         available,
         held,
+        client_rtt,
+        server_rtt,
+        m.links,
+    )
+
+
+def with_links(closed: ClosedModel, links: LinkDelays) -> ClosedModel:
+    """The same network with other links' RTTs: the model's own client RTT is taken out of
+    the delay and the new one put in, and likewise the middleware -> server RTT in the worker
+    pool's demand (D_pool = D_pool - RTT_old + RTT_new); everything else (the servers' and
+    the workers' service, the CPU station, the think time) stays as calibrated.
+
+    Raises
+    ------
+    ValueError
+        If the worker pool would be left without demand (its whole holding time was the old
+        RTT and the new one is 0).
+    """
+    k = closed.station(POOL)
+    middlewares = 1 if k is not None else 0
+    client, server = links.client_rtt_ms(middlewares), links.server_rtt_ms(middlewares)
+    demands = list(closed.demands_ms)
+    if k is not None:
+        demands[k] = max(demands[k] - closed.server_rtt_ms, 0.0) + server
+        if not demands[k] > 0:
+            raise ValueError(
+                f"worker pool demand: {demands[k]!r} ms with the RTTs {links.describe()} "
+                "(expected: > 0; the calibration's holding time was all round trip)"
+            )
+    return dataclasses.replace(
+        closed,
+        demands_ms=demands,
+        delay_ms=max(closed.delay_ms - closed.client_rtt_ms, 0.0) + client,
+        client_rtt_ms=client,
+        server_rtt_ms=server,
+        links=links,
     )
 
 

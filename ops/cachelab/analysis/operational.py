@@ -58,6 +58,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from cachelab.analysis.links import NO_LINKS, LinkDelays
+
 MEMCACHED_DEFAULT_THREADS = 4
 
 
@@ -100,6 +102,10 @@ class PointMeasurement:
     pipelined: bool = False
     # --event-loops of each middleware (0: the ASL design, a net thread and a worker pool)
     event_loops: int = 0
+    # the links' RTTs the models put on the request's path (achieved, else the spec's), and
+    # the spec's alone (configured or profile: what an a-priori prediction takes)
+    links: LinkDelays = NO_LINKS
+    spec_links: LinkDelays = NO_LINKS
 
     @property
     def worker_wakeup_wait_ms(self) -> float:

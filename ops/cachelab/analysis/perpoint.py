@@ -9,8 +9,10 @@ from typing import Any
 
 import pandas as pd
 
+from cachelab.analysis.links import NO_LINKS, LinkDelay, LinkDelays, achieved_delays
 from cachelab.analysis.operational import PointMeasurement
 from cachelab.results.run import RunData
+from cachelab.spec import Network
 
 
 def _value(row: pd.Series, column: str, default: float = math.nan) -> float:
@@ -107,13 +109,15 @@ def measurement(
         return _value(row, f"{name}{suffix}")
 
     pool_cores, pool_wait_cores = pool_threads(runs)
+    middlewares = int(_value(row, "middlewares", 0.0))
+    spec_links = spec_delays(runs[0].record.spec, middlewares) if runs else NO_LINKS
     return PointMeasurement(
         point=int(row["point"]),
         clients=int(row["total_clients"]),
         think_time_ms=_value(row, "think_time_ms", 0.0),
         throughput_ops_per_s=metric("throughput_ops_per_s"),
         response_time_ms=metric("response_time_ms"),
-        middlewares=int(_value(row, "middlewares", 0.0)),
+        middlewares=middlewares,
         workers=int(_value(row, "workers", 0.0)),
         servers=int(_value(row, "servers", 0.0)),
         mw_throughput_ops_per_s=metric("mw_throughput_ops_per_s"),
@@ -136,6 +140,29 @@ def measurement(
             for c in ("offered_ops_per_s", f"offered_ops_per_s{suffix}")
         ),
         event_loops=max((event_loops_of(run.record.spec) for run in runs), default=0),
+        links=achieved_delays(row, suffix).merged_over(spec_links),
+        spec_links=spec_links,
+    )
+
+
+def spec_delays(spec_dump: dict[str, Any] | None, middlewares: int) -> LinkDelays:
+    """The RTTs a resolved spec asks for on the topology's links: `network.rtt_ms.<link>`
+    (configured), else its `network.profile`'s (the seed report's number); none when the spec
+    predates the `network` section or sets no RTT."""
+    network = (spec_dump or {}).get("network")
+    if not isinstance(network, dict):
+        return NO_LINKS
+    given = network.get("rtt_ms") or {}
+    return LinkDelays(
+        tuple(
+            LinkDelay(
+                link.name,
+                link.rtt_ms,
+                "configured" if given.get(link.name) is not None else "profile",
+                link.source,
+            )
+            for link in Network.model_validate(network).links(middlewares)
+        )
     )
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from cachelab.analysis import models as model_lib
 from cachelab.analysis.intervals import mean_interval
+from cachelab.analysis.links import SOURCE_WORDS
 from cachelab.analysis.operational import (
     OperationalAnalysis,
     PointMeasurement,
@@ -22,6 +23,7 @@ from cachelab.analysis.operational import (
     combine,
 )
 from cachelab.analysis.perpoint import measurement, server_threads_of
+from cachelab.analysis.prediction import CurvePrediction, predict_curve
 from cachelab.columns import cpu_column, delay_column, rt_column, util_column
 from cachelab.report import plots
 from cachelab.results.experiment import Experiment
@@ -73,6 +75,8 @@ class AnalysisSection:
     calibrated_at: dict[str, int] = field(default_factory=dict)
     oos_models: dict[str, model_lib.ClosedModel] = field(default_factory=dict)
     repetitions: dict[int, list[PointMeasurement]] = field(default_factory=dict)
+    # per line whose spec sets RTTs: the curve predicted from them and the lowest load's demands
+    predictions: dict[str, CurvePrediction] = field(default_factory=dict)
 
     def models_frame(self) -> pd.DataFrame:
         """models.csv: a wait's row carries its measured share of the point's response time;
@@ -252,6 +256,7 @@ def analyse_points(
     }
     section.sentences = model_lib.explain(section.model_rows, section.analyses, labels)
     section.curves = _curves(enriched, section, x, series)
+    section.predictions = _predictions(enriched, section, x, series)
     return enriched, section
 
 
@@ -356,6 +361,62 @@ def _curves(
             [bounds.throughput_ops_per_s(n) for n in ns],
         )
     return curves
+
+
+def _predictions(
+    points: pd.DataFrame, section: AnalysisSection, x: str, series: Sequence[str]
+) -> dict[str, CurvePrediction]:
+    """Per line whose spec sets RTTs (network.rtt_ms or a profile): the MVA curve and bounds
+    over 1..N_max predicted from those RTTs and the demands of the line's lowest load, with that
+    point's own RTTs (achieved, else the spec's) taken out of its demands first."""
+    if x != "total_clients":
+        return {}
+    found = {}
+    for label, group in plots.iter_series(points, series):
+        closed, at = section.oos_models.get(label), section.calibrated_at.get(label)
+        if closed is None or at is None or at not in section.means:
+            continue
+        links = section.means[at][0].spec_links
+        if not links:
+            continue
+        found[label] = predict_curve(closed, int(group[x].max()), links, calibrated_at=at)
+    return found
+
+
+def prediction_caption(predictions: dict[str, CurvePrediction]) -> str:
+    """The caption of the prediction figure: per line the RTTs used and where they came from,
+    the RTTs taken out of the calibration, the ceiling and the knee."""
+    parts = []
+    sources: dict[str, str] = {}  # each source once, then each profile link's section
+    for label, p in predictions.items():
+        pool = (
+            f"{p.workers:g} workers / {p.holding_ms:.3g} ms held per request = "
+            f"{1000.0 * p.workers / p.holding_ms:,.0f} ops/s"
+            if math.isfinite(p.holding_ms)
+            else "no worker pool"
+        )
+        parts.append(
+            f"{label or 'the line'}: calibrated at point {p.calibrated_at} with its RTTs "
+            f"({p.calibration_links.describe()}) taken out, then {p.links.describe()} put in; "
+            f"ceiling {p.ceiling_ops_per_s:,.0f} ops/s ({pool}), knee N* = "
+            f"{p.knee_clients:.1f} clients"
+        )
+        for d in (*p.links.links, *p.calibration_links.links):
+            sources.setdefault(d.source, f"{d.source} = {SOURCE_WORDS[d.source]}")
+            if d.source == "profile":
+                sources.setdefault(f"{d.link} {d.detail}", f"{d.link}: {d.detail}")
+    return (
+        "Throughput predicted from the links' RTTs: the closed network with the demands "
+        "measured at each line's lowest load, the client's RTT a delay on every request (with "
+        "the rest of the time outside the middleware), the middleware -> server RTT inside a "
+        "worker's holding time (the worker pool's ceiling is workers / (RTT + the server's "
+        "service + the worker's CPU)); MVA (dash-dot), the bounds min(N / (D + Z), X_max) "
+        "(dotted) and the knee N* = (D + Z) X_max (cross). "
+        + "; ".join(parts)
+        + ". Where the RTTs come from: "
+        + "; ".join(sources.values())
+        + "."
+    )
 
 
 def max_throughput_table(points: pd.DataFrame, series: Sequence[str]) -> list[dict[str, Any]]:

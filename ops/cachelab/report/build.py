@@ -455,12 +455,25 @@ def _without_empty(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.drop(columns=empty)
 
 
-def build_report(results_dir: Path) -> Path:
-    """Write ``<results_dir>/report/index.html`` plus PNG figures and CSV tables (points.csv,
-    models.csv, bottlenecks.csv and, for a 2^k design, factorial.csv); return the path.
+@dataclass
+class AnalysedResults:
+    """A results folder read and analysed once: what every section of the report draws from."""
 
-    Runs that failed, were cut short (partial) or measured nothing are left out and counted in
-    the header, so an interrupted experiment still gets a report.
+    experiment: Experiment
+    spec: Spec
+    summary_all: pd.DataFrame  # every row of summary.csv
+    summary: pd.DataFrame  # the rows the report uses
+    left_out: dict[str, int]  # rows left out, by reason
+    x: str
+    axes: list[str]
+    series: list[str]
+    points: pd.DataFrame
+    section: report_analysis.AnalysisSection
+
+
+def analyse_results(results_dir: Path) -> AnalysedResults:
+    """Read a results folder and analyse it (points, their statistics, operational analysis
+    and models) without drawing or writing anything.
 
     Raises
     ------
@@ -470,8 +483,6 @@ def build_report(results_dir: Path) -> Path:
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise ReportError(f"{results_dir}: not a directory")
-    if is_search(results_dir) and not (results_dir / "summary.csv").is_file():
-        return build_search_report(results_dir)
     try:
         experiment = read_experiment(results_dir)
     except ResultsError as error:
@@ -515,6 +526,38 @@ def build_report(results_dir: Path) -> Path:
         # text axes (e.g. workload.ratio) keep the spec's order, not alphabetical order
         order = [str(v) for v in spec.sweep[x]]
         points[x] = pd.Categorical(points[x].astype(str), categories=order, ordered=True)
+
+    return AnalysedResults(
+        experiment, spec, summary_all, summary, left_out, x, axes, series, points, section
+    )
+
+
+def build_report(results_dir: Path) -> Path:
+    """Write ``<results_dir>/report/index.html`` plus PNG figures and CSV tables (points.csv,
+    models.csv, bottlenecks.csv and, for a 2^k design, factorial.csv); return the path.
+
+    Runs that failed, were cut short (partial) or measured nothing are left out and counted in
+    the header, so an interrupted experiment still gets a report.
+
+    Raises
+    ------
+    ReportError
+        If ``spec.yaml`` or ``summary.csv`` is missing or malformed, or no run is usable.
+    """
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise ReportError(f"{results_dir}: not a directory")
+    if is_search(results_dir) and not (results_dir / "summary.csv").is_file():
+        return build_search_report(results_dir)
+    analysed = analyse_results(results_dir)
+    experiment, spec, summary_all, summary = (
+        analysed.experiment,
+        analysed.spec,
+        analysed.summary_all,
+        analysed.summary,
+    )
+    left_out, x, axes, series = analysed.left_out, analysed.x, analysed.axes, analysed.series
+    points, section = analysed.points, analysed.section
 
     out = results_dir / "report"
     out.mkdir(exist_ok=True)
@@ -611,6 +654,14 @@ def build_report(results_dir: Path) -> Path:
         plots_analysis.plot_mva_per_point(figure.subplots(), points, x, series, section.curves)
         _save(figure, out / "mva_model.png")
 
+    if section.predictions:
+        figure = _figure(out, figures, "rtt_prediction", wide)
+        plots_analysis.plot_rtt_predictions(
+            figure.subplots(), points, x, series, section.predictions
+        )
+        _save(figure, out / "rtt_prediction.png")
+        figures.captions["rtt_prediction"] = report_analysis.prediction_caption(section.predictions)
+
     if section.stages:
         figure = _figure(out, figures, "utilisation", wide)
         left, right = figure.subplots(1, 2)
@@ -656,6 +707,7 @@ def build_report(results_dir: Path) -> Path:
         has_mw=has_mw,
         has_window_std="throughput_window_std_ops_per_s" in points.columns,
         figures=figures.files,
+        captions=figures.captions,
         model_rows=section.model_rows,
         sentences=section.sentences,
         analyses=section.analyses,

@@ -13,7 +13,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.typing import ColorType
 
+from cachelab.analysis.prediction import CurvePrediction
 from cachelab.columns import cpu_column, rt_column, util_column
 from cachelab.report.plots import _axis_label, companion_line, iter_series, measured_line
 
@@ -98,6 +100,102 @@ def plot_mva_per_point(
                 label=f"bounds {label}".strip(),
             )
     _finish(ax, "throughput [ops/s]", "Throughput: measured, MVA and bounds", x)
+
+
+def plot_curve_prediction(
+    ax: Axes, prediction: CurvePrediction, label: str = "", colour: ColorType | None = None
+) -> None:
+    """An a-priori prediction (cachelab.analysis.prediction): its MVA throughput curve
+    (dash-dot), its asymptotic bounds min(N / (D + Z), X_max) (dotted) and the knee N* where
+    the bounds meet (a cross on the ceiling)."""
+    words = f"MVA from the RTTs ({prediction.links.describe()}) {label}".strip()
+    line = ax.plot(
+        prediction.clients,
+        prediction.throughput_ops_per_s,
+        linestyle="-.",
+        linewidth=1.2,
+        color=colour,
+        label=words,
+    )[0]
+    colour = line.get_color()
+    ax.plot(
+        prediction.clients,
+        prediction.bound_throughput_ops_per_s,
+        linestyle=":",
+        linewidth=1.0,
+        color=colour,
+        label=f"bounds from the RTTs {label}".strip(),
+    )
+    if prediction.knee_clients <= prediction.clients[-1]:
+        ax.plot(
+            [prediction.knee_clients],
+            [prediction.ceiling_ops_per_s],
+            linestyle="none",
+            marker="+",
+            markersize=10,
+            color=colour,
+            label=f"knee N* = {prediction.knee_clients:.1f} {label}".strip(),
+        )
+
+
+def plot_prediction_beside(
+    ax: Axes,
+    prediction: CurvePrediction,
+    measured_clients: Sequence[float],
+    measured_throughput_ops_per_s: Sequence[float],
+    seed_clients: Sequence[float] | None = None,
+    seed_throughput_ops_per_s: Sequence[float] | None = None,
+    seed_label: str = "seed",
+) -> None:
+    """One line: our measured throughput (solid), a seed's curve when given (grey squares),
+    and the prediction from the RTTs (`plot_curve_prediction`), against clients."""
+    line = ax.plot(
+        measured_clients,
+        measured_throughput_ops_per_s,
+        marker="o",
+        markersize=4,
+        label="measured",
+    )[0]
+    if seed_clients is not None and seed_throughput_ops_per_s is not None:
+        if len(seed_clients) != len(seed_throughput_ops_per_s):
+            raise ValueError(
+                f"seed curve: {len(seed_clients)} x values and {len(seed_throughput_ops_per_s)} "
+                "throughputs (expected: as many of each)"
+            )
+        ax.plot(
+            seed_clients,
+            seed_throughput_ops_per_s,
+            marker="s",
+            markersize=4,
+            linestyle="--",
+            color="0.45",
+            label=seed_label,
+        )
+    plot_curve_prediction(ax, prediction, colour=line.get_color())
+    _finish(
+        ax,
+        "throughput [ops/s]",
+        "Throughput: measured and predicted from the RTTs",
+        "total_clients",
+    )
+
+
+def plot_rtt_predictions(
+    ax: Axes,
+    frame: pd.DataFrame,
+    x: str,
+    series: Sequence[str],
+    predictions: Mapping[str, CurvePrediction],
+) -> None:
+    """Per line with a prediction: measured throughput (solid) and the prediction from the
+    links' RTTs and the line's lowest-load demands (`plot_curve_prediction`)."""
+    for label, group in iter_series(frame, series):
+        if label not in predictions:
+            continue
+        group = group.sort_values(x)
+        line = measured_line(ax, group, x, "throughput_ops_per_s_mean", f"measured {label}")
+        plot_curve_prediction(ax, predictions[label], label, line.get_color())
+    _finish(ax, "throughput [ops/s]", "Throughput: measured and predicted from the RTTs", x)
 
 
 def plot_model_response_time(ax: Axes, frame: pd.DataFrame, x: str, series: Sequence[str]) -> None:
