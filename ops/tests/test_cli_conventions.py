@@ -53,7 +53,7 @@ def _with(flag: str) -> dict[str, argparse.Action]:
 def test_one_option_name_per_folder_meaning() -> None:
     # --results: the base folder of a new results folder; --out: the folder written into as named
     results, out = _with("--results"), _with("--out")
-    assert sorted(results) == ["collect", "run", "search"]
+    assert sorted(results) == ["collect", "reproduce", "run", "search"]
     assert sorted(out) == ["compare", "render"]
     for actions in (results, out):
         meanings = {(a.metavar, str(a.help).split(" (default")[0]) for a in actions.values()}

@@ -1,5 +1,5 @@
-"""The `cachelab` command line: run, search, reproduce, fidelity, validate, report, compare, summarize, list,
-schema, render, collect."""
+"""The `cachelab` command line: run, search, reproduce, fidelity, validate, report, compare,
+summarize, list, schema, render, collect."""
 
 # PYTHON_ARGCOMPLETE_OK
 

@@ -81,7 +81,9 @@ def specs_naming(seed: str, folder: Path = EXPERIMENTS_DIR) -> list[Path]:
     return found
 
 
-def plan(seed: str, quick: bool, extra: tuple[str, ...] = (), folder: Path = EXPERIMENTS_DIR) -> Plan:
+def plan(
+    seed: str, quick: bool, extra: tuple[str, ...] = (), folder: Path = EXPERIMENTS_DIR
+) -> Plan:
     """The spec and the terms that run `seed` as the seed ran it; ReproduceError when it cannot."""
     from cachelab.seeds import curves_for, known_seed
 
@@ -165,6 +167,6 @@ def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
     if args.dry_run or results is None or not results.summary_file.is_file():
         return code
     shown = fidelity.cmd_fidelity(
-        argparse.Namespace(results_dirs=[results.path], json=False, markdown=False), console
+        argparse.Namespace(results_dirs=[results.path], json=False, markdown=True), console
     )
     return code or shown
