@@ -23,9 +23,13 @@ def test_a_seed_runs_its_own_spec_with_its_reports_network_profile() -> None:
     ]
 
 
-def test_a_baseline_without_middleware_gets_no_middleware_links() -> None:
-    baseline = plan("asl17-2.2-one-client", quick=False)
-    assert not any(term.startswith("network.") for term in baseline.overrides)
+def test_a_baseline_gets_its_profile_only_where_the_profile_states_its_link() -> None:
+    # ASL 2017 measured no client -> server RTT; ASL 2019 measured 0.9 ms between all machines.
+    assert not any(t.startswith("network.") for t in plan("asl17-2.2-one-client", False).overrides)
+    asl19 = plan("asl19-2.1-b21", quick=False)
+    assert "network.profile=asl2019" in asl19.overrides
+    spec = load_spec(asl19.spec_path, asl19.overrides)
+    assert [(link.name, link.rtt_ms) for link in spec.links()] == [("client_server", 0.9)]
 
 
 def test_quick_keeps_only_the_points_with_published_numbers() -> None:

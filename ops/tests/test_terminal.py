@@ -187,3 +187,41 @@ def test_memtier_instances_combine_and_a_measure_one_lacks_stays_unknown() -> No
     mixed = combine([cachelab, old])
     assert mixed is not None and mixed.p99_ms is None and mixed.errors is None
     assert mixed.ops_per_s == 68012.0 + 12410.0
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+RECORDED_QUICKSTART = Path(__file__).parent / "data" / "results-recorded-quickstart"
+
+
+def _readme_blocks() -> list[list[str]]:
+    blocks, inside, current = [], False, []
+    for line in README.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            if inside:
+                blocks.append(current)
+            inside, current = not inside, []
+        elif inside:
+            current.append(line)
+    return blocks
+
+
+def test_the_readmes_sample_table_is_what_the_current_code_prints() -> None:
+    """The README's `make run` table has the header, rule and row shape of summary_table's output
+    for a recorded quickstart run (same columns in the same order, a row per point)."""
+    (sample,) = [b for b in _readme_blocks() if b and b[0].lstrip().startswith("p  clients/thr")]
+    spec = parse_spec(
+        __import__("yaml").safe_load((RECORDED_QUICKSTART / "spec.yaml").read_text())
+    )
+    ours = _render(summary_table(RECORDED_QUICKSTART / "summary.csv", list(spec.sweep)), 200)
+    assert sample[0].split() == ours[0].split()
+    assert set(sample[1]) == set(ours[1]) and len(sample[1]) == len(ours[1])
+    assert [len(row.split()) for row in sample[2:]] == [len(ours[0].split())] * len(sample[2:])
+
+
+def test_the_readmes_results_tree_names_what_a_run_writes() -> None:
+    (tree,) = [b for b in _readme_blocks() if b and b[0].startswith("results/quickstart/")]
+    named = [word for line in tree[1:] for word in line.split() if "/" in word or "." in word]
+    assert named[:4] == ["spec.yaml", "metadata.json", "status.json", "summary.csv"]
+    for name in named[:4]:
+        assert (RECORDED_QUICKSTART / name).is_file(), name
+    assert any(p.is_dir() for p in (RECORDED_QUICKSTART / "raw").glob("p*-r*"))

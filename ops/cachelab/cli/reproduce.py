@@ -2,7 +2,8 @@
 
 The spec is the one in ops/experiments that names the seed (`seeds:`); a spec through a
 middleware that sets no `network` gets its report's network profile (ASL 2017's links for
-`asl17-*`, ASL 2019's for `asl19-*`), since the seeds explain their results by those RTTs.
+`asl17-*`, ASL 2019's for `asl19-*`), since the seeds explain their results by those RTTs (a baseline without middleware gets it when the
+profile states the client-to-server link: ASL 2019's does, ASL 2017's does not).
 `--quick` runs only the points that have published numbers to compare with (each swept field
 narrowed to the values the seed's curves fix), once, for 20 s each.
 """
@@ -109,13 +110,20 @@ def plan(
     if len(paths) > 1:
         notes.append(f"{len(paths)} specs name {seed}; running {spec_path.name}")
     profile = PROFILE_OF_REPORT.get(seed.split("-")[0])
-    if profile and not spec.links() and spec.topology.middlewares > 0:
+    if profile and not spec.links() and _covers(profile, spec.topology.middlewares):
         overrides.append(f"network.profile={profile}")
         notes.append(f"network.profile={profile}: the links' RTTs its report measured")
     if quick:
         overrides += QUICK_SETTINGS
         overrides += _narrowed_sweep(spec, curves, notes)
     return Plan(spec_path, (*overrides, *extra), tuple(notes))
+
+
+def _covers(profile: str, middlewares: int) -> bool:
+    """Whether `profile` states an RTT for every link of a topology with `middlewares`."""
+    from cachelab.network import PROFILES, links_of
+
+    return all(link in PROFILES[profile] for link in links_of(middlewares))
 
 
 def _narrowed_sweep(spec: Spec, curves: list[Any], notes: list[str]) -> list[str]:
