@@ -1,9 +1,9 @@
 """`cachelab reproduce SEED`: run a seed experiment as the seed ran it, then its fidelity table.
 
-The spec is the one in ops/experiments that names the seed (`seeds:`); a spec through a
-middleware that sets no `network` gets its report's network profile (ASL 2017's links for
-`asl17-*`, ASL 2019's for `asl19-*`), since the seeds explain their results by those RTTs (a baseline without middleware gets it when the
-profile states the client-to-server link: ASL 2019's does, ASL 2017's does not).
+The spec is the one in ops/experiments that names the seed (`seeds:`); a spec that sets no
+`network` gets its report's network profile (ASL 2017's links for `asl17-*`, ASL 2019's for
+`asl19-*`) where the profile states every link of its topology, since the seeds explain their
+results by those RTTs (ASL 2019 states the client-to-server link of a baseline; ASL 2017 not).
 `--quick` runs only the points that have published numbers to compare with (each swept field
 narrowed to the values the seed's curves fix), once, for 20 s each.
 """
