@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 import pytest
+import yaml
 from rich.console import Console
 
 from cachelab.results import RunRecord
@@ -209,9 +210,7 @@ def test_the_readmes_sample_table_is_what_the_current_code_prints() -> None:
     """The README's `make run` table has the header, rule and row shape of summary_table's output
     for a recorded quickstart run (same columns in the same order, a row per point)."""
     (sample,) = [b for b in _readme_blocks() if b and b[0].lstrip().startswith("p  clients/thr")]
-    spec = parse_spec(
-        __import__("yaml").safe_load((RECORDED_QUICKSTART / "spec.yaml").read_text())
-    )
+    spec = parse_spec(yaml.safe_load((RECORDED_QUICKSTART / "spec.yaml").read_text()))
     ours = _render(summary_table(RECORDED_QUICKSTART / "summary.csv", list(spec.sweep)), 200)
     assert sample[0].split() == ours[0].split()
     assert set(sample[1]) == set(ours[1]) and len(sample[1]) == len(ours[1])
