@@ -73,10 +73,11 @@ twemproxy's) as met or missed; the tables are also saved as added-latency.md. On
 BENCH_PARTS=added-latency.
 
 Each target of part 1 is measured in BENCH_PROXY_ROUNDS (3) rounds, every other round in reversed
-order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS (2,
-part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2,3,4,added-latency"), LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS
-(default: the local runner's, from cachelab.jvm), BENCH_RESULTS (where the output is saved:
-results/bench/<UTC time>/bench.txt and bench.json, and added-latency.md). BENCH_BASELINE_JAR: a second middleware jar
+order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS
+(2, parts 2 and added-latency), BENCH_KEYS (100000), BENCH_PARTS ("1,2,3,4,added-latency"),
+LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's, from cachelab.jvm),
+BENCH_RESULTS (where the output is saved: results/bench/<UTC time>/bench.txt and bench.json, and
+added-latency.md). BENCH_BASELINE_JAR: a second middleware jar
 (e.g. main's, copied aside before a change) measured in every variant right after the current one,
 in parts 1 and 3, as rows named base-t<W>-b<B>[-e<L>], for a before/after comparison in the
 same run. A quick A/B of the redis path: BENCH_PARTS=3 BENCH_MIDDLEWARE=1:16:2

@@ -142,14 +142,12 @@ class Check:
         return self.measured_us <= self.bound_us
 
     def line(self) -> str:
-        met = self.met()
-        verdict = (
-            "not measured (no round in which direct and both proxies kept up)"
-            if met is None
-            else "met"
-            if met
-            else "missed"
-        )
+        if self.measured_us is None:
+            verdict = f"not measured ({self.mode} or direct fell behind in every round)"
+        elif self.bound_us is None:
+            verdict = "not measured (twemproxy or direct fell behind in every round)"
+        else:
+            verdict = "met" if self.met() else "missed"
         measured = f"{self.measured_us:.0f} µs" if self.measured_us is not None else "-"
         bound = f"{self.bound_us:.0f} µs" if self.bound_us is not None else "-"
         return (
