@@ -67,7 +67,7 @@ def test_the_part_prints_and_saves_every_mode_at_every_level(
         for key in ("p50_us", "p99_us", "p999_us"):
             assert math.isfinite(latency[key]) and latency[key] > 0, (level, mode, target)
         assert latency["p50_us"] <= latency["p99_us"] <= latency["p999_us"]
-        assert row["sent_share"] > 0
+        assert row["completed_share"] > 0
         if target == "direct":
             assert row["added"] is None
         elif row["added"] is not None:  # None when a round fell behind its offered rate

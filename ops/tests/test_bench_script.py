@@ -469,9 +469,9 @@ def _point(
 ) -> Any:
     latency = bench.added_latency
     rate = 10_000.0
-    sent = rate * latency.ramped_share() * share
+    completed = rate * latency.ramped_share() * share
     tail = latency.Tail(p50_us, p50_us * 4, p50_us * 8)
-    return latency.Point(70, "cachelab-t1-b16-e2", target, rate, round_index, tail, sent)
+    return latency.Point(70, "cachelab-t1-b16-e2", target, rate, round_index, tail, completed)
 
 
 def test_added_latency_is_the_median_per_round_difference_to_direct(bench: ModuleType) -> None:

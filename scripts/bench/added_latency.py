@@ -45,7 +45,6 @@ TWEMPROXY = "twemproxy"
 CHECK_LEVEL_PERCENT = 70
 ADDED_P50_BOUND_US = 100.0
 ADDED_P99_BOUND_US = 500.0
-PERCENTILES = ("p50", "p99", "p99.9")
 
 
 @dataclass(frozen=True)
@@ -79,22 +78,22 @@ class Point:
     rate_ops_per_s: float
     round_index: int
     latency: Tail | None
-    sent_ops_per_s: float | None
+    completed_ops_per_s: float | None
     note: str = ""
 
     @property
-    def sent_share(self) -> float | None:
+    def completed_share(self) -> float | None:
         """The replies per second as a share of the offered rate (the ramp's half-rate second
         counted as such)."""
-        if self.sent_ops_per_s is None or self.rate_ops_per_s <= 0:
+        if self.completed_ops_per_s is None or self.rate_ops_per_s <= 0:
             return None
-        return self.sent_ops_per_s / (self.rate_ops_per_s * ramped_share())
+        return self.completed_ops_per_s / (self.rate_ops_per_s * ramped_share())
 
     @property
     def kept_up(self) -> bool:
         """Whether the run completed the offered rate (within the counting noise of Poisson
         arrivals, cachelab.openloop's rule): a run that fell behind measured a backlog."""
-        share = self.sent_share
+        share = self.completed_share
         if share is None:
             return False
         expected = self.rate_ops_per_s * LATENCY_SECONDS * ramped_share()
@@ -117,7 +116,7 @@ class TableRow:
     mode: str
     target: str
     rate_ops_per_s: float
-    sent_share: float | None
+    completed_share: float | None
     behind_rounds: int
     latency: Tail | None
     added: Tail | None
@@ -275,7 +274,7 @@ def table_rows(points: list[Point]) -> list[TableRow]:
             nut_added = _added(by_target.get(TWEMPROXY, []), direct)
             for target, runs in by_target.items():
                 measured = [p for p in runs if p.latency is not None]
-                shares = [share for p in measured if (share := p.sent_share) is not None]
+                shares = [share for p in measured if (share := p.completed_share) is not None]
                 added = _added(runs, direct) if target != DIRECT else None
                 rows.append(
                     TableRow(
@@ -336,7 +335,7 @@ def _x(value: float | None) -> str:
 def level_table(rows: list[TableRow], level: int) -> str:
     """The rows of one level as a markdown table."""
     lines = [
-        "| rate set by | target | rate ops/s | sent/offered | p50 µs | p99 µs | p99.9 µs"
+        "| rate set by | target | rate ops/s | completed/offered | p50 µs | p99 µs | p99.9 µs"
         " | added p50 µs | added p99 µs | added p99.9 µs | added vs twemproxy p50 / p99 / p99.9 |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
@@ -344,11 +343,11 @@ def level_table(rows: list[TableRow], level: int) -> str:
         t = r.latency.values() if r.latency else (None, None, None)
         a = r.added.values() if r.added else (None, None, None)
         vs = " / ".join(_x(v) for v in r.added_vs_twemproxy) if r.added_vs_twemproxy else "-"
-        sent = f"{r.sent_share:.2f}" if r.sent_share is not None else "-"
+        done = f"{r.completed_share:.2f}" if r.completed_share is not None else "-"
         if r.behind_rounds:
-            sent += f" (behind in {r.behind_rounds}/{r.rounds})"
+            done += f" (behind in {r.behind_rounds}/{r.rounds})"
         lines.append(
-            f"| {r.mode} | {r.target} | {r.rate_ops_per_s:.0f} | {sent}"
+            f"| {r.mode} | {r.target} | {r.rate_ops_per_s:.0f} | {done}"
             f" | {_us(t[0])} | {_us(t[1])} | {_us(t[2])} | {_us(a[0])} | {_us(a[1])} | {_us(a[2])}"
             f" | {vs} |"
         )
@@ -364,8 +363,9 @@ def tables(rows: list[TableRow]) -> str:
             f" the intended send time; medians over rounds):\n\n{level_table(rows, level)}"
         )
     return "\n".join(parts) + (
-        "\n(sent/offered: replies per second over the offered rate, the ramp counted; behind: a"
-        " round fell short by more than Poisson counting noise, so its latency holds a backlog"
+        "\n(completed/offered: replies per second over the offered rate, the ramp counted;"
+        " behind: a round fell short by more than Poisson counting noise, so its latency holds a"
+        " backlog"
         " and it is left out of the added latency; added: minus direct at the same rate in the"
         " same round; x: over twemproxy's added latency)\n"
     )
