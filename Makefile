@@ -223,7 +223,7 @@ deps-bench: deps ## Install the missing Debian packages of make bench (twemproxy
 	@scripts/install-debs.sh bench
 
 .PHONY: bench
-bench: deps-bench build ## Proxies (direct/twemproxy/ASL floor in C/middleware) for memcached (loadgen, memcaslap loads) and redis (redis-benchmark, with and without -P 16): ops/s, CPU/request, targets side by side (over an hour at its defaults; BENCH_QUICK=1: shorter runs, fewer rounds).
+bench: deps-bench build ## Proxies (direct/twemproxy/ASL floor in C/middleware) for memcached (loadgen, memcaslap loads) and redis (redis-benchmark, with and without -P 16): ops/s, CPU/request, the latency each proxy adds in open loop at 10/50/70 % of saturation, targets side by side (over an hour at its defaults; BENCH_QUICK=1: shorter runs, fewer rounds).
 	@JAVA_HOME="$(JDK_HOME)" python3 scripts/bench
 
 ##@ Monitoring

@@ -462,3 +462,81 @@ def test_memcaslap_targets_are_per_round_ratios_and_cpu_against_twemproxy_and_me
     assert not any(name.startswith("cachelab-t2-b16") for name in targets)  # not run, not shown
     own = targets["cachelab-t1-b16-e2 CPU/req vs memcached's own, load"]
     assert own.measured == 9.0 / 5.0  # the median round (100,000 ops/s) against memcached's 5 us
+
+
+def _point(
+    bench: ModuleType, target: str, p50_us: float, round_index: int = 0, share: float = 1.0
+) -> Any:
+    latency = bench.added_latency
+    rate = 10_000.0
+    completed = rate * latency.ramped_share() * share
+    tail = latency.Tail(p50_us, p50_us * 4, p50_us * 8)
+    return latency.Point(70, "cachelab-t1-b16-e2", target, rate, round_index, tail, completed)
+
+
+def test_added_latency_is_the_median_per_round_difference_to_direct(bench: ModuleType) -> None:
+    mode = "cachelab-t1-b16-e2"
+    points = [
+        _point(bench, "direct", 100, 0),
+        _point(bench, "twemproxy", 150, 0),
+        _point(bench, mode, 130, 0),
+        _point(bench, "direct", 200, 1),
+        _point(bench, "twemproxy", 300, 1),
+        _point(bench, mode, 240, 1),
+        _point(bench, "direct", 120, 2),
+        _point(bench, "twemproxy", 170, 2),
+        _point(bench, mode, 900, 2, share=0.5),  # fell behind: a backlog, left out
+    ]
+    rows = {r.target: r for r in bench.added_latency.table_rows(points)}
+    assert rows["direct"].added is None
+    assert rows["direct"].latency.p50_us == 120  # medians over rounds
+    # twemproxy adds 50, 100, 50 -> 50; the mode 30, 40 (round 3 fell behind) -> 35
+    assert rows["twemproxy"].added.p50_us == 50
+    assert rows[mode].added.p50_us == 35
+    assert rows[mode].added.p99_us == 140
+    assert rows[mode].added_vs_twemproxy == pytest.approx((0.7, 0.7, 0.7))
+    assert (rows[mode].behind_rounds, rows[mode].rounds) == (1, 3)
+    table = bench.added_latency.level_table(list(rows.values()), 70)
+    assert f"| {mode} | {mode} | 10000 | 1.00 (behind in 1/3) | 240 |" in table
+
+
+def test_event_loop_targets_compare_added_latency_with_the_bounds_and_twemproxy(
+    bench: ModuleType,
+) -> None:
+    mode = "cachelab-t1-b16-e2"
+    points = [
+        _point(bench, "direct", 100),
+        _point(bench, "twemproxy", 140),  # adds 40 at p50, 160 at p99
+        _point(bench, mode, 160),  # adds 60 at p50, 240 at p99
+    ]
+    rows = bench.added_latency.table_rows(points)
+    variants = [bench.variants.Variant(8, 1), bench.variants.Variant(1, 16, 2)]
+    checks = bench.added_latency.checks(rows, variants)
+    assert [(c.what, c.measured_us, c.bound_us, c.met()) for c in checks] == [
+        ("p50", 60, 100, True),
+        ("p99", 240, 500, True),
+        ("p50", 60, 40, False),
+        ("p99", 240, 160, False),
+    ]
+    text = bench.added_latency.checks_text(checks, [0.5, 0.6], 2)
+    assert "added p50 60 µs, at most 100 µs: met" in text
+    assert "added p99 240 µs, at most twemproxy's 160 µs: missed" in text
+    assert "not a result" not in text
+    assert "(a loaded machine: not a result)" in bench.added_latency.checks_text(checks, [9.0], 2)
+    behind = [*points[:2], _point(bench, mode, 160, share=0.5)]
+    unmeasured = bench.added_latency.checks(bench.added_latency.table_rows(behind), variants)
+    assert all(c.met() is None for c in unmeasured)
+    assert (
+        unmeasured[0].line().endswith(f"not measured ({mode} or direct fell behind in every round)")
+    )
+
+
+def test_open_loop_args_keep_the_closed_loops_workload_and_cap_the_ramp(bench: ModuleType) -> None:
+    args = bench.added_latency.open_loop_args(12_345.4, 2, 5.0)
+    assert args[: len(bench.measure.MEASURE)] == bench.measure.MEASURE
+    assert args[len(bench.measure.MEASURE) :] == [
+        "--open-loop-rate=12345",
+        "--open-loop-ramp-s=2",
+        "--test-time=2",
+    ]
+    assert "--open-loop-ramp-s" not in " ".join(bench.added_latency.open_loop_args(100, 2, 0))

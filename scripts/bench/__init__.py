@@ -57,11 +57,27 @@ twemproxy and each variant of BENCH_MEMCASLAP_MIDDLEWARE (as BENCH_MIDDLEWARE; d
 "2:16,1:16:2") in front of a memcached of its own: ops/s and the proxy's CPU per request against
 twemproxy's and against memcached's own.
 
+Part added-latency (bench/added_latency.py) measures the latency a proxy adds, as a tail-latency
+study does: each middleware mode of BENCH_LATENCY_MIDDLEWARE (default "8:1,8:1:2,1:16:2": the
+default worker pool -t 8, the same with --event-loops 2, and -t 1 --worker-batch 16
+--event-loops 2) first gets a closed-loop run of BENCH_LATENCY_SATURATION_SECONDS (5) for its
+saturation throughput (part 1's workload: 1 KiB values, 90:10 gets:sets, preloaded keys, one
+memcached); then, per round (BENCH_ROUNDS), the loadgen runs in open loop (--open-loop-rate:
+Poisson arrivals, latency from each request's intended send time) for BENCH_LATENCY_SECONDS (10,
+the first BENCH_LATENCY_RAMP_SECONDS (1) ramping up) at BENCH_LATENCY_LEVELS (10,50,70) percent of
+the mode's own saturation, directly to memcached, through twemproxy and through the mode, back to
+back. Per level it prints p50, p99 and p99.9 in µs and the latency added (proxy minus direct at
+the same rate in the same round; medians over rounds) with its ratio to twemproxy's, then the
+event loops' targets at 70 % (at most 100 µs added at p50 and 500 µs at p99, and at most
+twemproxy's) as met or missed; the tables are also saved as added-latency.md. Only this part:
+BENCH_PARTS=added-latency.
+
 Each target of part 1 is measured in BENCH_PROXY_ROUNDS (3) rounds, every other round in reversed
-order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS (2,
-part 2), BENCH_KEYS (100000), BENCH_PARTS ("1,2,3,4"), LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS
-(default: the local runner's, from cachelab.jvm), BENCH_RESULTS (where the output is saved:
-results/bench/<UTC time>/bench.txt and bench.json). BENCH_BASELINE_JAR: a second middleware jar
+order; the table shows each target's median round. Other knobs: BENCH_SECONDS (20), BENCH_ROUNDS
+(2, parts 2 and added-latency), BENCH_KEYS (100000), BENCH_PARTS ("1,2,3,4,added-latency"),
+LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's, from cachelab.jvm),
+BENCH_RESULTS (where the output is saved: results/bench/<UTC time>/bench.txt and bench.json, and
+added-latency.md). BENCH_BASELINE_JAR: a second middleware jar
 (e.g. main's, copied aside before a change) measured in every variant right after the current one,
 in parts 1 and 3, as rows named base-t<W>-b<B>[-e<L>], for a before/after comparison in the
 same run. A quick A/B of the redis path: BENCH_PARTS=3 BENCH_MIDDLEWARE=1:16:2

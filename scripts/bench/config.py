@@ -48,7 +48,7 @@ FLOOR_WORKERS = 8  # as the ASL worker's row (-t 8)
 # BENCH_PERF=1: one more run per proxy under perf stat, for its system calls per request.
 PERF = os.environ.get("BENCH_PERF", "0") == "1"
 PERF_SECONDS = int(os.environ.get("BENCH_PERF_SECONDS", "5"))
-PARTS = os.environ.get("BENCH_PARTS", "1,2,3,4").split(",")
+PARTS = os.environ.get("BENCH_PARTS", "1,2,3,4,added-latency").split(",")
 REDIS_CLIENTS = int(os.environ.get("BENCH_REDIS_CLIENTS", "50"))
 # Part 3's loads, as value-bytes:pipeline pairs (redis-benchmark -d and -P): 3-byte and 1 KiB
 # values, one request in flight per connection and 16.
@@ -94,6 +94,24 @@ MEMCASLAP_ROUNDS = int(os.environ.get("BENCH_MEMCASLAP_ROUNDS", "2" if QUICK els
 # so that read-only gets hit.
 MEMCASLAP_WINDOW = os.environ.get("BENCH_MEMCASLAP_WINDOW", "1k")
 MEMCASLAP_MEMCACHED_MB = int(os.environ.get("BENCH_MEMCASLAP_MEMCACHED_MB", "4608"))
+# The added-latency part: the middleware's three modes (workers:worker-batch[:event-loops]): the
+# default net thread + queue + worker pool (-t 8), the same with two event loops, and one worker
+# batching 16 requests behind two event loops.
+LATENCY_VARIANTS = parse_variants(
+    "BENCH_LATENCY_MIDDLEWARE", os.environ.get("BENCH_LATENCY_MIDDLEWARE", "8:1,8:1:2,1:16:2")
+)
+# Open-loop rates as percentages of each mode's own saturation throughput.
+LATENCY_LEVELS_PERCENT = [
+    int(p) for p in os.environ.get("BENCH_LATENCY_LEVELS", "10,50,70").split(",")
+]
+# Each open-loop run's length, and the closed-loop run that finds a target's saturation.
+LATENCY_SECONDS = int(os.environ.get("BENCH_LATENCY_SECONDS", "5" if QUICK else "10"))
+LATENCY_SATURATION_SECONDS = int(
+    os.environ.get("BENCH_LATENCY_SATURATION_SECONDS", "3" if QUICK else "5")
+)
+# The open-loop runs' first second ramps from 0 to the rate (--open-loop-ramp-s), so the
+# loadgen's own start-up builds no backlog that drains through the measured seconds.
+LATENCY_RAMP_SECONDS = float(os.environ.get("BENCH_LATENCY_RAMP_SECONDS", "1"))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 

@@ -45,6 +45,7 @@ class ClientRun:
     p50_ms: float
     p99_ms: float
     client_cpu_s: float
+    p999_ms: float | None = None  # p99.9 (the loadgen's JSON; not kept by combine)
 
 
 def run_client(cmd: list[str], log: Path) -> tuple[int, float]:
@@ -85,6 +86,7 @@ def loadgen(port: int, work: Path, name: str, extra: list[str]) -> ClientRun:
         float(pct["p50.00"]),
         float(pct["p99.00"]),
         cpu,
+        float(pct["p99.90"]) if "p99.90" in pct else None,
     )
 
 
