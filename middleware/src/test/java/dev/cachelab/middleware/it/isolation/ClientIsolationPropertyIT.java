@@ -47,8 +47,17 @@ class ClientIsolationPropertyIT {
   private static final Object RUNNING = new Object();
 
   /** What one mode's property checked (tries and shrinking steps), printed at the end. */
-  private record Tally(
-      long startNanos, AtomicLong endNanos, AtomicLong runs, AtomicLong requests) {}
+  private record Tally(long startNanos, AtomicLong endNanos, AtomicLong runs, AtomicLong requests) {
+    static Tally starting() {
+      return new Tally(System.nanoTime(), new AtomicLong(), new AtomicLong(), new AtomicLong());
+    }
+
+    void add(long requestsChecked) {
+      runs.incrementAndGet();
+      requests.addAndGet(requestsChecked);
+      endNanos.set(System.nanoTime());
+    }
+  }
 
   @BeforeContainer
   static void startServers() throws IOException {
@@ -114,11 +123,7 @@ class ClientIsolationPropertyIT {
   }
 
   private static void checkAlone(String mode, List<Program> programs) throws Exception {
-    Tally tally =
-        tallies.computeIfAbsent(
-            mode,
-            m ->
-                new Tally(System.nanoTime(), new AtomicLong(), new AtomicLong(), new AtomicLong()));
+    Tally tally = tallies.computeIfAbsent(mode, m -> Tally.starting());
     flushAll(servers);
     flushAll(models);
     List<ClientRun> runs = new ArrayList<>();
@@ -127,45 +132,56 @@ class ClientIsolationPropertyIT {
     }
     ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
     try {
-      List<Future<?>> modelled = new ArrayList<>();
-      for (int c = 0; c < CLIENTS; c++) {
-        ClientRun run = runs.get(c);
-        int port = models.get(c).port();
-        modelled.add(
-            pool.submit(
-                () -> {
-                  run.runModel(port);
-                  return null;
-                }));
-      }
-      awaitAll(modelled);
-      List<String> flags = new ArrayList<>(List.of(mode.split(" ")));
-      flags.addAll(List.of("-s", "true"));
-      try (RunningMiddleware mw = RunningMiddleware.start(servers, flags.toArray(new String[0]))) {
-        CountDownLatch start = new CountDownLatch(1);
-        List<Future<?>> ran = new ArrayList<>();
-        for (ClientRun run : runs) {
-          ran.add(
-              pool.submit(
-                  () -> {
-                    start.await();
-                    run.runMiddleware(mw.port());
-                    return null;
-                  }));
-        }
-        start.countDown();
-        awaitAll(ran);
-      }
+      runModels(pool, runs);
+      runThroughMiddleware(pool, runs, mode);
     } finally {
       pool.shutdownNow();
     }
-    tally.runs().incrementAndGet();
-    tally.endNanos().set(System.nanoTime());
-    tally.requests().addAndGet(programs.stream().mapToInt(Program::requests).sum());
+    tally.add(programs.stream().mapToInt(Program::requests).sum());
     List<String> problems = new ArrayList<>();
     runs.forEach(run -> problems.addAll(run.problems()));
     if (!problems.isEmpty()) {
       throw new AssertionError(mode + ":\n" + String.join("\n", problems));
+    }
+  }
+
+  /** Each client's program on its own model memcached (client i on model i). */
+  private static void runModels(ExecutorService pool, List<ClientRun> runs)
+      throws InterruptedException {
+    List<Future<?>> modelled = new ArrayList<>();
+    for (int c = 0; c < runs.size(); c++) {
+      ClientRun run = runs.get(c);
+      int port = models.get(c).port();
+      modelled.add(
+          pool.submit(
+              () -> {
+                run.runModel(port);
+                return null;
+              }));
+    }
+    awaitAll(modelled);
+  }
+
+  /** Every client's program at once through a middleware started in {@code mode}. */
+  private static void runThroughMiddleware(ExecutorService pool, List<ClientRun> runs, String mode)
+      throws IOException, InterruptedException {
+    List<String> flags = new ArrayList<>(List.of(mode.split(" ")));
+    flags.addAll(List.of("-s", "true"));
+    try (RunningMiddleware mw = RunningMiddleware.start(servers, flags.toArray(new String[0]))) {
+      int port = mw.port();
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<?>> ran = new ArrayList<>();
+      for (ClientRun run : runs) {
+        ran.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  run.runMiddleware(port);
+                  return null;
+                }));
+      }
+      start.countDown();
+      awaitAll(ran);
     }
   }
 
