@@ -1,5 +1,6 @@
 package dev.cachelab.middleware.it.isolation;
 
+import dev.cachelab.middleware.it.isolation.ClientPrograms.Round;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -47,12 +48,13 @@ final class ClientConnection implements AutoCloseable {
    *
    * @param soFar filled with the frames as they are read, for a report when this throws
    */
-  List<String> exchange(List<Request> round, List<String> soFar) throws IOException {
-    boolean closes = round.get(round.size() - 1).closes();
+  List<String> exchange(Round round, List<String> soFar) throws IOException {
+    List<Request> requests = round.requests();
+    boolean closes = requests.get(requests.size() - 1).closes();
     boolean readToClose = closes && !model;
     StringBuilder pipeline = new StringBuilder();
     int noOps = 0;
-    for (Request request : round) {
+    for (Request request : requests) {
       String text = model ? request.model() : request.wire();
       pipeline.append(text.replace(Request.LATEST_CAS, latestCas(request.key())));
       noOps += text.equals(NO_OP) ? 1 : 0;
@@ -61,8 +63,7 @@ final class ClientConnection implements AutoCloseable {
       pipeline.append(NO_OP);
       noOps++;
     }
-    out.write(pipeline.toString().getBytes(StandardCharsets.ISO_8859_1));
-    out.flush();
+    write(pipeline.toString().getBytes(StandardCharsets.ISO_8859_1), round.cutsPerMille());
     for (int seen = 0; readToClose || seen < noOps; ) {
       String frame = frames.next();
       soFar.add(frame);
@@ -82,6 +83,23 @@ final class ClientConnection implements AutoCloseable {
       connect();
     }
     return replies;
+  }
+
+  /**
+   * Writes the bytes to the middleware in pieces cut at the thousandths given, to a model whole.
+   */
+  private void write(byte[] bytes, List<Integer> cutsPerMille) throws IOException {
+    int from = 0;
+    if (!model) {
+      for (int cut : cutsPerMille) {
+        int to = (int) ((long) bytes.length * cut / 1000);
+        out.write(bytes, from, to - from);
+        out.flush();
+        from = to;
+      }
+    }
+    out.write(bytes, from, bytes.length - from);
+    out.flush();
   }
 
   /** Sends {@code mn} and reads one frame: {@code MN} unless a reply was left unread. */

@@ -24,33 +24,52 @@ final class ClientPrograms {
 
   private ClientPrograms() {}
 
-  /** A client's rounds: each a pipeline sent in one write, read back before the next. */
-  record Program(int client, List<List<Request>> rounds) {
+  /** A client's rounds, each read back before the next is sent. */
+  record Program(int client, List<Round> rounds) {
     int requests() {
-      return rounds.stream().mapToInt(List::size).sum();
+      return rounds.stream().mapToInt(round -> round.requests().size()).sum();
     }
 
     @Override
     public String toString() {
       StringBuilder text = new StringBuilder("client " + client + ":");
       for (int r = 0; r < rounds.size(); r++) {
-        text.append("\n  round ").append(r).append(':');
-        for (Request request : rounds.get(r)) {
-          text.append("\n    ").append(request);
-        }
+        text.append("\n  round ").append(r).append(rounds.get(r));
+      }
+      return text.toString();
+    }
+  }
+
+  /**
+   * A pipeline of requests, written to the middleware in pieces cut at the given thousandths of its
+   * length (none: one write), so that requests reach it split across reads.
+   */
+  record Round(List<Request> requests, List<Integer> cutsPerMille) {
+    @Override
+    public String toString() {
+      StringBuilder text = new StringBuilder();
+      if (!cutsPerMille.isEmpty()) {
+        text.append(" (written cut at ").append(cutsPerMille).append(" thousandths)");
+      }
+      text.append(':');
+      for (Request request : requests) {
+        text.append("\n    ").append(request);
       }
       return text.toString();
     }
   }
 
   static Arbitrary<Program> program(int client) {
-    Arbitrary<List<Request>> round =
+    Arbitrary<List<Request>> requests =
         Combinators.combine(
                 request(client).list().ofMinSize(1).ofMaxSize(16),
                 Arbitraries.frequencyOf(
                     Tuple.of(9, Arbitraries.just(List.<Request>of())),
                     Tuple.of(1, closing(client).map(List::of))))
             .as(ClientPrograms::concat);
+    Arbitrary<List<Integer>> cuts =
+        Arbitraries.integers().between(1, 999).list().ofMaxSize(3).map(ClientPrograms::sorted);
+    Arbitrary<Round> round = Combinators.combine(requests, cuts).as(Round::new);
     return round.list().ofMinSize(1).ofMaxSize(4).map(rounds -> new Program(client, rounds));
   }
 
@@ -284,6 +303,10 @@ final class ClientPrograms {
 
   private static Request closes(String wire) {
     return new Request(wire, "", true);
+  }
+
+  private static List<Integer> sorted(List<Integer> values) {
+    return values.stream().sorted().toList();
   }
 
   private static <T> List<T> concat(List<T> a, List<T> b) {

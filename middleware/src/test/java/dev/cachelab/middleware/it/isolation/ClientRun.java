@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.it.isolation;
 
 import dev.cachelab.middleware.it.isolation.ClientPrograms.Program;
+import dev.cachelab.middleware.it.isolation.ClientPrograms.Round;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +29,7 @@ final class ClientRun {
 
   void runModel(int modelPort) throws IOException {
     try (ClientConnection model = new ClientConnection(modelPort, true)) {
-      for (List<Request> round : program.rounds()) {
+      for (Round round : program.rounds()) {
         modelRounds.add(normalised(model.exchange(round, new ArrayList<>())));
       }
     }
@@ -101,10 +102,8 @@ final class ClientRun {
             .append(round)
             .append(": ")
             .append(what)
-            .append("\n  requests:");
-    for (Request request : program.rounds().get(round)) {
-      text.append("\n    ").append(request);
-    }
+            .append("\n  requests");
+    text.append(program.rounds().get(round));
     text.append("\n  memcached (normalised) | middleware (normalised):");
     for (int i = 0; i < Math.max(expected.size(), actual.size()); i++) {
       String e = i < expected.size() ? Request.readable(expected.get(i)) : "-";
