@@ -27,6 +27,10 @@ import java.util.List;
  *       drops the replies to the requests before it that it has not sent yet (so {@code set a 0 0
  *       1\r\nx\r\nget <251 bytes>\r\n} gets no {@code STORED}); the middleware answers every
  *       request. The model gets {@code mg <key> v}, refused alike without that loss.
+ *   <li>{@code flush_all} and {@code verbosity} are refused ({@code CLIENT_ERROR ... not allowed},
+ *       nothing with {@code noreply}) unless {@code --admin-commands true}: they act on every
+ *       server for every client. The model gets a line memcached refuses alike ({@link
+ *       #refusedAdminCommand}), not the command, which would empty it.
  *   <li>A line over 2048 bytes (but a {@code get}'s), a bad data length and a data block not
  *       followed by {@code \r\n}: the middleware answers {@code CLIENT_ERROR} and closes, since it
  *       cannot find the next request (memcached closes without a word, or answers and reads the
@@ -38,6 +42,16 @@ final class ModelDifferences {
   static final List<String> CLOSING_REPLY = List.of("CLIENT_ERROR ...\r\n", ReplyFrames.CLOSED);
 
   private ModelDifferences() {}
+
+  /**
+   * What the model memcached gets for an admin command the middleware refuses: a line it answers
+   * with {@code CLIENT_ERROR}, or with nothing after {@code noreply}.
+   *
+   * @param noreply {@code " noreply"} or {@code ""}
+   */
+  static String refusedAdminCommand(String noreply) {
+    return "touch ~refused x" + noreply + "\r\n";
+  }
 
   /** The frame with the allowed differences taken out. */
   static String normalise(String frame) {
