@@ -220,7 +220,7 @@ test-k8s-cilium: deps-k8s venv k8s-tools images ## One-node real local cluster w
 SOAK_TRIES  ?= 2000
 
 .PHONY: soak
-soak: deps ## Client isolation soak: ClientIsolationPropertyIT's generated pipelines of four clients, each reply checked against a memcached of the client's own, SOAK_TRIES tries in each of the three modes (default 2000, ~4 min on 2 cores); a failure prints its shrunk requests.
+soak: deps ## Client isolation soak: ClientIsolationPropertyIT's generated pipelines of four clients, each reply checked against a memcached of the client's own, SOAK_TRIES tries in each of the three modes (default 2000, 3-4 min on 2 cores); a failure prints its shrunk requests.
 	@$(MVN) -pl middleware verify -DskipUnitTests=true -Dit.test=ClientIsolationPropertyIT -Dcachelab.property.tries=$(SOAK_TRIES)
 
 ##@ Benchmark
