@@ -216,6 +216,13 @@ test-k8s-cilium: CILIUM = 1
 test-k8s-cilium: deps-k8s venv k8s-tools images ## One-node real local cluster with Cilium (root; builds Cilium, 15-25 min once): the chart's NetworkPolicies enforced, the failed starts.
 	@$(PYTEST) -m "k8s_real and cilium"
 
+# Tries per mode of `make soak` (CI's integration tier runs 100).
+SOAK_TRIES  ?= 2000
+
+.PHONY: soak
+soak: deps ## Client isolation soak: ClientIsolationPropertyIT's generated pipelines of four clients, each reply checked against a memcached of the client's own, SOAK_TRIES tries in each of the three modes (default 2000, 3-4 min on 2 cores); a failure prints its shrunk requests.
+	@$(MVN) -pl middleware verify -DskipUnitTests=true -Dit.test=ClientIsolationPropertyIT -Dcachelab.property.tries=$(SOAK_TRIES)
+
 ##@ Benchmark
 
 .PHONY: deps-bench
