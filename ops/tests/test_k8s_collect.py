@@ -87,3 +87,35 @@ def test_middleware_summary_from_two_scrapes_gives_means_over_the_interval() -> 
     assert all_ops["response_time_us"]["mean"] == pytest.approx(2000.0)
     assert all_ops["queue_time_us"]["mean"] == 0.0  # no samples: 0, not a division by zero
     assert summary["queue_length"]["mean"] == 3
+
+
+def test_a_log_that_ends_inside_a_block_is_read_again_until_it_is_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A finished pod's log may lack its last lines for a moment on a busy node: the runner
+    reads it again, and fails naming the block only when it stays cut."""
+    from cachelab.k8s import runner as runner_module
+
+    begin = "=== cachelab-result-begin job=benchmark machine=0 instance=hdr-1 ==="
+    end = "=== cachelab-result-end job=benchmark machine=0 instance=hdr-1 ==="
+    whole = f"{begin}\n#[histogram]\n{end}\n"
+
+    class Logs:
+        def __init__(self, texts: list[str]) -> None:
+            self.texts, self.reads = texts, 0
+
+        def logs(self, pod: str, container: str) -> str:
+            self.reads += 1
+            return self.texts[min(self.reads, len(self.texts)) - 1]
+
+    monkeypatch.setattr(runner_module.time, "sleep", lambda _s: None)
+    reader = runner_module.K8sRunner.__new__(runner_module.K8sRunner)
+    reader.kube = Logs([f"{begin}\n#[hist", whole])  # type: ignore[assignment]
+    log, blocks = reader._logs_with_blocks("benchmark-0", "loadgen")
+    assert log == whole and [b.instance for b in blocks] == ["hdr-1"]
+    assert reader.kube.reads == 2  # type: ignore[attr-defined]
+
+    reader.kube = Logs([f"{begin}\n#[hist"])  # type: ignore[assignment]
+    with pytest.raises(CollectError, match="has no end marker"):
+        reader._logs_with_blocks("benchmark-0", "loadgen")
+    assert reader.kube.reads == runner_module.LOG_READS  # type: ignore[attr-defined]

@@ -21,6 +21,10 @@ class CollectError(ValueError):
     """A log whose result blocks are broken (unterminated, or not JSON)."""
 
 
+class UnterminatedBlock(CollectError):
+    """A log that ends inside a result block: cut, or not yet all written."""
+
+
 @dataclass(frozen=True)
 class ResultBlock:
     """One loadgen instance's JSON output, as printed in a pod log."""
@@ -59,7 +63,9 @@ def result_blocks(log: str) -> list[ResultBlock]:
             body.append(lines[i])
             i += 1
         if i == len(lines):
-            raise CollectError(f"unterminated result block: {match.group(0)} has no end marker")
+            raise UnterminatedBlock(
+                f"unterminated result block: {match.group(0)} has no end marker"
+            )
         i += 1
         job, machine, instance = match.groups()
         blocks.append(ResultBlock(job, machine, instance, "\n".join(body).strip()))

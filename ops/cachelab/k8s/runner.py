@@ -36,7 +36,13 @@ from cachelab.experiment import ExperimentLoop, Selection, open_for_resume
 from cachelab.faults import FaultInjector
 from cachelab.faults.k8s import K8sFaultTargets, is_local_cluster, k8s_fault_problem, resolve
 from cachelab.k8s import plan
-from cachelab.k8s.collect import CollectError, log_without_blocks, result_blocks
+from cachelab.k8s.collect import (
+    CollectError,
+    ResultBlock,
+    UnterminatedBlock,
+    log_without_blocks,
+    result_blocks,
+)
 from cachelab.k8s.kube import K8sError, Kube, find_helm
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
 from cachelab.k8s.progress import TAIL_LINES, ProgressFollower
@@ -60,6 +66,8 @@ from cachelab.terminal import LiveSample, RunLines
 
 BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
 POLL_S = 1.0  # how often the runner looks at pods and Jobs while it waits
+LOG_READS = 5  # reads of a finished pod's log that ends inside a result block
+LOG_REREAD_S = 2.0
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 SCALE_LABEL = "cachelab.dev/scale"  # node label of the local cluster: the pools' scale factor
 HDR_FULL_SUFFIX = "_FULL_RUN_1.txt"  # the loadgen's (memtier's) interval log of run 1
@@ -383,6 +391,20 @@ class K8sRunner:
         release = self.kube.get("pods", "-l", f"app.kubernetes.io/instance={self.target.release}")
         return [*release["items"], *self._job_pods("benchmark")]
 
+    def _logs_with_blocks(self, pod: str, container: str) -> tuple[str, list[ResultBlock]]:
+        """A finished pod's log and its result blocks. A log that ends inside a block is read
+        again (LOG_READS times, LOG_REREAD_S apart): on a busy node the runtime may still be
+        writing a container's last lines when its Job is already complete."""
+        for attempt in range(1, LOG_READS + 1):
+            log = self.kube.logs(pod, container)
+            try:
+                return log, result_blocks(log)
+            except UnterminatedBlock:
+                if attempt == LOG_READS:
+                    raise
+                time.sleep(LOG_REREAD_S)
+        raise AssertionError("unreachable")
+
     def _job_pods(self, job: str) -> list[dict[str, Any]]:
         pods = self.kube.get("pods", "-l", f"batch.kubernetes.io/job-name={job}")["items"]
         return sorted(pods, key=_completion_index)
@@ -394,8 +416,8 @@ class K8sRunner:
         its own when a read misses, so a complete Job is already a zero-miss preload)."""
         checks = []
         for pod in self._job_pods("preload"):
-            log = self.kube.logs(pod["metadata"]["name"], "preload")
-            for block in result_blocks(log):
+            _, blocks = self._logs_with_blocks(pod["metadata"]["name"], "preload")
+            for block in blocks:
                 if not block.instance.startswith("verify-"):
                     continue
                 gets = _stats(block.data()).get("Gets", {})
@@ -433,9 +455,9 @@ class K8sRunner:
                 missing.append(f"machine {machine}: no pod")
                 continue
             name = pod["metadata"]["name"]
-            log = self.kube.logs(name, "loadgen")
+            log, found = self._logs_with_blocks(name, "loadgen")
             # The pod's completion index names the machine; the marker names the instance.
-            blocks = {b.instance: b for b in result_blocks(log) if b.job == "benchmark"}
+            blocks = {b.instance: b for b in found if b.job == "benchmark"}
             for instance in range(instances):
                 index = machine * instances + instance
                 text = instance_log(log_without_blocks(log), machine, instance)

@@ -176,6 +176,11 @@ def local_cluster(
     for name in names:
         tool(name)  # fails early with `make k8s-tools` if one is missing
     fd = _lock()
+    stale = leftovers()
+    if stale:  # another cluster's: its own `down` (with its CLUSTER_DIR) removes them
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+        raise AssertionError(f"the machine is not clean before the tier: {stale}")
     directory = tmp_path_factory.mktemp("cluster")
     env = {
         "TOOLS_DIR": str(TOOLS_BIN.parent),
@@ -184,9 +189,8 @@ def local_cluster(
         "CLUSTER_NODES": nodes,
     }
     script = SCRIPTS / "local-cluster.sh"
+    before = machine_state()
     try:
-        assert not leftovers(), f"the machine is not clean before the tier: {leftovers()}"
-        before = machine_state()
         started = time.monotonic()
         out = run([script, "up"], env=env, timeout_s=600).stdout
         kubeconfig = Path(out.strip().splitlines()[-1].removeprefix("export KUBECONFIG="))
