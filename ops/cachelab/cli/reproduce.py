@@ -164,13 +164,13 @@ def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
     )
     for line in chosen.notes:
         note(console, line)
-    argv = ["run", str(chosen.spec_path), "--target", args.target]
-    argv += [f"--set={term}" for term in chosen.overrides]
+    cli_args = ["run", str(chosen.spec_path), "--target", args.target]
+    cli_args += [f"--set={term}" for term in chosen.overrides]
     if args.results is not None:
-        argv += ["--results", str(args.results)]
+        cli_args += ["--results", str(args.results)]
     if args.dry_run:
-        argv.append("--dry-run")
-    run_args = build_parser().parse_args(argv)
+        cli_args.append("--dry-run")
+    run_args = build_parser().parse_args(cli_args)
     code, results = run.execute(run_args, console)
     if args.dry_run or results is None or not results.summary_file.is_file():
         return code
