@@ -8,6 +8,10 @@ then collect the loadgen JSON from the pods' logs and the middleware's statistic
 benchmark Job runs, the live line (ops/s, mean and p99 latency, errors) follows the loadgens'
 progress lines in the pods' logs (cachelab.k8s.progress; with memtier, whose progress line has
 no p99, the p99 shows as a dash).
+A spec with `network:` round-trip times puts them into the release (the chart's `links.*`: a
+toxiproxy sidecar on each link's far end) and, after the preload, times each link from a probe
+pod on its near end (cachelab.k8s.rtt) into point.json's `network`, as the local runner does;
+a link outside ±10 % of its RTT is named in the run's message.
 `K8sRunner` is the Kubernetes executor of cachelab.experiment's loop, which owns the order,
 selection, resume, status.json and the summary.csv rows.
 
@@ -35,12 +39,13 @@ from rich.console import Console
 from cachelab.experiment import ExperimentLoop, Selection, open_for_resume
 from cachelab.faults import FaultInjector
 from cachelab.faults.k8s import K8sFaultTargets, is_local_cluster, k8s_fault_problem, resolve
-from cachelab.k8s import plan
+from cachelab.k8s import plan, rtt
 from cachelab.k8s.collect import CollectError, log_without_blocks, result_blocks
 from cachelab.k8s.kube import K8sError, Kube, find_helm
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
 from cachelab.k8s.progress import TAIL_LINES, ProgressFollower
 from cachelab.k8s.usage import UsageSampler
+from cachelab.local.latency import off_links, off_message
 from cachelab.options import RunOptions
 from cachelab.paths import repo_root
 from cachelab.results import (
@@ -181,6 +186,8 @@ class K8sRunner:
         if spec.preload.enabled:
             self._wait_job("preload", self.timeout_s)
             record["preload"] = self._preload_checks(spec)
+        if spec.links():  # the links' achieved RTTs, with the system idle (cachelab.k8s.rtt)
+            record["network"] = self._probe_links(spec, release_values, labels, k8s_dir)
         middlewares = self._middleware_pods()
         before = {name: self._scrape(pod) for name, pod in middlewares.items()}
         faulty = self._fault_targets(spec, middlewares) if spec.faults else None
@@ -222,7 +229,80 @@ class K8sRunner:
         }
         seconds = time.time() - started
         record["middlewares"] = self._middleware_stats(middlewares, before, seconds, run_dir)
-        return self._collect_loadgens(spec, run_dir, record)
+        status, message = self._collect_loadgens(spec, run_dir, record)
+        if status == "ok":
+            message = off_message(record.get("network", {}).get("flagged") or [])
+        return status, message
+
+    def _probe_links(
+        self, spec: Spec, values: dict[str, Any], labels: dict[str, str], k8s_dir: Path
+    ) -> dict[str, Any]:
+        """Times each link from a probe pod on its near end (cachelab.k8s.rtt): point.json's
+        `network`. ProbeError (a K8sError) when a probe gets no answer."""
+        backend = spec.topology.backend
+        selector = (
+            f"app.kubernetes.io/instance={self.target.release},"
+            f"app.kubernetes.io/component={backend}"
+        )
+        servers = {
+            p["metadata"]["name"]: f"{p['status'].get('podIP')}:{plan.SERVER_PORTS[backend]}"
+            for p in sorted(
+                self.kube.get("pods", "-l", selector)["items"], key=lambda p: p["metadata"]["name"]
+            )
+        }
+        middlewares = {
+            name: f"{p['status'].get('podIP')}:{plan.MIDDLEWARE_PORT}"
+            for name, p in self._middleware_pods().items()
+        }
+        found: list[dict[str, Any]] = []
+        problems: list[str] = []
+        for pod in rtt.probe_pods(spec, self.target.release, middlewares, servers):
+            manifest = k8s_dir / f"{pod.name}.yaml"
+            manifest.write_text(
+                yaml.safe_dump(rtt.probe_manifest(pod, spec, self.target.release, values, labels))
+            )
+            self.kube.kubectl("delete", "pod", pod.name, "--ignore-not-found", "--wait=true")
+            self.kube.kubectl("apply", "-f", str(manifest))
+            try:
+                log = self._probe_log(pod.name)
+            finally:
+                self.kube.kubectl("delete", "pod", pod.name, "--ignore-not-found", "--wait=false")
+            if log is None:
+                problems.append(f"{pod.name}: its node is simulated by kwok: not measured")
+                continue
+            found += rtt.records(pod, log)
+        return {
+            "emulator": "toxiproxy-server sidecars (charts/testbed links.*)",
+            "probe": rtt.probe_word(spec),
+            "links": found,
+            "flagged": off_links(found),
+            "problems": problems,
+        }
+
+    def _probe_log(self, name: str) -> str | None:
+        """The probe pod's output once it has exited 0 (None on a kwok node, which runs
+        nothing); ProbeError when it failed or did not finish."""
+        deadline = time.monotonic() + rtt.PROBE_DEADLINE_S + 60
+        while time.monotonic() < deadline:
+            pod = self.kube.get("pod", name)
+            node = pod["spec"].get("nodeName")
+            if node:
+                annotations = self.kube.get("node", node)["metadata"].get("annotations", {})
+                if annotations.get(KWOK_NODE_ANNOTATION):
+                    return None
+            phase = pod["status"].get("phase")
+            if phase == "Succeeded":
+                return self.kube.logs(name, "rttprobe")
+            if phase == "Failed":
+                try:
+                    said = self.kube.logs(name, "rttprobe").strip()
+                except K8sError as error:
+                    said = str(error)
+                raise rtt.ProbeError(f"RTT probe {name} failed: {said or pod['status']}")
+            time.sleep(POLL_S)
+        raise rtt.ProbeError(
+            f"RTT probe {name} did not finish within {rtt.PROBE_DEADLINE_S + 60} s"
+        )
 
     def _collect_existing(
         self, spec: Spec, run_dir: Path, record: dict[str, Any]

@@ -277,3 +277,22 @@ def test_a_toxic_it_cannot_create_stops_the_sidecar_with_a_clear_line(
     ]
     with pytest.raises(OSError):  # its proxy went with it: no half-made link is left
         socket.create_connection(("127.0.0.1", listen), timeout=1).close()
+
+
+def test_a_specs_rtts_reach_the_sidecars_through_the_plan(tmp_path: Path) -> None:
+    """`cachelab run --target k8s` writes the point's values; the chart takes them as they are."""
+    from cachelab.k8s import plan
+    from cachelab.spec import load_spec
+
+    spec = load_spec(
+        ROOT / "ops" / "experiments" / "asl17-rtt-variant.yaml", ["network.jitter_ms.client_mw=0.2"]
+    )
+    expected = [("1.15", "1"), ("0.25", "1.25")]  # asl2017, asl2017-fig11: half of each RTT
+    for point, (client_mw, mw_server) in zip(spec.points()[::9], expected, strict=True):
+        values = plan.release_values(point.spec, plan.Target())
+        docs = render(tmp_path, yaml.safe_dump(values))
+        mw = container(pod_spec(docs, "Deployment", "testbed-middleware"), "toxiproxy")
+        server = container(pod_spec(docs, "StatefulSet", "testbed-memcached"), "toxiproxy")
+        assert (env(mw)["LATENCY_MS"], env(mw)["JITTER_MS"]) == (client_mw, "0.1")
+        assert env(server)["LATENCY_MS"] == mw_server
+        assert env(mw)["GOMAXPROCS"] == str(values["links"]["toxiproxy"]["gomaxprocs"])
