@@ -47,6 +47,7 @@ def values_files(tmp_path: Path) -> dict[str, list[Path]]:
         "two-middlewares-sharded": [ci / "03-two-middlewares-sharded-values.yaml"],
         "bandwidth-off": [ci / "04-bandwidth-off-values.yaml"],
         "azure-v2-hash": [ci / "05-azure-v2-hash-values.yaml"],
+        "link-rtts": [ci / "07-link-rtts-values.yaml"],
         "own-label-key": [own_label],
     }
 
