@@ -9,6 +9,7 @@ that says so."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import time
@@ -266,6 +267,53 @@ def test_the_sidecar_proxies_with_half_the_rtt_each_way_and_is_ready_after(
         proc.terminate()
         proc.wait(timeout=10)
     assert proc.returncode == 0  # SIGTERM stops toxiproxy-server and the script cleanly
+
+
+def test_rttprobe_times_the_sidecar_and_the_runner_reads_what_it_prints(
+    tmp_path: Path,
+    busybox_path: str,
+    memcached_port: int,  # noqa: F811
+) -> None:
+    """The probe pods' program (scripts/images/rttprobe) against a real sidecar, its output read
+    by the runner's parser: the image's two halves and the runner agree."""
+    from cachelab.k8s import rtt
+    from cachelab.spec import load_spec
+
+    probe = tmp_path / "rttprobe"
+    subprocess.run(
+        ["go", "build", "-o", str(probe), "main.go"],
+        cwd=ROOT / "scripts" / "images" / "rttprobe",
+        env={**os.environ, "CGO_ENABLED": "0"},
+        check=True,
+        timeout=300,
+    )
+    script, _ = sidecar_script(tmp_path)
+    listen = free_port()
+    log = tmp_path / "sidecar.log"
+    proc, _ = start_sidecar(script, busybox_path, listen, memcached_port, "1", log)
+    try:
+        deadline = time.monotonic() + 20
+        while "latency 1 ms" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        address = f"127.0.0.1:{listen}"
+        done = subprocess.run(
+            [probe, "-protocol", "memcache_text", "-n", "30", address],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert done.returncode == 0, done.stderr
+    spec = load_spec(ROOT / "ops" / "experiments" / "quickstart.yaml", ["network.profile=asl2017"])
+    pod = rtt.probe_pods(spec, "testbed", {}, {"testbed-memcached-0": address})[-1]
+    (record,) = rtt.records(pod, done.stdout)
+    assert record["achieved"]["n"] == 30
+    assert record["achieved"]["min_ms"] >= 2.0 and record["achieved"]["p50_ms"] < 20.0
+    refused = subprocess.run([probe, "127.0.0.1:1"], capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 1 and '"error":' in refused.stdout
 
 
 def test_a_toxic_it_cannot_create_stops_the_sidecar_with_a_clear_line(
