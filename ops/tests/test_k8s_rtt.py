@@ -196,8 +196,8 @@ def test_the_helm_values_of_a_spec_pass_the_chart(tmp_path: Path) -> None:
 
 
 class FakeKube:
-    """kubectl as the runner's probe step uses it: the release's pods, a probe pod that
-    succeeds at once on a real node (or sits on a kwok one), and its log."""
+    """kubectl as the runner's probe step uses it: the release's pods on a real node (or a
+    kwok one), a probe pod that succeeds at once with `log`, and the execs into the sidecars."""
 
     namespace = "exp"
 
@@ -205,25 +205,31 @@ class FakeKube:
         self.log, self.kwok = log, kwok
         self.applied: list[dict[str, Any]] = []
         self.deleted: list[str] = []
+        self.toxics: list[tuple[str, str]] = []  # (sidecar pod, one-way ms) per exec
 
     def kubectl(self, *args: str, timeout_s: float | None = None) -> str:
         if args[:2] == ("apply", "-f"):
             self.applied.append(yaml.safe_load(Path(args[2]).read_text()))
         elif args[:2] == ("delete", "pod"):
             self.deleted.append(args[2])
+        elif args[0] == "exec":
+            assert args[2:6] == ("-c", "toxiproxy", "--", "sh")
+            assert args[7] == rtt.SET_TOXICS
+            self.toxics.append((args[1], args[9]))
         return ""
 
     def get(self, *args: str) -> Any:
         def pod(name: str, component: str, ip: str) -> dict[str, Any]:
             meta = {"name": name, "labels": {"app.kubernetes.io/component": component}}
-            return {"metadata": meta, "status": {"phase": "Running", "podIP": ip}, "spec": {}}
+            status = {"phase": "Running", "podIP": ip}
+            return {"metadata": meta, "status": status, "spec": {"nodeName": "n1"}}
 
         if args[0] == "pods":
             if "component=middleware" in args[2]:
                 return {"items": [pod("testbed-middleware-x", "middleware", "10.0.3.1")]}
             return {"items": [pod("testbed-memcached-0", "memcached", "10.0.1.1")]}
         if args[0] == "pod":
-            return {"spec": {"nodeName": "n1"}, "status": {"phase": "Succeeded"}}
+            return {"spec": {"nodeName": "n2"}, "status": {"phase": "Succeeded"}}
         annotations = {"kwok.x-k8s.io/node": "fake"} if self.kwok else {}
         return {"metadata": {"annotations": annotations}}
 
@@ -242,32 +248,51 @@ def probe_step(tmp_path: Path, kube: FakeKube) -> dict[str, Any]:
     return runner._probe_links(spec, VALUES, {"cachelab.dev/run": "p0-r0"}, tmp_path)
 
 
-def test_the_runner_times_each_link_from_a_probe_pod_and_removes_it(tmp_path: Path) -> None:
-    log = probe_output(("10.0.3.1:11212", [2.4, 2.5, 2.45]), ("10.0.1.1:11211", [2.1, 2.0, 2.05]))
+def test_the_runner_calibrates_and_times_each_link_from_probe_pods(tmp_path: Path) -> None:
+    # the fastest round trips: client_mw 2.5 (0.2 over 2.3), mw_server 2.1 (0.1 over 2)
+    log = probe_output(("10.0.3.1:11212", [2.5, 2.6, 2.55]), ("10.0.1.1:11211", [2.1, 2.2, 2.15]))
     kube = FakeKube(log)
     network = probe_step(tmp_path, kube)
+    # per link: the sidecars at half the RTT, a trial, the toxics less half the extra, a measure
+    assert kube.toxics == [
+        ("testbed-middleware-x", "1.1500"),
+        ("testbed-middleware-x", "1.0500"),
+        ("testbed-memcached-0", "1.0000"),
+        ("testbed-memcached-0", "0.9500"),
+    ]
     assert [m["metadata"]["name"] for m in kube.applied] == [
         "testbed-rtt-client-mw",
+        "testbed-rtt-client-mw",
+        "testbed-rtt-mw-server",
         "testbed-rtt-mw-server",
     ]
     assert set(kube.deleted) == {"testbed-rtt-client-mw", "testbed-rtt-mw-server"}
     assert (tmp_path / "testbed-rtt-mw-server.yaml").is_file()  # kept with the run's k8s files
-    assert [(r["link"], r["achieved"]["p50_ms"]) for r in network["links"]] == [
-        ("client_mw", 2.45),
-        ("mw_server", 2.05),
+    records = network["links"]
+    assert [(r["link"], r["achieved"]["p50_ms"], r["toxic_one_way_ms"]) for r in records] == [
+        ("client_mw", 2.55, 1.05),
+        ("mw_server", 2.15, 0.95),
     ]
-    assert network["flagged"] == []  # 2.45 vs 2.3, 2.05 vs 2: both within ±10 %
+    # 2.15 vs 2 is within ±10 %, 2.55 vs 2.3 is not (a fake: the same log before and after)
+    assert network["flagged"] == ["testbed-middleware-x/toxiproxy p50 2.550 ms vs 2.3 ms"]
     assert network["probe"] == "mn"
     assert _achieved_rtts(network) == {
-        "rtt_client_mw_p50_ms": 2.45,
-        "rtt_mw_server_p50_ms": 2.05,
+        "rtt_client_mw_p50_ms": 2.55,
+        "rtt_mw_server_p50_ms": 2.15,
     }
 
 
+def test_calibration_takes_off_half_the_extra_each_way_and_never_goes_below_zero() -> None:
+    link = load_spec(QUICKSTART, ["network.profile=asl2017"]).links()[1]  # mw_server, 2 ms
+    assert rtt.calibrated_one_way(link, 2.4) == pytest.approx(0.8)
+    assert rtt.calibrated_one_way(link, 9.0) == 0.0
+
+
 def test_on_kwok_the_links_are_not_measured_and_the_record_says_why(tmp_path: Path) -> None:
-    network = probe_step(tmp_path, FakeKube("", kwok=True))
-    assert network["links"] == []
+    kube = FakeKube("", kwok=True)
+    network = probe_step(tmp_path, kube)
+    assert network["links"] == [] and kube.applied == [] and kube.toxics == []
     assert network["problems"] == [
-        "testbed-rtt-client-mw: its node is simulated by kwok: not measured",
-        "testbed-rtt-mw-server: its node is simulated by kwok: not measured",
+        "testbed-rtt-client-mw: its sidecars' nodes are simulated by kwok: not measured",
+        "testbed-rtt-mw-server: its sidecars' nodes are simulated by kwok: not measured",
     ]

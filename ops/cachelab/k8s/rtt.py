@@ -2,18 +2,22 @@
 release (the chart's `links.*`: a toxiproxy sidecar in the pods on each link's far end, half the
 RTT each way, as the local runner's proxies), and how a run measures what the links achieve.
 
-Measured, not assumed: after the preload, with the system idle, the runner starts one short pod
-per link on the link's near end (`rttprobe` of the toxiproxy image, scripts/images.sh): on the
-client pool, labelled as a loadgen, for `client_mw` (to each middleware pod) and
-`client_server` (to each server pod, baselines); on the middleware pool, labelled as a
-middleware, for `mw_server` (to each server pod). Each times PROBES small round trips, one at a
-time, through the pod's sidecar over the cluster's network (memcached `mn`, answered `MN` by
-memcached and by the middleware itself; RESP `PING` for redis), so the achieved RTT includes the
-network's own and the proxy's. point.json's `network` holds the records in the local runner's
-layout (cachelab.local.latency: configured RTT, achieved p50/p90/mean/min/max, within ±10 %),
-summary.csv the `rtt_<link>_p50_ms` columns, and a link outside ±10 % is flagged in the run's
-message. Unlike the local runner, the toxics are not lowered by the proxy's own time: the
-cluster's network and proxy add to the configured RTT, and the flag says when that matters.
+Measured, not assumed: after the preload, with the system idle, the runner starts short pods
+(a trial, then the measure) per link on the link's near end, running `rttprobe` of the toxiproxy
+image (scripts/images.sh): on the client pool, labelled as a loadgen, for `client_mw` (to each
+middleware pod) and `client_server` (to each server pod, baselines); on the middleware pool,
+labelled as a middleware, for `mw_server` (to each server pod). Each times PROBES small round
+trips, one at a time, through the pod's sidecar over the cluster's network (memcached `mn`,
+answered `MN` by memcached and by the middleware itself; RESP `PING` for redis), so the achieved
+RTT includes the network's own and the proxy's.
+
+Calibrated as the local runner's proxies are: each link's sidecars are set to half the RTT each
+way (`kubectl exec` into them; a sidecar kept from the previous point may hold another value),
+a trial probe's fastest round trip less the RTT is what the network and the proxy add, each
+direction's toxic is lowered by half of that, and a second probe measures. point.json's
+`network` holds the records in the local runner's layout (cachelab.local.latency: configured
+RTT, the toxic's wait, achieved p50/p90/mean/min/max, within ±10 %), summary.csv the
+`rtt_<link>_p50_ms` columns, and a link outside ±10 % is flagged in the run's message.
 """
 
 from __future__ import annotations
@@ -175,9 +179,29 @@ def probe_manifest(
     }
 
 
-def records(pod: ProbePod, log: str) -> list[dict[str, Any]]:
+# Sets both latency toxics of a sidecar (`kubectl exec ... sh -c SET_TOXICS set-toxics MS JITTER`),
+# with the container's own PROXY and API_PORT (the chart's sidecar environment).
+SET_TOXICS = (
+    "for s in upstream downstream; do "
+    "wget -q -O - --header 'Content-Type: application/json' "
+    '--post-data "{\\"attributes\\":{\\"latency\\":$1,\\"jitter\\":$2}}" '
+    '"http://127.0.0.1:$API_PORT/proxies/$PROXY/toxics/latency-$s" >/dev/null || exit 1; '
+    "done"
+)
+
+
+def calibrated_one_way(link: Link, trial_min_ms: float) -> float:
+    """Each direction's toxic after a trial through the link at its nominal half RTT: lowered by
+    half of what the network and the proxy added beyond the toxics on the fastest round trip
+    (as cachelab.local.latency.calibrate_links), so no round trip is faster than the RTT."""
+    extra_ms = trial_min_ms - link.rtt_ms - link.jitter_ms
+    return max(0.0, link.one_way_ms - extra_ms / 2)
+
+
+def records(pod: ProbePod, log: str, toxic_one_way_ms: float | None = None) -> list[dict[str, Any]]:
     """One record per target from the probe's output (one JSON line per address), in the
-    local runner's layout; ProbeError when a target has no samples."""
+    local runner's layout (`toxic_one_way_ms`: what each direction's toxic waited, default
+    half the RTT); ProbeError when a target has no samples."""
     by_address: dict[str, dict[str, Any]] = {}
     for line in log.splitlines():
         if line.startswith("{"):
@@ -206,7 +230,9 @@ def records(pod: ProbePod, log: str) -> list[dict[str, Any]]:
                 "rtt_ms": link.rtt_ms,
                 "jitter_ms": link.jitter_ms,
                 "source": link.source,
-                "toxic_one_way_ms": link.one_way_ms,
+                "toxic_one_way_ms": round(
+                    link.one_way_ms if toxic_one_way_ms is None else toxic_one_way_ms, 4
+                ),
                 "achieved": asdict(achieved),
                 "within_10pct": within,
             }

@@ -237,40 +237,50 @@ class K8sRunner:
     def _probe_links(
         self, spec: Spec, values: dict[str, Any], labels: dict[str, str], k8s_dir: Path
     ) -> dict[str, Any]:
-        """Times each link from a probe pod on its near end (cachelab.k8s.rtt): point.json's
-        `network`. ProbeError (a K8sError) when a probe gets no answer."""
+        """Calibrates and times each link from a probe pod on its near end (cachelab.k8s.rtt):
+        point.json's `network`. ProbeError (a K8sError) when a probe gets no answer."""
         backend = spec.topology.backend
         selector = (
             f"app.kubernetes.io/instance={self.target.release},"
             f"app.kubernetes.io/component={backend}"
         )
+        server_pods = sorted(
+            self.kube.get("pods", "-l", selector)["items"], key=lambda p: p["metadata"]["name"]
+        )
+        middleware_pods = list(self._middleware_pods().values())
+        nodes = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in server_pods}
+        nodes |= {p["metadata"]["name"]: p["spec"].get("nodeName") for p in middleware_pods}
         servers = {
             p["metadata"]["name"]: f"{p['status'].get('podIP')}:{plan.SERVER_PORTS[backend]}"
-            for p in sorted(
-                self.kube.get("pods", "-l", selector)["items"], key=lambda p: p["metadata"]["name"]
-            )
+            for p in server_pods
         }
         middlewares = {
-            name: f"{p['status'].get('podIP')}:{plan.MIDDLEWARE_PORT}"
-            for name, p in self._middleware_pods().items()
+            p["metadata"]["name"]: f"{p['status'].get('podIP')}:{plan.MIDDLEWARE_PORT}"
+            for p in middleware_pods
         }
         found: list[dict[str, Any]] = []
         problems: list[str] = []
         for pod in rtt.probe_pods(spec, self.target.release, middlewares, servers):
+            if not pod.targets:
+                continue
+            sidecars = [t.pod for t in pod.targets]
+            if any(self._kwok_node(nodes.get(name)) for name in sidecars):
+                problems.append(
+                    f"{pod.name}: its sidecars' nodes are simulated by kwok: not measured"
+                )
+                continue
+            link = pod.targets[0].link
             manifest = k8s_dir / f"{pod.name}.yaml"
             manifest.write_text(
                 yaml.safe_dump(rtt.probe_manifest(pod, spec, self.target.release, values, labels))
             )
-            self.kube.kubectl("delete", "pod", pod.name, "--ignore-not-found", "--wait=true")
-            self.kube.kubectl("apply", "-f", str(manifest))
-            try:
-                log = self._probe_log(pod.name)
-            finally:
-                self.kube.kubectl("delete", "pod", pod.name, "--ignore-not-found", "--wait=false")
-            if log is None:
-                problems.append(f"{pod.name}: its node is simulated by kwok: not measured")
-                continue
-            found += rtt.records(pod, log)
+            one_way = link.one_way_ms
+            if link.rtt_ms > 0:  # a trial at half the RTT, then the toxics less the extra
+                self._set_toxics(sidecars, one_way, link.one_way_jitter_ms)
+                trial = rtt.records(pod, self._run_probe(pod.name, manifest))
+                one_way = rtt.calibrated_one_way(link, trial[0]["achieved"]["min_ms"])
+                self._set_toxics(sidecars, one_way, link.one_way_jitter_ms)
+            found += rtt.records(pod, self._run_probe(pod.name, manifest), one_way)
         return {
             "emulator": "toxiproxy-server sidecars (charts/testbed links.*)",
             "probe": rtt.probe_word(spec),
@@ -279,17 +289,37 @@ class K8sRunner:
             "problems": problems,
         }
 
-    def _probe_log(self, name: str) -> str | None:
-        """The probe pod's output once it has exited 0 (None on a kwok node, which runs
-        nothing); ProbeError when it failed or did not finish."""
-        deadline = time.monotonic() + rtt.PROBE_DEADLINE_S + 60
+    def _kwok_node(self, node: str | None) -> bool:
+        """Whether `node` is simulated by kwok (no containers: nothing to time or exec)."""
+        if not node:
+            return False
+        annotations = self.kube.get("node", node)["metadata"].get("annotations", {})
+        return bool(annotations.get(KWOK_NODE_ANNOTATION))
+
+    def _set_toxics(self, sidecars: list[str], one_way_ms: float, jitter_ms: float) -> None:
+        """Both latency toxics of each sidecar to `one_way_ms` (± `jitter_ms`)."""
+        for pod in sidecars:
+            self.kube.kubectl(
+                "exec", pod, "-c", rtt.SIDECAR, "--", "sh", "-c", rtt.SET_TOXICS, "set-toxics",
+                f"{one_way_ms:.4f}", f"{jitter_ms:.4f}", timeout_s=60,
+            )  # fmt: skip
+
+    def _run_probe(self, name: str, manifest: Path) -> str:
+        """Starts the probe pod of `manifest`, returns its output and deletes it."""
+        self.kube.kubectl("delete", "pod", name, "--ignore-not-found", "--wait=true")
+        self.kube.kubectl("apply", "-f", str(manifest))
+        try:
+            return self._probe_log(name)
+        finally:
+            self.kube.kubectl("delete", "pod", name, "--ignore-not-found", "--wait=false")
+
+    def _probe_log(self, name: str) -> str:
+        """The probe pod's output once it has exited 0; ProbeError when it failed or did not
+        finish."""
+        limit_s = rtt.PROBE_DEADLINE_S + 60
+        deadline = time.monotonic() + limit_s
         while time.monotonic() < deadline:
             pod = self.kube.get("pod", name)
-            node = pod["spec"].get("nodeName")
-            if node:
-                annotations = self.kube.get("node", node)["metadata"].get("annotations", {})
-                if annotations.get(KWOK_NODE_ANNOTATION):
-                    return None
             phase = pod["status"].get("phase")
             if phase == "Succeeded":
                 return self.kube.logs(name, "rttprobe")
@@ -300,9 +330,7 @@ class K8sRunner:
                     said = str(error)
                 raise rtt.ProbeError(f"RTT probe {name} failed: {said or pod['status']}")
             time.sleep(POLL_S)
-        raise rtt.ProbeError(
-            f"RTT probe {name} did not finish within {rtt.PROBE_DEADLINE_S + 60} s"
-        )
+        raise rtt.ProbeError(f"RTT probe {name} did not finish within {limit_s} s")
 
     def _collect_existing(
         self, spec: Spec, run_dir: Path, record: dict[str, Any]

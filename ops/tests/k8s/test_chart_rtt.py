@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from cachelab.k8s import rtt
 from cachelab.local.latency import time_round_trips
 
 from .test_job_scripts import free_port, memcached_port  # noqa: F401  (fixture)
@@ -254,15 +255,37 @@ def test_the_sidecar_proxies_with_half_the_rtt_each_way_and_is_ready_after(
             env={"PATH": busybox_path, "PROXY": "mwServer", "API_PORT": str(api)},
         )
         assert ready.returncode == 0
-        rtt = time_round_trips("127.0.0.1", listen, "memcache_text", 50)
+        achieved = time_round_trips("127.0.0.1", listen, "memcache_text", 50)
         # physical bounds only: at least the RTT (2 ms), far below ten times it
-        assert rtt.min_ms >= 2.0 and rtt.p50_ms < 20.0, rtt
-        toxics = subprocess.run(
+        assert achieved.min_ms >= 2.0 and achieved.p50_ms < 20.0, achieved
+        proxy = subprocess.run(
             ["/bin/busybox", "wget", "-q", "-O", "-", f"http://127.0.0.1:{api}/proxies/mwServer"],
             capture_output=True,
             text=True,
         )
-        assert json.loads(toxics.stdout)["upstream"] == f"127.0.0.1:{memcached_port}"
+        assert json.loads(proxy.stdout)["upstream"] == f"127.0.0.1:{memcached_port}"
+        # the runner's calibration: `kubectl exec` of SET_TOXICS in the sidecar
+        sidecar_env = {"PATH": busybox_path, "PROXY": "mwServer", "API_PORT": str(api)}
+        set_toxics = ["/bin/busybox", "sh", "-c", rtt.SET_TOXICS, "set-toxics", "0.9500", "0.0"]
+        assert subprocess.run(set_toxics, env=sidecar_env).returncode == 0
+        toxics = subprocess.run(
+            [
+                "/bin/busybox",
+                "wget",
+                "-q",
+                "-O",
+                "-",
+                f"http://127.0.0.1:{api}/proxies/mwServer/toxics",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert {t["name"]: t["attributes"]["latency"] for t in json.loads(toxics.stdout)} == {
+            "latency-upstream": 0.95,
+            "latency-downstream": 0.95,
+        }
+        missing = subprocess.run(set_toxics, env={**sidecar_env, "PROXY": "nope"})
+        assert missing.returncode == 1
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -276,7 +299,6 @@ def test_rttprobe_times_the_sidecar_and_the_runner_reads_what_it_prints(
 ) -> None:
     """The probe pods' program (scripts/images/rttprobe) against a real sidecar, its output read
     by the runner's parser: the image's two halves and the runner agree."""
-    from cachelab.k8s import rtt
     from cachelab.spec import load_spec
 
     probe = tmp_path / "rttprobe"
