@@ -181,6 +181,7 @@ def check_policies(cluster: Cluster, namespace: str, values: dict[str, Any]) -> 
         "two-middlewares-sharded",
         "bandwidth-off",
         "azure-v2-hash",
+        "link-rtts",
         "own-label-key",
     ],
 )
