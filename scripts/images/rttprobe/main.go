@@ -6,7 +6,7 @@
 // {"addr": ..., "error": ...} and exits 1 after the last address. Built static
 // (CGO_ENABLED=0) into the toxiproxy image by scripts/images.sh.
 //
-//	rttprobe -protocol memcache_text -n 200 HOST:PORT...
+//	rttprobe -protocol memcache_text -n 200 [-wait 30s] HOST:PORT...
 package main
 
 import (
@@ -30,8 +30,22 @@ type result struct {
 	Error     string    `json:"error,omitempty"`
 }
 
-func probe(addr, protocol string, n int, timeout time.Duration) ([]float64, error) {
-	conn, err := net.DialTimeout("tcp", addr, timeout)
+// dial connects to addr, trying again until wait has passed: a pod that has just started may be
+// refused until the NetworkPolicy firewall of its node admits it (kube-router syncs on the
+// pod's creation, a moment after it runs).
+func dial(addr string, timeout, wait time.Duration) (net.Conn, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, timeout)
+		if err == nil || time.Now().After(deadline) {
+			return conn, err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func probe(addr, protocol string, n int, timeout, wait time.Duration) ([]float64, error) {
+	conn, err := dial(addr, timeout, wait)
 	if err != nil {
 		return nil, err
 	}
@@ -63,15 +77,16 @@ func main() {
 	protocol := flag.String("protocol", "memcache_text", "memcache_text or redis")
 	n := flag.Int("n", 200, "round trips per address")
 	timeout := flag.Duration("timeout", 5*time.Second, "per connect and per reply")
+	wait := flag.Duration("wait", 30*time.Second, "how long to keep trying to connect")
 	flag.Parse()
 	if _, ok := probes[*protocol]; !ok || *n < 1 || flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: rttprobe [-protocol memcache_text|redis] [-n N] HOST:PORT...")
+		fmt.Fprintln(os.Stderr, "usage: rttprobe [-protocol memcache_text|redis] [-n N] [-wait D] HOST:PORT...")
 		os.Exit(2)
 	}
 	failed := false
 	out := json.NewEncoder(os.Stdout)
 	for _, addr := range flag.Args() {
-		samples, err := probe(addr, *protocol, *n, *timeout)
+		samples, err := probe(addr, *protocol, *n, *timeout, *wait)
 		r := result{Addr: addr, SamplesMs: samples}
 		if err != nil {
 			r = result{Addr: addr, Error: err.Error()}
