@@ -334,7 +334,9 @@ def test_rttprobe_times_the_sidecar_and_the_runner_reads_what_it_prints(
     (record,) = rtt.records(pod, done.stdout)
     assert record["achieved"]["n"] == 30
     assert record["achieved"]["min_ms"] >= 2.0 and record["achieved"]["p50_ms"] < 20.0
-    refused = subprocess.run([probe, "127.0.0.1:1"], capture_output=True, text=True, timeout=30)
+    refused = subprocess.run(
+        [probe, "-wait", "1s", "127.0.0.1:1"], capture_output=True, text=True, timeout=30
+    )
     assert refused.returncode == 1 and '"error":' in refused.stdout
 
 
