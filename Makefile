@@ -86,7 +86,7 @@ k8s-tools: ## Build the Kubernetes tools from Go modules into TOOLS_DIR/bin, sha
 	@scripts/k8s-tools.sh $(K8S_TOOLS)
 
 .PHONY: toxiproxy
-toxiproxy: ## Build toxiproxy-server, the latency emulator of local runs with `network:` RTTs, into the per-machine tool cache (~1 min once; needs Go).
+toxiproxy: ## Build toxiproxy-server, the latency emulator of runs with `network:` RTTs (locally, and in the chart's sidecar image), into the per-machine tool cache (~1 min once; needs Go).
 	@scripts/toxiproxy.sh
 
 .PHONY: jdk
@@ -153,7 +153,7 @@ k8s-down: ## Stop the local cluster and restore the machine (bridge, veths, netn
 	@scripts/local-cluster.sh down
 
 .PHONY: images
-images: deps-k8s k8s-tools ## Build every image locally into IMAGES_DIR, shared by every clone (jib on a jlinked base; servers, exporters, prometheus from Debian packages; locust from Debian python3 and PyPI; the operator and its Prometheus from Go modules).
+images: deps-k8s k8s-tools ## Build every image locally into IMAGES_DIR, shared by every clone (jib on a jlinked base; servers, exporters, prometheus from Debian packages; locust from Debian python3 and PyPI; the operator and its Prometheus from Go modules; toxiproxy, the links' RTT sidecar, from make toxiproxy).
 	@JAVA_HOME="$(JDK_HOME)" scripts/images.sh build
 
 .PHONY: kwok-up

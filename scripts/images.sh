@@ -47,6 +47,7 @@ image_ref() {
     pause) echo "$registry/pause:3.10" ;;
     coredns) echo "$registry/coredns:1.11.3" ;;
     helper) echo "$registry/busybox:$(deb_version busybox-static)" ;;
+    toxiproxy) echo "$registry/toxiproxy:$(toxiproxy_version)-sub-ms" ;;
     memcached) echo "$registry/memcached:$(deb_version memcached)" ;;
     redis) echo "$registry/redis:$(deb_version redis-server)" ;;
     redis-exporter) echo "$registry/redis-exporter:$(deb_version prometheus-redis-exporter)" ;;
@@ -63,9 +64,12 @@ image_ref() {
 }
 # No memcached exporter: it is no Debian package, and its Go module is not in the module proxy
 # this project's machines use (local-values.yaml turns the exporters off).
-all_images=(pause coredns helper memcached redis redis-exporter prometheus prometheus-k8s node-exporter prometheus-operator java-base middleware loadgen locust)
+all_images=(pause coredns helper toxiproxy memcached redis redis-exporter prometheus prometheus-k8s node-exporter prometheus-operator java-base middleware loadgen locust)
 # locust from PyPI, the version the loadgen-locust component names (its benchmark patch's image tag).
 locust_version="$(sed -n 's|^ *image: ghcr.io/cachelab/locust:||p' "$root/manifests/components/loadgen-locust/set-benchmark-locust.patch.yaml")"
+
+# toxiproxy-server's version as scripts/toxiproxy.sh builds it (its TOXIPROXY_VERSION), without v.
+toxiproxy_version() { sed -n 's/^TOXIPROXY_VERSION="${TOXIPROXY_VERSION:-v\(.*\)}"$/\1/p' "$root/scripts/toxiproxy.sh"; }
 
 java_home() { JAVA_HOME="${JAVA_HOME:-}" "$root/scripts/find-jdk.sh"; }
 
@@ -151,6 +155,15 @@ build_one() {
       add_file "$rootfs" "$(readlink -f /bin/nc)"; ln -s "$(readlink -f /bin/nc)" "$rootfs/bin/nc"
       add_file "$rootfs" /usr/bin/dash; ln -s /usr/bin/dash "$rootfs/bin/sh"
       pack "$name" "$rootfs" /bin/sh ;;
+    toxiproxy)
+      # The links' RTT sidecar (chart `links.*`): toxiproxy-server with the sub-millisecond
+      # latency patch (scripts/toxiproxy.sh, static), busybox for the sidecar's script (sh, wget,
+      # grep), and rttprobe, which `cachelab run --target k8s` times the links with.
+      input="$("$root/scripts/toxiproxy.sh")"
+      fresh "$name" "$input" /bin/busybox "$root/scripts/images/rttprobe/main.go" && { rm -rf "$rootfs"; return; }
+      add_busybox "$rootfs"; cp "$input" "$rootfs/bin/toxiproxy-server"
+      ( cd "$root/scripts/images/rttprobe" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$rootfs/bin/rttprobe" main.go )
+      pack "$name" "$rootfs" /bin/toxiproxy-server ;;
     memcached)
       input=/usr/bin/memcached; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
       add_file "$rootfs" "$input"; pack "$name" "$rootfs" ;;

@@ -196,3 +196,39 @@ def test_a_k8s_runs_cpu_makes_the_summary_columns_and_the_bottleneck_rows(
     assert {r["stage"] for r in found if r["bottleneck"] == "True"} == {
         "backend testbed-memcached-0"
     }
+
+
+def test_the_latency_sidecars_cpu_is_its_own_role_not_the_pods(tmp_path: Path) -> None:
+    """A pod with the chart's toxiproxy sidecar: its CPU less the sidecar's is the server's,
+    the sidecar's is role toxiproxy (as a local run's toxiproxy-server), each with its own cap."""
+    kube = FakeKube({"a1-0": {"labels": {"agentpool": "a1"}, "allocatable": {"cpu": "88m"}}})
+    server = pod("testbed-memcached-0", "a1-0", "memcached", "88m", "500m")
+    server["spec"]["containers"][0]["name"] = "memcached"
+    server["spec"]["containers"][1]["name"] = "toxiproxy"
+    clock = Clock()
+    sampler = UsageSampler(kube, tmp_path, lambda: [server], clock=clock)  # type: ignore[arg-type]
+    for second in range(11):
+        t_ms = T0_MS + second * 1000
+        stats = json.loads(summary(t_ms, ("testbed-memcached-0", 0.05 * second, 0, 0)))
+        stats["pods"][0]["containers"] = [
+            {"name": "memcached", "cpu": {"usageCoreNanoSeconds": int(0.03 * second * 1e9)}},
+            {"name": "toxiproxy", "cpu": {"usageCoreNanoSeconds": int(0.02 * second * 1e9)}},
+        ]
+        kube.summaries["a1-0"] = json.dumps(stats)
+        sampler.poll()
+        clock.now_s += 1.0
+    sampler.close()
+
+    samples = read_cpu_samples(tmp_path / "cpu.csv")
+    assert {(s.role, s.name) for s in samples} == {
+        ("server", "testbed-memcached-0"),
+        ("toxiproxy", "testbed-memcached-0/toxiproxy"),
+    }
+    interval = MeasuredInterval.of_run(1, 1, 10)
+    cores = {p.name: p.cores for p in measured_cpu(samples, T0_MS, interval)}
+    assert cores == pytest.approx(
+        {"testbed-memcached-0": 0.03, "testbed-memcached-0/toxiproxy": 0.02}
+    )
+    assert sampler.cpu_limits == pytest.approx(
+        {"testbed-memcached-0": 0.088, "testbed-memcached-0/toxiproxy": 0.5}
+    )

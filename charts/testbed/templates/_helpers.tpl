@@ -102,7 +102,7 @@ imagePullSecrets:
 {{/*
 Bandwidth annotations of a role pod. Call with (dict "ctx" $ "role" "server" "pool" "a1").
 asl2017, asl2019: measured per role in the ASL 2017 §2.4 and ASL 2019 reports (iperf).
-azure-v2: Azure's expected bandwidth per size. (The RTT of asl2019 is the network's own here.)
+azure-v2: Azure's expected bandwidth per size. (RTTs come from `links.rttMs`, not from a profile.)
 */}}
 {{- define "testbed.bandwidthAnnotations" -}}
 {{- $profile := .ctx.Values.bandwidth.profile }}
@@ -190,6 +190,12 @@ podAntiAffinity:
 {{- $cpuM = add $cpuM (include "testbed.milliCpu" ($req.cpu | default 0)) }}
 {{- $memMi = add $memMi (include "testbed.mebibytes" ($req.memory | default 0)) }}
 {{- $roles = append $roles $role }}
+{{- if include "testbed.linkRtt" (dict "ctx" $ "role" (ternary "middleware" "server" (eq $role "middleware"))) }}
+{{- $tr := $v.links.toxiproxy.resources.requests | default dict }}
+{{- $cpuM = add $cpuM (include "testbed.milliCpu" ($tr.cpu | default 0)) }}
+{{- $memMi = add $memMi (include "testbed.mebibytes" ($tr.memory | default 0)) }}
+{{- $roles = append $roles (printf "%s toxiproxy" $role) }}
+{{- end }}
 {{- if and $exporters.enabled (ne $role "middleware") }}
 {{- $cpuM = add $cpuM (include "testbed.milliCpu" ($exporters.resources.requests.cpu | default 0)) }}
 {{- $memMi = add $memMi (include "testbed.mebibytes" ($exporters.resources.requests.memory | default 0)) }}
@@ -224,6 +230,20 @@ podAntiAffinity:
 {{- end }}
 {{- if not (or $v.memcached.enabled $v.redis.enabled) }}
 {{- $messages = append $messages "memcached.enabled, redis.enabled: at least one backend must be enabled" }}
+{{- end }}
+{{- /* Link RTTs: jitter within the RTT, and only the links the topology has. */}}
+{{- range $key := list "clientMw" "mwServer" "clientServer" }}
+{{- $rtt := get $v.links.rttMs $key | default 0 | float64 }}
+{{- $jitter := get $v.links.jitterMs $key | default 0 | float64 }}
+{{- if gt $jitter $rtt }}
+{{- $messages = append $messages (printf "links.jitterMs.%s: %v ms exceeds links.rttMs.%s (%v ms); the jitter must be at most the RTT" $key $jitter $key $rtt) }}
+{{- end }}
+{{- end }}
+{{- if and $v.middleware.enabled (gt ($v.links.rttMs.clientServer | default 0 | float64) 0.0) }}
+{{- $messages = append $messages "links.rttMs.clientServer: the loadgens reach the servers directly only without a middleware (middleware.enabled=false); with one, set links.rttMs.clientMw and links.rttMs.mwServer" }}
+{{- end }}
+{{- if and (not $v.middleware.enabled) (gt ($v.links.rttMs.clientMw | default 0 | float64) 0.0) }}
+{{- $messages = append $messages "links.rttMs.clientMw: there is no middleware (middleware.enabled=false); the loadgens' link to the servers is links.rttMs.clientServer" }}
 {{- end }}
 {{- if $messages }}
 {{- printf "\nVALUES VALIDATION:\n%s" (join "\n" $messages) | fail }}
@@ -265,4 +285,104 @@ would stay Pending while helm reports "deployed". `lookup` is empty under `helm 
       port: 53
     - protocol: TCP
       port: 53
+{{- end }}
+
+{{/*
+The RTT in ms of the link whose far end is a role's pods, as a string; "" when it has none.
+Call with (dict "ctx" $ "role" "middleware") or (dict "ctx" $ "role" "server"): the middleware
+pods end the loadgens' link, the server pods the middleware's (or, without a middleware, the
+loadgens').
+*/}}
+{{- define "testbed.linkRtt" -}}
+{{- $n := .ctx.Values.links }}
+{{- $key := "clientMw" }}
+{{- if eq .role "server" }}{{ $key = ternary "mwServer" "clientServer" .ctx.Values.middleware.enabled }}{{ end }}
+{{- $rtt := get $n.rttMs $key | default 0 | float64 }}
+{{- if gt $rtt 0.0 }}{{ printf "%s %v %v" $key $rtt (get $n.jitterMs $key | default 0 | float64) }}{{ end }}
+{{- end }}
+
+{{/* The port a role's process listens on: its own, or behind a sidecar its own + portOffset. Call with (dict "ctx" $ "role" "server" "port" 11211). */}}
+{{- define "testbed.processPort" -}}
+{{- if include "testbed.linkRtt" . }}{{ add .port .ctx.Values.links.toxiproxy.portOffset }}{{ else }}{{ .port }}{{ end }}
+{{- end }}
+
+{{/*
+The latency sidecar of a role's pods (only when its link has an RTT): toxiproxy-server with one
+proxy from the role's port (the one the Service targets, named `portName`) to the process on
+the pod's loopback at port + portOffset, and a `latency` toxic of half the RTT (and half the
+jitter) on each direction, created through its HTTP API with busybox wget. The container exits
+non-zero with an `error:` line when the proxy or a toxic cannot be created, and is ready only
+while both toxics exist. Call with (dict "ctx" $ "role" "server" "port" 11211 "portName" "memcache").
+*/}}
+{{- define "testbed.toxiproxySidecar" -}}
+{{- $link := include "testbed.linkRtt" . }}
+{{- if $link }}
+{{- $t := .ctx.Values.links.toxiproxy }}
+{{- $parts := splitList " " $link }}
+- name: toxiproxy
+  image: {{ include "testbed.image" $t.image | quote }}
+  imagePullPolicy: {{ $t.image.pullPolicy }}
+  command: ["/bin/sh", "-c"]
+  args:
+    - |
+      api="http://127.0.0.1:$API_PORT"
+      fail() { echo "toxiproxy: error: $*" >&2; kill "$server" 2>/dev/null; exit 1; }
+      toxiproxy-server -host 127.0.0.1 -port "$API_PORT" -seed 1 &
+      server=$!
+      trap 'kill -TERM "$server"; wait "$server"; exit 0' TERM INT
+      tries=0
+      until wget -q -O /dev/null "$api/version" 2>/dev/null; do
+        kill -0 "$server" 2>/dev/null || fail "toxiproxy-server exited before its API answered"
+        tries=$((tries + 1))
+        [ "$tries" -lt 100 ] || fail "toxiproxy-server's API ($api) did not answer within 10 s"
+        sleep 0.1
+      done
+      post() {  # post PATH JSON WHAT
+        out=$(wget -q -O - --header 'Content-Type: application/json' --post-data "$2" "$api$1" 2>&1) \
+          || fail "cannot create $3 (POST $1): $out"
+      }
+      post /proxies "{\"name\":\"$PROXY\",\"listen\":\"0.0.0.0:$LISTEN_PORT\",\"upstream\":\"127.0.0.1:$UPSTREAM_PORT\",\"enabled\":true}" "the proxy $PROXY"
+      for stream in upstream downstream; do
+        post "/proxies/$PROXY/toxics" "{\"name\":\"latency-$stream\",\"type\":\"latency\",\"stream\":\"$stream\",\"toxicity\":1.0,\"attributes\":{\"latency\":$LATENCY_MS,\"jitter\":$JITTER_MS}}" "the $stream latency toxic of $PROXY"
+      done
+      echo "toxiproxy: $PROXY: 0.0.0.0:$LISTEN_PORT -> 127.0.0.1:$UPSTREAM_PORT, latency $LATENCY_MS ms +- $JITTER_MS ms each way"
+      wait "$server"
+  env:
+    - name: PROXY
+      value: {{ index $parts 0 | quote }}
+    - name: LISTEN_PORT
+      value: {{ .port | quote }}
+    - name: UPSTREAM_PORT
+      value: {{ add .port $t.portOffset | quote }}
+    - name: LATENCY_MS
+      value: {{ divf (index $parts 1) 2 | toString | quote }}
+    - name: JITTER_MS
+      value: {{ divf (index $parts 2) 2 | toString | quote }}
+    - name: API_PORT
+      value: {{ $t.apiPort | quote }}
+    - name: LOG_LEVEL  # toxiproxy-server's; without it, a debug line per request
+      value: info
+    {{- if gt (int $t.gomaxprocs) 0 }}
+    - name: GOMAXPROCS
+      value: {{ $t.gomaxprocs | quote }}
+    {{- end }}
+  ports:
+    - name: {{ .portName }}
+      containerPort: {{ .port }}
+  # Ready only while the proxy and both of its latency toxics exist.
+  readinessProbe:
+    exec:
+      command:
+        - /bin/sh
+        - -c
+        - >-
+          t=$(wget -q -O - "http://127.0.0.1:$API_PORT/proxies/$PROXY/toxics")
+          && echo "$t" | grep -q '"latency-upstream"'
+          && echo "$t" | grep -q '"latency-downstream"'
+    periodSeconds: 5
+  resources:
+    {{- toYaml $t.resources | nindent 4 }}
+  securityContext:
+    {{- toYaml .ctx.Values.containerSecurityContext | nindent 4 }}
+{{- end }}
 {{- end }}

@@ -29,14 +29,6 @@ def error(console: Console, message: str) -> int:
     return 2
 
 
-def local_only_network(spec_path: Path) -> str:
-    """Why `--target k8s` refuses a spec whose `network` section sets RTTs."""
-    return (
-        f"{spec_path}: network round-trip times are emulated on --target local only "
-        "(toxiproxy-server between the processes); remove the spec's `network` section"
-    )
-
-
 def note(console: Console, message: str) -> None:
     console.print(f"[yellow]note:[/] {escape(message)}", highlight=False, soft_wrap=True)
 

@@ -25,7 +25,6 @@ from cachelab.cli.common import (
     cannot_write,
     error,
     first_missing,
-    local_only_network,
     remove_made,
     spec_hint,
 )
@@ -156,8 +155,6 @@ def execute(args: argparse.Namespace, console: Console) -> tuple[int, ResultsDir
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
         ), None
-    if args.target == "k8s" and any(p.spec.links() for p in spec.points()):
-        return error(console, local_only_network(args.spec)), None
     if args.target == "local" and (args.values or args.loadgen or args.namespace or args.release):
         return error(console, K8S_ONLY), None
     made = first_missing(args.results) if args.results is not None else None

@@ -21,7 +21,7 @@ from cachelab.cli.arguments import (
     add_values,
     print_json,
 )
-from cachelab.cli.common import error, local_only_network, spec_hint
+from cachelab.cli.common import error, spec_hint
 from cachelab.options import RunOptions
 from cachelab.search import MAX_CLIENTS_PER_THREAD
 from cachelab.spec import LOADGEN_MAX_RATE_PER_THREAD, SpecError, load_spec
@@ -123,8 +123,6 @@ def cmd_search(args: argparse.Namespace, console: Console) -> int:
         return error(console, f"{problem}{spec_hint(args.spec)}")
     except (SloError, SearchError) as problem:
         return error(console, str(problem))
-    if args.target == "k8s" and spec.links():
-        return error(console, local_only_network(args.spec))
     if args.target == "local" and (args.values or args.loadgen or args.namespace or args.release):
         return error(console, K8S_ONLY)
     options = RunOptions.from_args(args)

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from cachelab import loadgen_args
+from cachelab.k8s import rtt
 from cachelab.spec import Spec
 
 POOLS = ("a1", "a2", "a4")
@@ -66,10 +67,11 @@ def check(spec: Spec) -> None:
 
 
 def release_values(spec: Spec, target: Target) -> dict[str, Any]:
-    """Helm values of charts/testbed for a point (merged over the chart's defaults)."""
+    """Helm values of charts/testbed for a point (merged over the chart's defaults); `links`
+    (the RTT sidecars) only when the point's links have RTTs."""
     topo, work = spec.topology, spec.workload
     backend = topo.backend
-    return {
+    values: dict[str, Any] = {
         "memcached": {
             "enabled": backend == "memcached",
             "replicas": topo.servers,
@@ -101,6 +103,10 @@ def release_values(spec: Spec, target: Target) -> dict[str, Any]:
         "bandwidth": {"profile": target.bandwidth},
         "networkPolicy": {"clientsToServers": topo.middlewares == 0},
     }
+    links = rtt.links_values(spec)
+    if links is not None:
+        values["links"] = links
+    return values
 
 
 def job_config(spec: Spec, target: Target) -> dict[str, str]:

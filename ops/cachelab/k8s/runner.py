@@ -8,6 +8,10 @@ then collect the loadgen JSON from the pods' logs and the middleware's statistic
 benchmark Job runs, the live line (ops/s, mean and p99 latency, errors) follows the loadgens'
 progress lines in the pods' logs (cachelab.k8s.progress; with memtier, whose progress line has
 no p99, the p99 shows as a dash).
+A spec with `network:` round-trip times puts them into the release (the chart's `links.*`: a
+toxiproxy sidecar on each link's far end) and, after the preload, times each link from a probe
+pod on its near end (cachelab.k8s.rtt) into point.json's `network`, as the local runner does;
+a link outside ±10 % of its RTT is named in the run's message.
 `K8sRunner` is the Kubernetes executor of cachelab.experiment's loop, which owns the order,
 selection, resume, status.json and the summary.csv rows.
 
@@ -35,7 +39,7 @@ from rich.console import Console
 from cachelab.experiment import ExperimentLoop, Selection, open_for_resume
 from cachelab.faults import FaultInjector
 from cachelab.faults.k8s import K8sFaultTargets, is_local_cluster, k8s_fault_problem, resolve
-from cachelab.k8s import plan
+from cachelab.k8s import plan, rtt
 from cachelab.k8s.collect import (
     CollectError,
     ResultBlock,
@@ -47,6 +51,7 @@ from cachelab.k8s.kube import K8sError, Kube, find_helm
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
 from cachelab.k8s.progress import TAIL_LINES, ProgressFollower
 from cachelab.k8s.usage import UsageSampler
+from cachelab.local.latency import off_links, off_message
 from cachelab.options import RunOptions
 from cachelab.paths import repo_root
 from cachelab.results import (
@@ -189,6 +194,8 @@ class K8sRunner:
         if spec.preload.enabled:
             self._wait_job("preload", self.timeout_s)
             record["preload"] = self._preload_checks(spec)
+        if spec.links():  # the links' achieved RTTs, with the system idle (cachelab.k8s.rtt)
+            record["network"] = self._probe_links(spec, release_values, labels, k8s_dir)
         middlewares = self._middleware_pods()
         before = {name: self._scrape(pod) for name, pod in middlewares.items()}
         faulty = self._fault_targets(spec, middlewares) if spec.faults else None
@@ -230,7 +237,108 @@ class K8sRunner:
         }
         seconds = time.time() - started
         record["middlewares"] = self._middleware_stats(middlewares, before, seconds, run_dir)
-        return self._collect_loadgens(spec, run_dir, record)
+        status, message = self._collect_loadgens(spec, run_dir, record)
+        if status == "ok":
+            message = off_message(record.get("network", {}).get("flagged") or [])
+        return status, message
+
+    def _probe_links(
+        self, spec: Spec, values: dict[str, Any], labels: dict[str, str], k8s_dir: Path
+    ) -> dict[str, Any]:
+        """Calibrates and times each link from a probe pod on its near end (cachelab.k8s.rtt):
+        point.json's `network`. ProbeError (a K8sError) when a probe gets no answer."""
+        backend = spec.topology.backend
+        selector = (
+            f"app.kubernetes.io/instance={self.target.release},"
+            f"app.kubernetes.io/component={backend}"
+        )
+        server_pods = sorted(
+            self.kube.get("pods", "-l", selector)["items"], key=lambda p: p["metadata"]["name"]
+        )
+        middleware_pods = list(self._middleware_pods().values())
+        nodes = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in server_pods}
+        nodes |= {p["metadata"]["name"]: p["spec"].get("nodeName") for p in middleware_pods}
+        servers = {
+            p["metadata"]["name"]: f"{p['status'].get('podIP')}:{plan.SERVER_PORTS[backend]}"
+            for p in server_pods
+        }
+        middlewares = {
+            p["metadata"]["name"]: f"{p['status'].get('podIP')}:{plan.MIDDLEWARE_PORT}"
+            for p in middleware_pods
+        }
+        found: list[dict[str, Any]] = []
+        problems: list[str] = []
+        for pod in rtt.probe_pods(spec, self.target.release, middlewares, servers):
+            if not pod.targets:
+                continue
+            sidecars = [t.pod for t in pod.targets]
+            if any(self._kwok_node(nodes.get(name)) for name in sidecars):
+                problems.append(
+                    f"{pod.name}: its sidecars' nodes are simulated by kwok: not measured"
+                )
+                continue
+            link = pod.targets[0].link
+            manifest = k8s_dir / f"{pod.name}.yaml"
+            manifest.write_text(
+                yaml.safe_dump(rtt.probe_manifest(pod, spec, self.target.release, values, labels))
+            )
+            one_way = link.one_way_ms
+            if link.rtt_ms > 0:  # a trial at half the RTT, then the toxics less the extra
+                self._set_toxics(sidecars, one_way, link.one_way_jitter_ms)
+                trial = rtt.records(pod, self._run_probe(pod.name, manifest))
+                one_way = rtt.calibrated_one_way(link, trial[0]["achieved"]["min_ms"])
+                self._set_toxics(sidecars, one_way, link.one_way_jitter_ms)
+            found += rtt.records(pod, self._run_probe(pod.name, manifest), one_way)
+        return {
+            "emulator": "toxiproxy-server sidecars (charts/testbed links.*)",
+            "probe": rtt.probe_word(spec),
+            "links": found,
+            "flagged": off_links(found),
+            "problems": problems,
+        }
+
+    def _kwok_node(self, node: str | None) -> bool:
+        """Whether `node` is simulated by kwok (no containers: nothing to time or exec)."""
+        if not node:
+            return False
+        annotations = self.kube.get("node", node)["metadata"].get("annotations", {})
+        return bool(annotations.get(KWOK_NODE_ANNOTATION))
+
+    def _set_toxics(self, sidecars: list[str], one_way_ms: float, jitter_ms: float) -> None:
+        """Both latency toxics of each sidecar to `one_way_ms` (± `jitter_ms`)."""
+        for pod in sidecars:
+            self.kube.kubectl(
+                "exec", pod, "-c", rtt.SIDECAR, "--", "sh", "-c", rtt.SET_TOXICS, "set-toxics",
+                f"{one_way_ms:.4f}", f"{jitter_ms:.4f}", timeout_s=60,
+            )  # fmt: skip
+
+    def _run_probe(self, name: str, manifest: Path) -> str:
+        """Starts the probe pod of `manifest`, returns its output and deletes it."""
+        self.kube.kubectl("delete", "pod", name, "--ignore-not-found", "--wait=true")
+        self.kube.kubectl("apply", "-f", str(manifest))
+        try:
+            return self._probe_log(name)
+        finally:
+            self.kube.kubectl("delete", "pod", name, "--ignore-not-found", "--wait=false")
+
+    def _probe_log(self, name: str) -> str:
+        """The probe pod's output once it has exited 0; ProbeError when it failed or did not
+        finish."""
+        limit_s = rtt.PROBE_DEADLINE_S + 60
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            pod = self.kube.get("pod", name)
+            phase = pod["status"].get("phase")
+            if phase == "Succeeded":
+                return self.kube.logs(name, "rttprobe")
+            if phase == "Failed":
+                try:
+                    said = self.kube.logs(name, "rttprobe").strip()
+                except K8sError as error:
+                    said = str(error)
+                raise rtt.ProbeError(f"RTT probe {name} failed: {said or pod['status']}")
+            time.sleep(POLL_S)
+        raise rtt.ProbeError(f"RTT probe {name} did not finish within {limit_s} s")
 
     def _collect_existing(
         self, spec: Spec, run_dir: Path, record: dict[str, Any]

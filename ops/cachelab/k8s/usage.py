@@ -19,6 +19,11 @@ Each pod's CPU cap in cores (`cpu_limits`, into point.json's `usage.cpu_limit_co
 of its containers' CPU limits, or, when a container has none, its node's allocatable CPU (the
 node's size; on the local cluster its cgroup's cap). The operational analysis divides each pod's
 CPU by it.
+
+A pod with the chart's latency sidecar (container `toxiproxy`, chart `links.*`) is two rows,
+as a local run's toxiproxy-server is a process of its own: the pod's CPU less the sidecar's under
+the pod's role, and the sidecar's, `<pod>/toxiproxy`, under role `toxiproxy` (the summary's
+`cpu_toxiproxy_cores`), each with its own cap.
 """
 
 from __future__ import annotations
@@ -52,11 +57,19 @@ def cpu_cores(quantity: str) -> float:
     return float(text[:-1]) / 1000.0 if text.endswith("m") else float(text)
 
 
-def limit_cores(pod: dict[str, Any], node_cores: float | None) -> float | None:
-    """The pod's CPU cap: its containers' limits summed, or the node's allocatable when one of
-    them has no limit (None when that is unknown too)."""
+SIDECAR = "toxiproxy"  # the chart's latency sidecar: its container name and its cpu.csv role
+
+
+def limit_cores(
+    pod: dict[str, Any], node_cores: float | None, sidecar: bool = False
+) -> float | None:
+    """The pod's CPU cap: its containers' limits summed (all but the latency sidecar's, or with
+    `sidecar` the sidecar's alone), or the node's allocatable when one of them has no limit
+    (None when that is unknown too)."""
     total = 0.0
     for container in pod["spec"].get("containers", []):
+        if (container.get("name") == SIDECAR) != sidecar:
+            continue
         limit = ((container.get("resources") or {}).get("limits") or {}).get("cpu")
         if limit is None:
             return node_cores
@@ -74,6 +87,20 @@ def role_of(pod: dict[str, Any]) -> str | None:
         return "middleware"
     if component in ("memcached", "redis"):
         return "server"
+    return None
+
+
+def has_sidecar(pod: dict[str, Any]) -> bool:
+    """Whether the pod runs the chart's latency sidecar."""
+    return any(c.get("name") == SIDECAR for c in pod["spec"].get("containers", []))
+
+
+def _container_cpu_s(pod_stats: dict[str, Any], container: str) -> float | None:
+    """A container's cumulative CPU seconds in the summary API's pod entry (None: not there)."""
+    for entry in pod_stats.get("containers") or []:
+        cpu = entry.get("cpu") or {}
+        if entry.get("name") == container and "usageCoreNanoSeconds" in cpu:
+            return int(cpu["usageCoreNanoSeconds"]) / 1e9
     return None
 
 
@@ -125,6 +152,10 @@ class UsageSampler:
                     limit = limit_cores(pod, self._node_cores.get(node))
                     if limit is not None:
                         self.cpu_limits[name] = limit
+                    if has_sidecar(pod):
+                        limit = limit_cores(pod, self._node_cores.get(node), sidecar=True)
+                        if limit is not None:
+                            self.cpu_limits[f"{name}/{SIDECAR}"] = limit
             try:
                 summary = json.loads(self.kube.get_raw(f"/api/v1/nodes/{node}/proxy/stats/summary"))
             except (K8sError, json.JSONDecodeError) as error:
@@ -169,6 +200,10 @@ class UsageSampler:
                 # its stats may be some seconds old
                 when_ms = stamp_ms(cpu.get("time"), epoch_ms)
                 cpu_s = int(cpu["usageCoreNanoSeconds"]) / 1e9
+                sidecar_s = _container_cpu_s(pod, SIDECAR)
+                if sidecar_s is not None:  # the latency sidecar's CPU is not the role's
+                    cpu_s = max(0.0, cpu_s - sidecar_s)
+                    samples.append(CpuSample(when_ms, SIDECAR, f"{name}/{SIDECAR}", 0, sidecar_s))
                 samples.append(CpuSample(when_ms, roles[name], name, 0, cpu_s))
         self.cpu.write(samples)
         self._net.writerow([f"{epoch_ms:.0f}", node, self._pools.get(node) or "", rx, tx])

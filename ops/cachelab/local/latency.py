@@ -315,6 +315,11 @@ def probes_for(link: Link, probes: int = PROBES) -> int:
     return max(MIN_PROBES, min(probes, int(PROBE_BUDGET_S * 1000 / link.rtt_ms)))
 
 
+def off_message(flagged: Sequence[str]) -> str:
+    """A run's message for the links `off_links` flagged (empty: none)."""
+    return "RTT outside ±10 % of the spec's: " + "; ".join(flagged) if flagged else ""
+
+
 def off_links(records: Sequence[dict[str, Any]]) -> list[str]:
     """One phrase per proxy whose achieved p50 is outside ±10 % of its configured RTT."""
     return [

@@ -40,7 +40,7 @@ from cachelab.faults.local import (
 from cachelab.local.commands import loadgen_argv, middleware_argv, preload_argv, verify_argv
 from cachelab.local.cpu import ProcessCpuSampler
 from cachelab.local.latency import ROLE as EMULATOR_ROLE
-from cachelab.local.latency import Toxiproxy, toxiproxy_binary
+from cachelab.local.latency import Toxiproxy, off_message, toxiproxy_binary
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
 from cachelab.local.shaping import (
     LoopbackShaper,
@@ -230,9 +230,7 @@ class LocalRunner:
                 try:
                     self._measure(spec, group, procs, run_dir, record)
                     status = "ok"
-                    flagged = record.get("network", {}).get("flagged")
-                    if flagged:
-                        message = "RTT outside ±10 % of the spec's: " + "; ".join(flagged)
+                    message = off_message(record.get("network", {}).get("flagged") or [])
                 except KeyboardInterrupt:
                     status, message = "partial", "interrupted"
                     with shielded():

@@ -47,6 +47,7 @@ def values_files(tmp_path: Path) -> dict[str, list[Path]]:
         "two-middlewares-sharded": [ci / "03-two-middlewares-sharded-values.yaml"],
         "bandwidth-off": [ci / "04-bandwidth-off-values.yaml"],
         "azure-v2-hash": [ci / "05-azure-v2-hash-values.yaml"],
+        "link-rtts": [ci / "07-link-rtts-values.yaml"],
         "own-label-key": [own_label],
     }
 
@@ -180,6 +181,7 @@ def check_policies(cluster: Cluster, namespace: str, values: dict[str, Any]) -> 
         "two-middlewares-sharded",
         "bandwidth-off",
         "azure-v2-hash",
+        "link-rtts",
         "own-label-key",
     ],
 )

@@ -164,6 +164,61 @@ BAD_VALUES = [
         "networkPolicy.metricsFromCidrs.0",
     ),
     (
+        "negative-rtt",
+        "links:\n  rttMs: {mwServer: -1}\n",
+        "schema",
+        "links.rttMs.mwServer: Must be greater than or equal to 0",
+    ),
+    (
+        "absurd-rtt",  # 2000 for 2.0: no data-centre link, as the spec's bound
+        "links:\n  rttMs: {clientMw: 2000}\n",
+        "schema",
+        "links.rttMs.clientMw: Must be less than or equal to 1000",
+    ),
+    (
+        "rtt-not-a-number",
+        "links:\n  rttMs: {clientMw: 2ms}\n",
+        "schema",
+        "links.rttMs.clientMw: Invalid type. Expected: number, given: string",
+    ),
+    (
+        "negative-jitter",
+        "links:\n  jitterMs: {clientMw: -0.5}\n",
+        "schema",
+        "links.jitterMs.clientMw: Must be greater than or equal to 0",
+    ),
+    (
+        "jitter-above-rtt",
+        "links:\n  rttMs: {mwServer: 2}\n  jitterMs: {mwServer: 3}\n",
+        "chart",
+        "links.jitterMs.mwServer: 3 ms exceeds links.rttMs.mwServer (2 ms)",
+    ),
+    (
+        "jitter-without-rtt",
+        "links:\n  jitterMs: {clientMw: 0.2}\n",
+        "chart",
+        "links.jitterMs.clientMw: 0.2 ms exceeds links.rttMs.clientMw (0 ms)",
+    ),
+    (
+        "client-server-rtt-with-a-middleware",
+        "links:\n  rttMs: {clientServer: 2}\n",
+        "chart",
+        "links.rttMs.clientServer: the loadgens reach the servers directly only without a "
+        "middleware",
+    ),
+    (
+        "client-mw-rtt-without-a-middleware",
+        "middleware:\n  enabled: false\nlinks:\n  rttMs: {clientMw: 2}\n",
+        "chart",
+        "links.rttMs.clientMw: there is no middleware",
+    ),
+    (
+        "unknown-link",
+        "links:\n  rttMs: {clientMiddleware: 2}\n",
+        "schema",
+        "links.rttMs: Additional property clientMiddleware is not allowed",
+    ),
+    (
         "no-backend",
         "memcached:\n  enabled: false\nmiddleware:\n  enabled: false\n",
         "chart",

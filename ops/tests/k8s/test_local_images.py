@@ -46,7 +46,8 @@ def test_the_middleware_image_exposes_the_chart_metrics_port() -> None:
 
 def test_local_values_name_only_images_that_make_images_builds(tmp_path: Path) -> None:
     extra = tmp_path / "redis-too.yaml"
-    extra.write_text("redis:\n  enabled: true\n")
+    # redis too, and RTTs on both links: the latency sidecars' image
+    extra.write_text("redis:\n  enabled: true\nlinks:\n  rttMs: {clientMw: 2, mwServer: 2}\n")
     out = run(
         [tool("helm"), "template", "testbed", CHART,
          "-f", CHART / "examples" / "local-values.yaml", "-f", extra]
@@ -60,7 +61,7 @@ def test_local_values_name_only_images_that_make_images_builds(tmp_path: Path) -
     built = set(built_images().values())
     used = {c["image"] for c in containers}
     assert used <= built, f"not built by scripts/images.sh: {used - built}"
-    assert len(used) == 4  # memcached, redis, middleware, helper
+    assert len(used) == 5  # memcached, redis, middleware, helper, toxiproxy
     assert {c["imagePullPolicy"] for c in containers} == {"Never"}
 
 
