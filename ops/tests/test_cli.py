@@ -23,7 +23,7 @@ def test_no_command_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) ->
 def test_validate_good_spec(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(QUICKSTART)]) == 0
     out = capsys.readouterr().out
-    assert "8 points x 2 repetitions = 16 runs of 10 s" in out
+    assert "8 points x 3-5 (until ±10 %) repetitions = 24-40 runs of 10 s" in out
 
 
 def test_validate_bad_spec_names_the_field(
@@ -211,7 +211,7 @@ def test_dry_run_lists_the_chosen_points_and_runs_nothing(
     code = main(["run", spec, *only, "--dry-run", "--results", str(tmp_path / "r")])
     assert code == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("dry run: 2 of 8 points, 4 runs of 10 s")
+    assert out[0].startswith("dry run: 2 of 8 points, 6 runs of 10 s")
     assert out[1:] == [
         "  p0 (clients_per_thread=1, workers=8)",
         "  p2 (clients_per_thread=4, workers=8)",

@@ -147,7 +147,7 @@ def test_list_json_has_every_spec_and_its_numbers(
     assert [s["name"] for s in listing["specs"]] == names
     quickstart = next(s for s in listing["specs"] if s["name"] == "quickstart")
     assert quickstart["valid"] and quickstart["problems"] == []
-    assert (quickstart["points"], quickstart["runs"]) == (8, 16)
+    assert (quickstart["points"], quickstart["runs"]) == (8, 24)
     assert quickstart["seeds"] == ["asl17-3.1-one-mw"] and quickstart["wall_s"] > 160
     assert listing["wall_s"] == pytest.approx(sum(s["wall_s"] for s in listing["specs"]))
     (tmp_path / "bad.yaml").write_text("name: bad\ntopology:\n  workers: 0\n")
@@ -180,11 +180,11 @@ def test_validate_json_gives_each_verdict(
         "valid": True,
         "name": "quickstart",
         "points": 8,
-        "repetitions": 2,
-        "max_repetitions": 2,
-        "until_ci_pct": None,
-        "runs": 16,
-        "max_runs": 16,
+        "repetitions": 3,
+        "max_repetitions": 5,
+        "until_ci_pct": 10.0,
+        "runs": 24,
+        "max_runs": 40,
         "duration_s": 10,
         "problems": [],
     }

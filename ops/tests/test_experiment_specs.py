@@ -98,8 +98,15 @@ def test_spec_validates_with_the_spec_module(path: Path) -> None:
     assert spec.points(), f"{path.name}: no points"
 
 
+def _catalogue_text() -> str:
+    """The doc without its generated fidelity table, whose rows start with a spec's name."""
+    text = DOC.read_text(encoding="utf-8")
+    begin, end = text.find("<!-- fidelity table: begin"), text.find("<!-- fidelity table: end")
+    return text[:begin] + text[end:] if 0 <= begin < end else text
+
+
 def test_doc_maps_all_49_seed_experiments_once() -> None:
-    ids = SEED_ID.findall(DOC.read_text(encoding="utf-8"))
+    ids = SEED_ID.findall(_catalogue_text())
     assert len(ids) == 49
     assert len(set(ids)) == 49
     counts = {

@@ -9,6 +9,7 @@ import pytest
 
 from cachelab.cli import main
 from cachelab.cli.reproduce import ReproduceError, plan
+from cachelab.paths import repo_root
 from cachelab.spec import load_spec
 
 
@@ -69,7 +70,7 @@ def test_a_seed_that_cannot_be_reproduced_is_one_clear_line(
 
 
 def test_a_sweep_without_the_seeds_values_is_refused(tmp_path: Path) -> None:
-    spec = (Path(__file__).resolve().parents[1] / "experiments" / "asl17-one-mw.yaml").read_text()
+    spec = (repo_root() / "ops" / "experiments" / "asl17-one-mw.yaml").read_text()
     (tmp_path / "only-32.yaml").write_text(
         spec.replace("topology.workers: [8, 16, 32, 64]", "topology.workers: [32, 64]")
     )

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from rich.console import Console
 
+from cachelab.paths import repo_root
 from cachelab.results import RunRecord
 from cachelab.spec import parse_spec
 from cachelab.terminal import (
@@ -190,7 +191,7 @@ def test_memtier_instances_combine_and_a_measure_one_lacks_stays_unknown() -> No
     assert mixed.ops_per_s == 68012.0 + 12410.0
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = repo_root() / "README.md"
 RECORDED_QUICKSTART = Path(__file__).parent / "data" / "results-recorded-quickstart"
 
 

@@ -47,3 +47,4 @@ while [ "$t" -lt "$targets" ]; do
   t=$((t + 1))
 done
 log "preload done: keys $lo..$hi, $targets target(s), zero misses"
+drain_log

@@ -66,4 +66,5 @@ while [ "$j" -lt "$INSTANCES" ]; do
   [ -s "$work/hdr-${j}_FULL_RUN_1.txt" ] && emit "$work/hdr-${j}_FULL_RUN_1.txt" "hdr-$j"
   j=$((j + 1))
 done
+drain_log
 exit "$status"
