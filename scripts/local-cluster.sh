@@ -555,7 +555,14 @@ up_nodes() {  # the worker nodes of the layout, after the control plane answers
     wait_for 30 "containerd of $name" "containerd-$name" ctr --address "$dir/nodes/$name/containerd.sock" version
   done < <(node_rows)
   TOOLS_DIR="${TOOLS_DIR:-}" CLUSTER_DIR="$dir" "$root/scripts/images.sh" import pause coredns >&2
-  while read -r name pool cpu mem mbit ip cidr; do start_node "$name" "$pool" "$ip"; done < <(node_rows)
+  # One node at a time, each Ready before the next starts: every kubelet binds the same device
+  # plugin socket, /var/lib/kubelet/device-plugins/kubelet.sock, whatever its --root-dir, and two
+  # starting together can fail ("bind: address already in use"; the kubelet then never becomes
+  # Ready).
+  while read -r name pool cpu mem mbit ip cidr; do
+    start_node "$name" "$pool" "$ip"
+    wait_for 90 "node $name" "kubelet-$name" kubectl_ wait --for=condition=Ready "node/$name" --timeout=1s
+  done < <(node_rows)
   local first; first="$(node_names | head -1)"
   wait_for 120 "nodes $(node_names | tr '\n' ' ')" "kubelet-$first" nodes_ready
 }
