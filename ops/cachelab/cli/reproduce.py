@@ -70,15 +70,17 @@ def add_parser(sub: Subparsers) -> None:
     )
 
 
-def specs_naming(seed: str, folder: Path = EXPERIMENTS_DIR) -> list[Path]:
-    """The spec files of `folder` whose `seeds:` names `seed` (invalid specs are skipped)."""
+def specs_naming(seed: str, folder: Path = EXPERIMENTS_DIR) -> list[tuple[Path, Spec]]:
+    """The spec files of `folder` whose `seeds:` names `seed`, each read once (invalid specs
+    are skipped)."""
     found = []
     for path in sorted(folder.glob("*.yaml")):
         try:
-            if seed in load_spec(path).seeds:
-                found.append(path)
+            spec = load_spec(path)
         except SpecError:
             continue
+        if seed in spec.seeds:
+            found.append((path, spec))
     return found
 
 
@@ -97,19 +99,18 @@ def plan(
             f"{seed}: the seed published no numbers this testbed holds "
             "(cachelab/seeds/curves.yaml), so there is nothing to compare a run with"
         )
-    paths = specs_naming(seed, folder)
-    if not paths:
+    named = specs_naming(seed, folder)
+    if not named:
         raise ReproduceError(f"{seed}: no spec in {folder} names it (seeds:)")
     # The seed's own spec first (named after its report, e.g. asl17-*), the fewest seeds first.
     report = seed.split("-")[0]
-    paths.sort(key=lambda p: (not p.stem.startswith(report), len(load_spec(p).seeds), p.name))
-    spec_path = paths[0]
-    spec = load_spec(spec_path)
+    named.sort(key=lambda ps: (not ps[0].stem.startswith(report), len(ps[1].seeds), ps[0].name))
+    spec_path, spec = named[0]
     overrides: list[str] = []
     notes: list[str] = []
-    if len(paths) > 1:
-        notes.append(f"{len(paths)} specs name {seed}; running {spec_path.name}")
-    profile = PROFILE_OF_REPORT.get(seed.split("-")[0])
+    if len(named) > 1:
+        notes.append(f"{len(named)} specs name {seed}; running {spec_path.name}")
+    profile = PROFILE_OF_REPORT.get(report)
     if profile and not spec.links() and _covers(profile, spec.topology.middlewares):
         overrides.append(f"network.profile={profile}")
         notes.append(f"network.profile={profile}: the links' RTTs its report measured")
@@ -128,13 +129,13 @@ def _covers(profile: str, middlewares: int) -> bool:
 
 def _narrowed_sweep(spec: Spec, curves: list[Any], notes: list[str]) -> list[str]:
     """`sweep.FIELD=[...]` terms keeping only the swept values some curve of the seed fixes."""
+    from cachelab.seeds import same_value
+
     terms = []
     for field, values in spec.sweep.items():
         wanted = [c.config.get(field) for c in curves if c.config.get(field) is not None]
         if not wanted:
             continue
-        from cachelab.seeds import same_value
-
         kept = [v for v in values if any(same_value(field, v, w) for w in wanted)]
         if not kept:
             raise ReproduceError(
