@@ -44,7 +44,8 @@ CPU per request, in part 1 and per memcaslap load), each proxy's CPU per request
 memcached's own, and per redis load the event loops' GET and SET against twemproxy's redis mode
 (>= 1.00x, the median of the per-round ratios), with the load average (the batched worker
 without event loops, -t 2 --worker-batch 16, beside them for information, without a bound); a
-target met while the load average was above 0.75 per CPU is not shown as met. A full run of all
+target met while the load average was above 0.75 per CPU at the start (before the run's own
+processes) is not shown as met. A full run of all
 four parts rewrites the latest-run section of docs/performance.md (BENCH_DOC=0 or BENCH_QUICK=1:
 it does not).
 

@@ -400,8 +400,9 @@ def checks_text(found: list[Check], load_averages: list[float], cpus: int) -> st
     head = (
         f"targets: event loops at {CHECK_LEVEL_PERCENT} % of their own saturation add at most"
         f" {ADDED_P50_BOUND_US:.0f} µs at p50 and {ADDED_P99_BOUND_US:.0f} µs at p99, and at most"
-        f" twemproxy's added latency at the same rate; load average {max(load_averages):.2f} on"
-        f" {cpus} CPUs{loaded}:"
+        f" twemproxy's added latency at the same rate; load average {load_averages[0]:.2f} at the"
+        f" start, {load_averages[-1]:.2f} at the end with the run's own processes, on {cpus}"
+        f" CPUs{loaded}:"
     )
     if not found:
         return f"{head}\n  not measured (no mode with event loops, or no {CHECK_LEVEL_PERCENT} %)\n"

@@ -49,7 +49,9 @@ from cachelab.k8s.collect import (
 )
 from cachelab.k8s.kube import K8sError, Kube, find_helm
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
+from cachelab.k8s.phases import PhaseClock, overhead_line
 from cachelab.k8s.progress import TAIL_LINES, ProgressFollower
+from cachelab.k8s.release import PRELOAD_KEPT, ReleaseKeeper
 from cachelab.k8s.usage import UsageSampler
 from cachelab.local.latency import off_links, off_message
 from cachelab.options import RunOptions
@@ -128,6 +130,11 @@ class K8sRunner:
         # `cachelab collect`: the Jobs have run already; read them, apply and wait for nothing
         self.collect_only = False
         self.released_epoch_ms: float | None = None  # the collected benchmark Job's start
+        self.records: list[dict[str, Any]] = []  # point.json of each run, its timing included
+        self.release = ReleaseKeeper(
+            kube, target.release, self.root / "charts" / "testbed", extra_values, timeout_s
+        )
+        self._preloaded: str | None = None  # the preload_key of the last complete preload
 
     # --- one run ------------------------------------------------------------------------------
 
@@ -152,6 +159,7 @@ class K8sRunner:
             raise
         finally:
             finish_point_record(run_dir, record, status, message)
+            self.records.append(record)
         return RunRecord(point.index, repetition, status, message)
 
     def close(self) -> None:
@@ -163,42 +171,59 @@ class K8sRunner:
         spec = point.spec
         if self.collect_only:
             return self._collect_existing(spec, run_dir, record)
+        clock = PhaseClock()
+        try:
+            return self._measure_steps(point, repetition, run_dir, record, clock)
+        finally:
+            record["timing"] = clock.record(float(spec.run.duration_s))
+
+    def _measure_steps(
+        self,
+        point: Point,
+        repetition: int,
+        run_dir: Path,
+        record: dict[str, Any],
+        clock: PhaseClock,
+    ) -> tuple[RunStatus, str]:
+        spec = point.spec
         k8s_dir = run_dir / "k8s"
         k8s_dir.mkdir(exist_ok=True)
-        self._upgrade_release(spec, k8s_dir)
+        with clock.phase("upgrade"):
+            record["release_upgraded"] = self._upgrade_release(spec, k8s_dir)
         if spec.run.restart_servers:
-            self._restart_servers(spec)
-        self.kube.kubectl(
-            "delete", "job", "preload", "benchmark",
-            "--ignore-not-found", "--cascade=foreground", "--wait=true",
-        )  # fmt: skip
+            with clock.phase("restart_servers"):
+                self._restart_servers(spec)
+        with clock.phase("delete_jobs"):
+            self.kube.kubectl(
+                "delete", "job", "preload", "benchmark",
+                "--ignore-not-found", "--cascade=foreground", "--wait=true",
+            )  # fmt: skip
         labels = {
             "cachelab.dev/experiment": self.spec.name,
             "cachelab.dev/run": f"p{point.index}-r{repetition}",
         }
-        manifests = self.root / "manifests"
-        release_values = json.loads(
-            self.kube.helm("get", "values", self.target.release, "--all", "-o", "json")
-        )
-        pools = release_values["nodePools"]
-        label_key = str(pools["labelKey"])
-        client_pool = pools["sizes"].get(spec.topology.hosts.client, {})
-        label_value = str(client_pool.get("labelValue", spec.topology.hosts.client))
-        text = plan.kustomization(
-            spec, self.target, manifests, k8s_dir, labels, label_key, label_value
-        )
-        if client_pool.get("resources"):
-            text = with_job_resources(text, client_pool["resources"])
-        (k8s_dir / "kustomization.yaml").write_text(text)
-        self.kube.kubectl("apply", "-k", str(k8s_dir))
-        if spec.preload.enabled:
-            self._wait_job("preload", self.timeout_s)
-            record["preload"] = self._preload_checks(spec)
+        preload_key = self.release.preload_key(spec) if spec.preload.enabled else None
+        preload = preload_key is not None and preload_key != self._preloaded
+        jobs_spec = spec
+        if preload_key is not None and not preload:  # the servers still hold the last preload
+            jobs_spec = spec.model_copy(
+                update={"preload": spec.preload.model_copy(update={"enabled": False})}
+            )
+            record["preload"] = {"enabled": True, "skipped": PRELOAD_KEPT}
+        with clock.phase("apply_jobs"):
+            release_values, label_key = self._apply_jobs(jobs_spec, labels, k8s_dir)
+        if preload:
+            with clock.phase("preload"):
+                self._wait_job("preload", self.timeout_s)
+                record["preload"] = self._preload_checks(spec)
+            self._preloaded = preload_key
         if spec.links():  # the links' achieved RTTs, with the system idle (cachelab.k8s.rtt)
-            record["network"] = self._probe_links(spec, release_values, labels, k8s_dir)
-        middlewares = self._middleware_pods()
-        before = {name: self._scrape(pod) for name, pod in middlewares.items()}
-        faulty = self._fault_targets(spec, middlewares) if spec.faults else None
+            with clock.phase("probe_links"):
+                record["network"] = self._probe_links(spec, release_values, labels, k8s_dir)
+        with clock.phase("scrape"):
+            middlewares = self._middleware_pods()
+            before = {name: self._scrape(pod) for name, pod in middlewares.items()}
+            faulty = self._fault_targets(spec, middlewares) if spec.faults else None
         started = time.time()
         self.kube.kubectl(
             "patch", "job/benchmark", "--type=merge", "-p", '{"spec":{"suspend":false}}'
@@ -219,9 +244,10 @@ class K8sRunner:
                 progress()
 
         try:
-            self._wait_job(
-                "benchmark", spec.run.duration_s + BARRIER_TIMEOUT_S + 120, each_poll=each_poll
-            )
+            with clock.phase("benchmark_job"):
+                self._wait_job(
+                    "benchmark", spec.run.duration_s + BARRIER_TIMEOUT_S + 120, each_poll=each_poll
+                )
         finally:
             usage.close()
             if injector is not None and faulty is not None:
@@ -236,11 +262,33 @@ class K8sRunner:
             "problems": usage.errors,
         }
         seconds = time.time() - started
-        record["middlewares"] = self._middleware_stats(middlewares, before, seconds, run_dir)
-        status, message = self._collect_loadgens(spec, run_dir, record)
+        with clock.phase("collect"):
+            record["middlewares"] = self._middleware_stats(middlewares, before, seconds, run_dir)
+            status, message = self._collect_loadgens(spec, run_dir, record)
         if status == "ok":
             message = off_message(record.get("network", {}).get("flagged") or [])
         return status, message
+
+    def _apply_jobs(
+        self, spec: Spec, labels: dict[str, str], k8s_dir: Path
+    ) -> tuple[dict[str, Any], str]:
+        """The point's Jobs (preload, suspended benchmark) applied on the client pool's nodes;
+        returns the release's values and the node label key of its pools."""
+        release_values = json.loads(
+            self.kube.helm("get", "values", self.target.release, "--all", "-o", "json")
+        )
+        pools = release_values["nodePools"]
+        label_key = str(pools["labelKey"])
+        client_pool = pools["sizes"].get(spec.topology.hosts.client, {})
+        label_value = str(client_pool.get("labelValue", spec.topology.hosts.client))
+        text = plan.kustomization(
+            spec, self.target, self.root / "manifests", k8s_dir, labels, label_key, label_value
+        )
+        if client_pool.get("resources"):
+            text = with_job_resources(text, client_pool["resources"])
+        (k8s_dir / "kustomization.yaml").write_text(text)
+        self.kube.kubectl("apply", "-k", str(k8s_dir))
+        return release_values, label_key
 
     def _probe_links(
         self, spec: Spec, values: dict[str, Any], labels: dict[str, str], k8s_dir: Path
@@ -364,15 +412,11 @@ class K8sRunner:
         ]
         return self._collect_loadgens(spec, run_dir, record)
 
-    def _upgrade_release(self, spec: Spec, k8s_dir: Path) -> None:
+    def _upgrade_release(self, spec: Spec, k8s_dir: Path) -> bool:
+        """The release at the point's values (ReleaseKeeper); False when nothing changed."""
         values_file = k8s_dir / "values.yaml"
         values_file.write_text(yaml.safe_dump(plan.release_values(spec, self.target)))
-        files = [a for v in [values_file, *self.extra_values] for a in ("-f", str(v))]
-        self.kube.helm(
-            "upgrade", "--install", self.target.release, str(self.root / "charts" / "testbed"),
-            *files, "--wait", "--timeout", f"{int(self.timeout_s)}s",
-            timeout_s=self.timeout_s + 30,
-        )  # fmt: skip
+        return self.release.upgrade(values_file)
 
     def _restart_servers(self, spec: Spec) -> None:
         """Fresh (empty) servers for this run: delete the server pods at once (the StatefulSet's
@@ -814,6 +858,9 @@ def run(
         return results, loop.run()
     finally:
         finish_metadata(results.metadata_file)
+        timing = overhead_line(runner.records)
+        if timing:
+            console.print(timing, highlight=False)
 
 
 def prepare_results(

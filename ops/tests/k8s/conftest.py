@@ -24,6 +24,7 @@ from .tools import CHART, ROOT, TOOLS_BIN, run, tool
 # the runner's test, and the test of `cachelab collect` on an overlay's Jobs.
 RECORDED_LOGS_NAMESPACE = "cachelab-run"
 COLLECT_NAMESPACE = "cachelab-collect"
+REPEAT_NAMESPACE = "cachelab-repeat"
 RECORDED_JSON = Path(__file__).parent / "data" / "memtier-sample.json"
 
 
@@ -88,7 +89,13 @@ def cluster_logs_config(workdir: Path) -> Path:
             "kind": "ClusterLogs",
             "metadata": {"name": f"recorded-{container}"},
             "spec": {
-                "selector": {"matchNamespaces": [RECORDED_LOGS_NAMESPACE, COLLECT_NAMESPACE]},
+                "selector": {
+                    "matchNamespaces": [
+                        RECORDED_LOGS_NAMESPACE,
+                        COLLECT_NAMESPACE,
+                        REPEAT_NAMESPACE,
+                    ]
+                },
                 "logs": [{"containers": [container], "logsFile": str(path), "follow": False}],
             },
         }

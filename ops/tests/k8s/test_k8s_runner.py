@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -21,11 +22,11 @@ from cachelab.cli import main
 from cachelab.results import MeasuredInterval
 from cachelab.results.run import client_stats
 
-from .conftest import RECORDED_JSON, RECORDED_LOGS_NAMESPACE, Cluster
+from .conftest import RECORDED_JSON, RECORDED_LOGS_NAMESPACE, REPEAT_NAMESPACE, Cluster
 
 pytestmark = pytest.mark.k8s
 
-SPEC = {
+SPEC: dict[str, Any] = {
     "name": "k8s-two-points",
     "description": "2 points on kwok: clients per thread 1 and 4, one middleware, 3 servers",
     "topology": {
@@ -52,23 +53,33 @@ SPEC = {
 }
 
 
+def run_on_kwok(
+    cluster: Cluster,
+    namespace: str,
+    spec: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> int:
+    """`cachelab run SPEC --target k8s --results tmp_path/r` in `namespace`, with the pools
+    selected by AKS's label key through an extra values file for the release."""
+    spec_file = tmp_path / f"{spec['name']}.yaml"
+    spec_file.write_text(yaml.safe_dump(spec))
+    monkeypatch.setenv("KUBECONFIG", str(cluster.kubeconfig))
+    monkeypatch.setenv("CACHELAB_K8S_NAMESPACE", namespace)
+    monkeypatch.setenv("CACHELAB_K8S_TIMEOUT_S", "120")
+    extra = tmp_path / "agentpool-values.yaml"
+    extra.write_text("nodePools:\n  labelKey: agentpool\n")
+    monkeypatch.setenv("CACHELAB_K8S_VALUES", str(extra))
+    return main(["run", str(spec_file), "--target", "k8s", "--results", str(tmp_path / "r")])
+
+
 def test_run_target_k8s_collects_recorded_memtier_json_into_the_results_layout(
     cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     print("NOTE: the throughput and latency in these results are recorded, not measured.")
-    spec_file = tmp_path / "k8s-two-points.yaml"
-    spec_file.write_text(yaml.safe_dump(SPEC))
     namespace = cluster.namespace(RECORDED_LOGS_NAMESPACE)
-    monkeypatch.setenv("KUBECONFIG", str(cluster.kubeconfig))
-    monkeypatch.setenv("CACHELAB_K8S_NAMESPACE", namespace)
-    monkeypatch.setenv("CACHELAB_K8S_TIMEOUT_S", "120")
-    # Pools selected by AKS's label key, through an extra values file for the release.
-    extra = tmp_path / "agentpool-values.yaml"
-    extra.write_text("nodePools:\n  labelKey: agentpool\n")
-    monkeypatch.setenv("CACHELAB_K8S_VALUES", str(extra))
     try:
-        code = main(["run", str(spec_file), "--target", "k8s", "--results", str(tmp_path / "r")])
-        assert code == 0
+        assert run_on_kwok(cluster, namespace, SPEC, tmp_path, monkeypatch) == 0
         (results,) = (tmp_path / "r" / "k8s-two-points").iterdir()
         status = json.loads((results / "status.json").read_text())
         assert status["state"] == "complete" and status["runs_done"] == 2, status
@@ -90,6 +101,14 @@ def test_run_target_k8s_collects_recorded_memtier_json_into_the_results_layout(
             assert "kustomization.yaml" in {p.name for p in (run_dir / "k8s").iterdir()}
             (mw,) = record["middlewares"]
             assert "simulated by kwok" in mw["unavailable"]
+            timing = record["timing"]  # where the point's wall time went
+            assert list(timing["phases_s"]) == [
+                "upgrade", "restart_servers", "delete_jobs", "apply_jobs", "preload", "scrape",
+                "benchmark_job", "collect",
+            ]  # fmt: skip
+            assert sum(timing["phases_s"].values()) <= timing["wall_s"] + 0.1, timing
+            assert timing["measured_s"] == 6
+            assert timing["overhead_s"] == pytest.approx(max(0, timing["wall_s"] - 6), abs=0.02)
 
         pods = cluster.get("pods", "-n", namespace, "-l", "batch.kubernetes.io/job-name=benchmark")
         selectors = [p["spec"]["nodeSelector"] for p in pods["items"]]
@@ -111,5 +130,31 @@ def test_run_target_k8s_collects_recorded_memtier_json_into_the_results_layout(
             assert float(row["get_ops_per_s"]) > 0 and float(row["misses"]) == 0, row
             assert row["total_clients"] == "4"
             assert row["mw_throughput_ops_per_s"] == ""  # no middleware process under kwok
+    finally:
+        cluster.delete_namespace(namespace)
+
+
+def test_a_repetition_with_the_same_values_skips_the_upgrade_and_the_preload(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Repetitions of one point upgrade the release and preload the servers once."""
+    spec = {**SPEC, "name": "k8s-repeated", "sweep": {}}
+    spec["run"] = {**SPEC["run"], "repetitions": 2, "restart_servers": False}
+    namespace = cluster.namespace(REPEAT_NAMESPACE)
+    try:
+        assert run_on_kwok(cluster, namespace, spec, tmp_path, monkeypatch) == 0
+        (results,) = (tmp_path / "r" / "k8s-repeated").iterdir()
+        records = [
+            json.loads((results / "raw" / f"p0-r{r}" / "point.json").read_text()) for r in (0, 1)
+        ]
+        assert [r["status"] for r in records] == ["ok", "ok"], [r["message"] for r in records]
+        assert [r["release_upgraded"] for r in records] == [True, False]
+        history = json.loads(cluster.helm("history", "testbed", "-n", namespace, "-o", "json"))
+        assert len(history) == 1, history
+        # The servers were neither upgraded nor restarted: the second run keeps the preload.
+        assert records[0]["preload"]["verified_by"].startswith("preload Job complete")
+        assert "previous point's preload" in records[1]["preload"]["skipped"]
+        assert "preload" in records[0]["timing"]["phases_s"]
+        assert "preload" not in records[1]["timing"]["phases_s"]
     finally:
         cluster.delete_namespace(namespace)

@@ -1,9 +1,15 @@
-"""Fixtures of the real-cluster tier: one local cluster (scripts/local-cluster.sh) for the module,
-by default in the ASL 2017 §3 shape (nodes a1 x 3, a4, a2 x 3 in network namespaces of their own)
-with kube-router's firewall enforcing NetworkPolicies on every node, with every image of
-scripts/images.sh imported, and one testbed release installed with
-charts/testbed/examples/local-values.yaml (local-one-node-values.yaml on one node), whose
+"""Fixtures of the real-cluster tier: one local cluster (scripts/local-cluster.sh) shared by the
+modules of the tier, by default in the ASL 2017 §3 shape (nodes a1 x 3, a4, a2 x 3 in network
+namespaces of their own) with kube-router's firewall enforcing NetworkPolicies on every node,
+with every image of scripts/images.sh imported, and one testbed release per module installed
+with charts/testbed/examples/local-values.yaml (local-one-node-values.yaml on one node), whose
 NetworkPolicies are on.
+
+Starting a cluster and importing the images into its seven nodes takes one to three minutes, so
+the modules share one (ClusterPool): after each module its namespaces and cluster-wide objects
+are deleted again (restore), and a module whose cleanup fails stops the cluster so that the next
+one starts afresh. Tests that start clusters of their own run before the shared one starts, and
+the test of `down` runs last.
 
 The cluster needs root and owns machine-wide things (a bridge, namespaces, cgroups, iptables
 chains, port 6443 on its address), so one runs at a time: sessions queue on a lock file.
@@ -19,7 +25,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -214,10 +220,128 @@ def local_cluster(
         assert after == before, f"the machine differs after down: before {before}, after {after}"
 
 
+class ClusterPool:
+    """The tier's one shared cluster: started by the first module that asks for it, restored
+    after each module (restore), stopped at the end of the session or when a restore fails.
+    Called on pytest's main thread only."""
+
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self._factory = factory
+        self._stack: ExitStack | None = None
+        self.cluster: LocalCluster | None = None
+
+    def get(self) -> LocalCluster:
+        """The running cluster, started (up, images imported) if none runs."""
+        if self.cluster is None:
+            stack = ExitStack()
+            self.cluster = stack.enter_context(local_cluster(self._factory))
+            self._stack = stack
+        return self.cluster
+
+    def stop(self) -> None:
+        """`down` and the checks of local_cluster, if a cluster runs."""
+        stack, self._stack, self.cluster = self._stack, None, None
+        if stack is not None:
+            stack.close()
+
+
+@pytest.fixture(scope="session")
+def cluster_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterPool]:
+    pool = ClusterPool(tmp_path_factory)
+    try:
+        yield pool
+    finally:
+        pool.stop()
+
+
+SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+# Cluster-wide kinds a module may add (the chart, the operator's manifests, probes).
+CLUSTER_KINDS = (
+    "customresourcedefinitions", "clusterroles", "clusterrolebindings", "priorityclasses",
+    "storageclasses", "persistentvolumes", "ingressclasses", "apiservices",
+    "validatingwebhookconfigurations", "mutatingwebhookconfigurations",
+)  # fmt: skip
+# Kinds a module may add to the namespaces that stay (default, kube-system); not pods, since a
+# system pod that its controller replaces gets a new name.
+NAMESPACED_KINDS = (
+    "deployments", "statefulsets", "daemonsets", "jobs", "services", "configmaps", "secrets",
+    "serviceaccounts", "networkpolicies", "roles", "rolebindings",
+)  # fmt: skip
+RESTORE_TIMEOUT_S = 240
+
+
+def cluster_objects(cluster: LocalCluster) -> set[str]:
+    """The namespaces, the cluster-wide objects and the objects in the system namespaces, as
+    `namespace/kind/name` (namespace empty for cluster-wide ones)."""
+    found = {f"/{name}" for name in cluster.kubectl("get", "namespaces", "-o", "name").split()}
+    found |= {
+        f"/{name}" for name in cluster.kubectl("get", ",".join(CLUSTER_KINDS), "-o", "name").split()
+    }
+    for namespace in sorted(SYSTEM_NAMESPACES):
+        names = cluster.kubectl("get", ",".join(NAMESPACED_KINDS), "-n", namespace, "-o", "name")
+        found |= {f"{namespace}/{name}" for name in names.split()}
+    return found
+
+
+def restore(cluster: LocalCluster, baseline: set[str]) -> None:
+    """Delete what a module added to the shared cluster since `baseline` (cluster_objects): the
+    custom resources of new definitions first, while their operators still run and can drop
+    their finalizers, then the new namespaces (waited for), new objects in the system
+    namespaces, and the new cluster-wide objects; then every node must be Ready."""
+    started = time.monotonic()
+    added = sorted(cluster_objects(cluster) - baseline)
+    crds = [o.split("/")[-1] for o in added if o.startswith("/customresourcedefinition")]
+    for crd in crds:
+        cluster.kubectl(
+            "delete", crd, "--all", "-A", "--ignore-not-found", "--timeout=60s",
+            check=False, timeout_s=90,
+        )  # fmt: skip
+    namespaces = [o.split("/")[-1] for o in added if o.startswith("/namespace/")]
+    local = [o.split("/", 1) for o in added if not o.startswith("/")]
+    cluster_wide = [o[1:] for o in added if o.startswith("/") and not o.startswith("/namespace/")]
+    if namespaces:
+        cluster.kubectl(
+            "delete", "namespace", *namespaces, f"--timeout={RESTORE_TIMEOUT_S}s",
+            timeout_s=RESTORE_TIMEOUT_S + 30,
+        )  # fmt: skip
+    for namespace, name in local:
+        cluster.kubectl("delete", name, "-n", namespace, "--ignore-not-found", timeout_s=90)
+    if cluster_wide:
+        cluster.kubectl("delete", *cluster_wide, "--ignore-not-found", timeout_s=120)
+    cluster.kubectl("wait", "--for=condition=Ready", "nodes", "--all", "--timeout=60s")
+    # A system object that its controller makes again is not the module's; the rest must be gone.
+    left = [o for o in cluster_objects(cluster) - baseline if o.startswith("/")]
+    assert not left, f"still on the shared cluster after the module's cleanup: {sorted(left)}"
+    print(f"shared cluster restored in {time.monotonic() - started:.1f} s: deleted {added}")
+
+
 @pytest.fixture(scope="module")
-def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    with local_cluster(tmp_path_factory) as cluster:
-        yield cluster
+def real_cluster(cluster_pool: ClusterPool) -> Iterator[LocalCluster]:
+    """The shared cluster, as it was before the module when the module ends."""
+    cluster = cluster_pool.get()
+    baseline = cluster_objects(cluster)
+    yield cluster
+    try:
+        restore(cluster, baseline)
+    except BaseException:
+        cluster_pool.stop()  # the next module starts a fresh cluster
+        raise
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that start clusters of their own first, then the modules of the shared cluster
+    (each module's tests together, in their order), the test of `down` last."""
+
+    def rank(item: pytest.Item) -> int:
+        if "k8s_real" not in item.path.parts:
+            return 0
+        if "cluster_pool" in getattr(item, "fixturenames", ()) and item.name.startswith(
+            "test_down"
+        ):
+            return 3
+        return 2 if "real_cluster" in getattr(item, "fixturenames", ()) else 1
+
+    items.sort(key=rank)
 
 
 @pytest.fixture(scope="module")

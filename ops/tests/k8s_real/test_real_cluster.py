@@ -36,6 +36,7 @@ from .conftest import (
     NAMESPACE,
     RELEASE,
     SCRIPTS,
+    ClusterPool,
     LocalCluster,
     leftovers,
     machine_state,
@@ -445,11 +446,12 @@ def test_cachelab_run_target_k8s_sweeps_workers_on_the_real_cluster(
     assert args[args.index("-t") + 1] == "4"
 
 
-def test_down_restores_the_machine(real_cluster: LocalCluster) -> None:
-    """`down` (last in this module) puts back what the cluster changed: the kubelets' kernel
+def test_down_restores_the_machine(cluster_pool: ClusterPool) -> None:
+    """`down` (last in the tier) puts back what the cluster changed: the kubelets' kernel
     settings, the nodes' namespaces, links, qdiscs and cgroups, the chains and directories."""
+    cluster = cluster_pool.get()
     during = machine_state()
-    before = real_cluster.before
+    before = cluster.before
     changed = {
         k: (before["sysctls"][k], v)
         for k, v in during["sysctls"].items()
@@ -457,9 +459,10 @@ def test_down_restores_the_machine(real_cluster: LocalCluster) -> None:
     }
     print(f"changed while the cluster ran (before, during): {changed}")
     assert during["netns"] and during["cgroups"] and during["qdiscs"]
-    down = real_cluster.down()
+    down = cluster.down()
     assert down.returncode == 0, down.stderr
     assert not leftovers(), leftovers()
     after = machine_state()
     assert after == before, (before, after)
     print(f"restored: {sorted(changed)}; {SCRIPTS / 'local-cluster.sh'} down: ok")
+    cluster_pool.stop()  # its own checks; the cluster is already down
