@@ -186,6 +186,7 @@ def test_kubernetes_runs_take_rtts_and_go_on_to_the_cluster(
     """The chart's sidecars emulate every link (cachelab.k8s.rtt): a spec with RTTs gets as far
     as reaching the cluster, which here is not there."""
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))
+    monkeypatch.setenv("CACHELAB_HELM", "/bin/true")  # a machine without the built tools too
     words = ["run", str(QUICKSTART), "--target", "k8s", "--results", str(tmp_path / "r")]
     assert main([*words, "--set", "network.profile=asl2017"]) == 2
     out = capsys.readouterr().out
