@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from statistics import median
 from typing import Any
 
 
@@ -45,31 +46,23 @@ class PhaseClock:
         }
 
 
-def overhead_line(records: list[dict[str, Any]]) -> str | None:
+def overhead_line(timings: list[dict[str, Any]]) -> str | None:
     """One line on the points' overhead: the median wall, measured and overhead seconds and the
-    median seconds of each step, over the records (point.json) that carry a timing."""
-    timed = [r["timing"] for r in records if isinstance(r.get("timing"), dict)]
-    if not timed:
+    median seconds of each step, over the timings (PhaseClock.record) of the points."""
+    if not timings:
         return None
 
-    def median(values: list[float]) -> float:
-        ordered = sorted(values)
-        middle = len(ordered) // 2
-        if len(ordered) % 2:
-            return ordered[middle]
-        return (ordered[middle - 1] + ordered[middle]) / 2
-
     names: list[str] = []
-    for t in timed:
+    for t in timings:
         names += [n for n in t["phases_s"] if n not in names]
     steps = ", ".join(
-        f"{name} {median([t['phases_s'].get(name, 0.0) for t in timed]):.1f}" for name in names
+        f"{name} {median([t['phases_s'].get(name, 0.0) for t in timings]):.1f}" for name in names
     )
-    wall = median([t["wall_s"] for t in timed])
-    measured = median([t["measured_s"] for t in timed])
-    overhead = median([t["overhead_s"] for t in timed])
+    wall = median([t["wall_s"] for t in timings])
+    measured = median([t["measured_s"] for t in timings])
+    overhead = median([t["overhead_s"] for t in timings])
     share = f" ({overhead / measured * 100:.0f} % of the measured seconds)" if measured > 0 else ""
     return (
-        f"a point's wall time (median of {len(timed)}): {wall:.1f} s for {measured:.0f} s"
+        f"a point's wall time (median of {len(timings)}): {wall:.1f} s for {measured:.0f} s"
         f" measured, overhead {overhead:.1f} s{share}; steps (s): {steps}"
     )

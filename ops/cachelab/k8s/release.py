@@ -59,14 +59,16 @@ class ReleaseKeeper:
         revision = status.get("version")
         return revision if isinstance(revision, int) else None
 
+    def component_selector(self, component: str) -> str:
+        """The label selector of the release's pods of `component` (memcached, redis,
+        middleware)."""
+        return f"app.kubernetes.io/instance={self.name},app.kubernetes.io/component={component}"
+
     def preload_key(self, spec: Spec) -> str:
         """What a preload's data depends on: the revision of the last upgrade (servers, routing,
         replication), each server pod's identity and restarts (a restarted or replaced server is
         empty), and the keys and values the preload writes. An equal key: the data is there."""
-        selector = (
-            f"app.kubernetes.io/instance={self.name},"
-            f"app.kubernetes.io/component={spec.topology.backend}"
-        )
+        selector = self.component_selector(spec.topology.backend)
         servers = sorted(
             (
                 pod["metadata"]["uid"],

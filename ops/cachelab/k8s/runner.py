@@ -130,7 +130,7 @@ class K8sRunner:
         # `cachelab collect`: the Jobs have run already; read them, apply and wait for nothing
         self.collect_only = False
         self.released_epoch_ms: float | None = None  # the collected benchmark Job's start
-        self.records: list[dict[str, Any]] = []  # point.json of each run, its timing included
+        self.timings: list[dict[str, Any]] = []  # point.json's `timing` of each measured run
         self.release = ReleaseKeeper(
             kube, target.release, self.root / "charts" / "testbed", extra_values, timeout_s
         )
@@ -159,7 +159,8 @@ class K8sRunner:
             raise
         finally:
             finish_point_record(run_dir, record, status, message)
-            self.records.append(record)
+            if "timing" in record:
+                self.timings.append(record["timing"])
         return RunRecord(point.index, repetition, status, message)
 
     def close(self) -> None:
@@ -296,10 +297,7 @@ class K8sRunner:
         """Calibrates and times each link from a probe pod on its near end (cachelab.k8s.rtt):
         point.json's `network`. ProbeError (a K8sError) when a probe gets no answer."""
         backend = spec.topology.backend
-        selector = (
-            f"app.kubernetes.io/instance={self.target.release},"
-            f"app.kubernetes.io/component={backend}"
-        )
+        selector = self.release.component_selector(backend)
         server_pods = sorted(
             self.kube.get("pods", "-l", selector)["items"], key=lambda p: p["metadata"]["name"]
         )
@@ -422,10 +420,7 @@ class K8sRunner:
         """Fresh (empty) servers for this run: delete the server pods at once (the StatefulSet's
         Parallel pod management recreates them together) and wait until all are ready again."""
         backend = spec.topology.backend
-        selector = (
-            f"app.kubernetes.io/instance={self.target.release},"
-            f"app.kubernetes.io/component={backend}"
-        )
+        selector = self.release.component_selector(backend)
         old_uids = self._pod_uids(selector)
         # Not `--wait=true`: the StatefulSet recreates the pods under the same names at once, and
         # kubectl's wait for deletion was seen to hang on that for good (kwok, kubectl 1.32).
@@ -450,10 +445,7 @@ class K8sRunner:
     def _fault_targets(self, spec: Spec, middlewares: dict[str, dict[str, Any]]) -> K8sFaultTargets:
         """The pods and containers the spec's faults hit (K8sFaultError names a missing one)."""
         backend = spec.topology.backend
-        selector = (
-            f"app.kubernetes.io/instance={self.target.release},"
-            f"app.kubernetes.io/component={backend}"
-        )
+        selector = self.release.component_selector(backend)
         servers = [p["metadata"]["name"] for p in self.kube.get("pod", "-l", selector)["items"]]
         pods = resolve(spec, servers, list(middlewares), self.target.fullname)
         targets = K8sFaultTargets(pods, lambda name: self.kube.get("pod", name))
@@ -644,11 +636,7 @@ class K8sRunner:
     # --- middleware ---------------------------------------------------------------------------
 
     def _middleware_pods(self) -> dict[str, dict[str, Any]]:
-        selector = (
-            f"app.kubernetes.io/instance={self.target.release},"
-            "app.kubernetes.io/component=middleware"
-        )
-        pods = self.kube.get("pods", "-l", selector)["items"]
+        pods = self.kube.get("pods", "-l", self.release.component_selector("middleware"))["items"]
         running = [p for p in pods if p["status"].get("phase") == "Running"]
         return {
             p["metadata"]["name"]: p for p in sorted(running, key=lambda p: p["metadata"]["name"])
@@ -858,7 +846,7 @@ def run(
         return results, loop.run()
     finally:
         finish_metadata(results.metadata_file)
-        timing = overhead_line(runner.records)
+        timing = overhead_line(runner.timings)
         if timing:
             console.print(timing, highlight=False)
 
