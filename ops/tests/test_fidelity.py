@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from seed_runs import shaped_run, worker_bound
 
+from cachelab import effects
 from cachelab.cli import main
 from cachelab.fidelity import (
     Curve,
     FidelityError,
     compare,
     fidelity_rows,
-    markdown_with_provenance,
     shape_difference,
 )
 from cachelab.paths import repo_root
@@ -157,8 +157,8 @@ def test_the_docs_table_is_generated_from_the_measured_runs() -> None:
     block, _, _ = rest.partition(END)
     folders = sorted((DATA / "fidelity").iterdir())
     assert folders
-    assert block.strip() == markdown_with_provenance(folders).strip(), (
-        "regenerate with cachelab.fidelity.markdown_with_provenance over ops/tests/data/fidelity/*"
+    assert block.strip() == effects.markdown_with_provenance(folders).strip(), (
+        "regenerate with cachelab.effects.markdown_with_provenance over ops/tests/data/fidelity/*"
     )
 
 

@@ -33,6 +33,16 @@ def test_a_baseline_gets_its_profile_only_where_the_profile_states_its_link() ->
     assert [(link.name, link.rtt_ms) for link in spec.links()] == [("client_server", 0.9)]
 
 
+def test_a_seed_runs_with_its_reports_link_capacities_where_the_target_can_shape() -> None:
+    assert plan("asl17-2.2-one-client", quick=True).bandwidth == "asl2017"
+    assert plan("asl19-2.1-b21", quick=True).bandwidth == "asl2019"
+    unshaped = plan("asl17-2.2-one-client", quick=True, can_shape=False)
+    assert unshaped.bandwidth is None
+    assert any(n.startswith("bandwidth asl2017 not applied: ") for n in unshaped.notes)
+    # ASL 2016 measured no link capacity.
+    assert plan("asl16-003-2-baseline", quick=True).bandwidth is None
+
+
 def test_quick_keeps_only_the_points_with_published_numbers() -> None:
     chosen = plan("asl17-3.1-one-mw", quick=True)
     assert "sweep.topology.workers=[8]" in chosen.overrides

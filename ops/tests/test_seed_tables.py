@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cachelab.paths import repo_root
-from cachelab.seeds import TABLES_DIR, Excerpt, SeedCurve, all_curves
+from cachelab.seeds import TABLES_DIR, Excerpt, SeedCurve, all_curves, all_effects
 
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 SEED_TEXTS = repo_root().parent / "shared" / "seeds"
@@ -66,6 +66,7 @@ def test_each_published_number_is_the_one_printed(curve: SeedCurve) -> None:
 
 def test_every_stored_excerpt_is_used() -> None:
     used = {c.excerpt.file for c in WITH_EXCERPT if c.excerpt is not None}
+    used |= {e.excerpt for e in all_effects()}
     assert {p.stem for p in TABLES_DIR.glob("*.txt")} == used
 
 

@@ -1,6 +1,7 @@
 """`cachelab fidelity RESULTS_DIR...`: ours / the seed's saturation, knee, low-load response time,
 shape and bottleneck, for each series that matches a seed curve like for like; one line per
-curve refused, naming the fields that differ."""
+curve refused, naming the fields that differ; and, for a seed that states an effect in words
+(a change lowered the maximum, moved the knee), our two series of that change against it."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from cachelab.cli.arguments import Subparsers, add_json, print_json
 from cachelab.cli.common import error
 
 if TYPE_CHECKING:
+    from cachelab.effects import EffectRow
     from cachelab.fidelity import Curve, FidelityRow, Refusal
 
 
@@ -62,6 +64,31 @@ def _row(row: FidelityRow) -> dict[str, Any]:
     }
 
 
+def _effect(row: EffectRow) -> dict[str, Any]:
+    """One effect row (`--json`); an unknown number is null."""
+    effect = row.effect
+    return {
+        "experiment": row.experiment,
+        "seed": effect.seed,
+        "field": effect.field,
+        "base": effect.base,
+        "variant": effect.variant,
+        "group": row.group,
+        "saturation_ops_per_s": {"base": row.base.saturation, "variant": row.variant.saturation},
+        "saturation_ratio": row.saturation_ratio,
+        "knee": {"base": row.base.knee, "variant": row.variant.knee},
+        "knee_shift_clients": row.knee_shift_clients,
+        "seed_says": {
+            "saturation": effect.saturation,
+            "knee_shift_clients": effect.knee_shift_clients,
+            "knee_tolerance_clients": effect.knee_tolerance_clients,
+        },
+        "saturation_agrees": row.saturation_agrees,
+        "knee_agrees": row.knee_agrees,
+        "source": effect.source,
+    }
+
+
 def _refusal(refusal: Refusal) -> dict[str, Any]:
     return {
         "experiment": refusal.experiment,
@@ -76,6 +103,7 @@ def _refusal(refusal: Refusal) -> dict[str, Any]:
 
 
 def cmd_fidelity(args: argparse.Namespace, console: Console) -> int:
+    from cachelab import effects as seed_effects
     from cachelab.fidelity import (
         HEADER,
         FidelityError,
@@ -86,28 +114,40 @@ def cmd_fidelity(args: argparse.Namespace, console: Console) -> int:
     )
     from cachelab.results import ResultsError
 
-    rows, refused = [], []
+    rows, refused, effects = [], [], []
     for folder in args.results_dirs:
         try:
             comparison = compare(folder)
+            effect_rows = seed_effects.effect_rows(folder)
         except (FidelityError, ResultsError) as problem:
             return error(console, str(problem))
-        if not comparison.rows:
+        if not comparison.rows and not effect_rows:
             return error(console, nothing_matches(folder, comparison))
         rows += comparison.rows
         refused += comparison.refused
+        effects += effect_rows
     if args.json:
-        print_json({"rows": [_row(row) for row in rows], "refused": [_refusal(r) for r in refused]})
+        print_json(
+            {
+                "rows": [_row(row) for row in rows],
+                "refused": [_refusal(r) for r in refused],
+                "effects": [_effect(e) for e in effects],
+            }
+        )
         return 0
     if args.markdown:
         print(markdown_with_provenance(args.results_dirs), end="")
+        print(("\n" + seed_effects.markdown(effects)) if effects else "", end="")
         return 0
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for name in HEADER:
-        table.add_column(name)
-    for cells in table_rows(rows):
-        table.add_row(*(escape(c) for c in cells))
-    console.print(table)
+    if rows:
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for name in HEADER:
+            table.add_column(name)
+        for cells in table_rows(rows):
+            table.add_row(*(escape(c) for c in cells))
+        console.print(table)
+    for effect in effects:
+        console.print(escape(seed_effects.line(effect)), soft_wrap=True)
     for refusal in refused:
         console.print(escape(refusal.line()), soft_wrap=True)
     return 0

@@ -5,12 +5,16 @@ The spec is the one in ops/experiments that names the seed (`seeds:`); a spec th
 `asl19-*`) where the profile states every link of its topology, since the seeds explain their
 results by those RTTs (ASL 2019 states the client-to-server link of a baseline; ASL 2017 not).
 `--quick` runs only the points that have published numbers to compare with (each swept field
-narrowed to the values the seed's curves fix), once, for 20 s each.
+narrowed to the values the seed's curves fix), once, for 20 s each. The links' capacities
+come from the same report (`--bandwidth`: each role's egress as the seed's iperf measured it),
+since several seeds name a link as their bottleneck; locally that needs root (tc), and without
+it the run goes unshaped, with a note saying so.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +28,8 @@ from cachelab.spec import Spec, SpecError, load_spec
 # The network profile of each report's seeds (cachelab.network.PROFILES); ASL 2016 and the
 # Memcached-vs-Redis thesis state no RTT between their machines.
 PROFILE_OF_REPORT = {"asl17": "asl2017", "asl19": "asl2019"}
+# The bandwidth profile of each report (cachelab.local.shaping.ROLE_MBIT: the seeds' iperf).
+BANDWIDTH_OF_REPORT = {"asl17": "asl2017", "asl19": "asl2019"}
 QUICK_SETTINGS = ("run.repetitions=1", "run.duration_s=20", "run.warmup_s=2", "run.cooldown_s=2")
 
 
@@ -38,6 +44,7 @@ class Plan:
     spec_path: Path
     overrides: tuple[str, ...]
     notes: tuple[str, ...]
+    bandwidth: str | None = None
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -85,19 +92,24 @@ def specs_naming(seed: str, folder: Path = EXPERIMENTS_DIR) -> list[tuple[Path, 
 
 
 def plan(
-    seed: str, quick: bool, extra: tuple[str, ...] = (), folder: Path = EXPERIMENTS_DIR
+    seed: str,
+    quick: bool,
+    extra: tuple[str, ...] = (),
+    folder: Path = EXPERIMENTS_DIR,
+    can_shape: bool = True,
 ) -> Plan:
-    """The spec and the terms that run `seed` as the seed ran it; ReproduceError when it cannot."""
-    from cachelab.seeds import curves_for, known_seed
+    """The spec and the terms that run `seed` as the seed ran it (`can_shape`: whether the
+    target can shape bandwidth; locally only root can); ReproduceError when it cannot."""
+    from cachelab.seeds import curves_for, effects_for, known_seed
 
     unknown = known_seed(seed)
     if unknown:
         raise ReproduceError(unknown)
     curves = curves_for(seed)
-    if not curves:
+    if not curves and not effects_for(seed):
         raise ReproduceError(
             f"{seed}: the seed published no numbers this testbed holds "
-            "(cachelab/seeds/curves.yaml), so there is nothing to compare a run with"
+            "(cachelab/seeds/curves.yaml, effects.yaml), so there is nothing to compare a run with"
         )
     named = specs_naming(seed, folder)
     if not named:
@@ -114,10 +126,19 @@ def plan(
     if profile and not spec.links() and _covers(profile, spec.topology.middlewares):
         overrides.append(f"network.profile={profile}")
         notes.append(f"network.profile={profile}: the links' RTTs its report measured")
+    bandwidth = BANDWIDTH_OF_REPORT.get(report)
+    if bandwidth and not can_shape:
+        notes.append(
+            f"bandwidth {bandwidth} not applied: shaping the local links needs root (tc); "
+            "the links run at loopback speed"
+        )
+        bandwidth = None
+    elif bandwidth:
+        notes.append(f"bandwidth {bandwidth}: each role's egress as its report measured it")
     if quick:
         overrides += QUICK_SETTINGS
         overrides += _narrowed_sweep(spec, curves, notes)
-    return Plan(spec_path, (*overrides, *extra), tuple(notes))
+    return Plan(spec_path, (*overrides, *extra), tuple(notes), bandwidth)
 
 
 def _covers(profile: str, middlewares: int) -> bool:
@@ -153,19 +174,21 @@ def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
     from cachelab.cli import fidelity, run
     from cachelab.cli.main import build_parser
 
+    can_shape = args.target == "k8s" or os.geteuid() == 0
     try:
-        chosen = plan(args.seed, args.quick, tuple(args.set or ()))
+        chosen = plan(args.seed, args.quick, tuple(args.set or ()), can_shape=can_shape)
     except (ReproduceError, SpecError) as problem:
         return error(console, str(problem))
+    shaping = [f"--bandwidth={chosen.bandwidth}"] if chosen.bandwidth else []
     console.print(
         f"reproduce {args.seed}: {chosen.spec_path} "
-        + " ".join(f"--set {term}" for term in chosen.overrides),
+        + " ".join([*shaping, *(f"--set {term}" for term in chosen.overrides)]),
         highlight=False,
         soft_wrap=True,
     )
     for line in chosen.notes:
         note(console, line)
-    cli_args = ["run", str(chosen.spec_path), "--target", args.target]
+    cli_args = ["run", str(chosen.spec_path), "--target", args.target, *shaping]
     cli_args += [f"--set={term}" for term in chosen.overrides]
     if args.results is not None:
         cli_args += ["--results", str(args.results)]

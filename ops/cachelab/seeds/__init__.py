@@ -6,6 +6,9 @@ dotted path, the names of summary.csv's swept columns; null = not fixed along th
 applicable), the bottleneck its seed's text names for it, and, where the numbers are printed in
 the seed's text, the verbatim lines they come from (`tables/<excerpt>.txt`).
 
+Some seeds state an effect in words instead of numbers (`effects.yaml`: a change of one field
+lowered the maximum, moved the knee by so many clients); `effects_for` gives them.
+
 `known_seed` checks a spec's `seeds:` entry; `curves_for` gives a seed's curves and
 `differences` the configured fields on which one of a run's series and a curve disagree. Read
 once per process; any thread.
@@ -25,6 +28,7 @@ import yaml
 DATA_DIR = Path(__file__).parent
 CATALOGUE = DATA_DIR / "catalogue.csv"
 CURVES = DATA_DIR / "curves.yaml"
+EFFECTS = DATA_DIR / "effects.yaml"
 TABLES_DIR = DATA_DIR / "tables"
 
 # The configuration every curve states (spec fields by dotted path); x is never compared.
@@ -113,6 +117,43 @@ class SeedCurve:
 
     def series(self, metric: str) -> tuple[list[float], list[float]]:
         return list(self.points[self.x]), list(self.points[metric])
+
+
+@dataclass(frozen=True)
+class SeedEffect:
+    """What a seed says one change did, between its series at `base` and at `variant` of
+    `field`: the variant's saturation `lower` or `higher`, its knee moved by
+    `knee_shift_clients` (negative: earlier) give or take `knee_tolerance_clients`; the sentence
+    is `tables/<excerpt>.txt`."""
+
+    seed: str
+    source: str
+    field: str
+    base: str
+    variant: str
+    x: str
+    saturation: str
+    knee_shift_clients: float
+    knee_tolerance_clients: float
+    excerpt: str
+
+    @property
+    def excerpt_path(self) -> Path:
+        return TABLES_DIR / f"{self.excerpt}.txt"
+
+
+@cache
+def all_effects() -> tuple[SeedEffect, ...]:
+    data = yaml.safe_load(EFFECTS.read_text(encoding="utf-8"))
+    effects = tuple(SeedEffect(**entry) for entry in data)
+    for effect in effects:
+        if effect.saturation not in ("lower", "higher"):
+            raise ValueError(f"{EFFECTS}: {effect.seed}: saturation is lower or higher")
+    return effects
+
+
+def effects_for(seed: str) -> list[SeedEffect]:
+    return [e for e in all_effects() if e.seed == seed]
 
 
 @cache
