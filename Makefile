@@ -152,6 +152,10 @@ k8s-up: deps-k8s k8s-tools images ## Start a real cluster on this machine (root;
 k8s-down: ## Stop the local cluster and restore the machine (bridge, veths, netns, cgroups, qdiscs, iptables chains, ipsets, sysctls, mounts).
 	@scripts/local-cluster.sh down
 
+.PHONY: undo
+undo: ## Undo what the project set up on this machine (root): this clone's local and kwok clusters (k8s-down restores bridge, namespaces, cgroups, iptables, sysctls, mounts), a shaping a killed run left on lo; PACKAGES=1: the Debian packages it installed (recorded; none you had); CACHES=1: the tool and image caches, .cache, .venv; DRY_RUN=1: only print.
+	@scripts/undo.sh $(if $(DRY_RUN),--dry-run) $(if $(PACKAGES),--packages) $(if $(CACHES),--caches)
+
 .PHONY: images
 images: deps-k8s k8s-tools ## Build every image locally into IMAGES_DIR, shared by every clone (jib on a jlinked base; servers, exporters, prometheus from Debian packages; locust from Debian python3 and PyPI; the operator and its Prometheus from Go modules; toxiproxy, the links' RTT sidecar, from make toxiproxy).
 	@JAVA_HOME="$(JDK_HOME)" scripts/images.sh build

@@ -21,8 +21,12 @@
 # Packages that ship a service (memcached, redis-server, nutcracker, prometheus, ...) start it when
 # installed; this script stops and disables the services of the packages it has just installed
 # (tests start their own servers on free ports), and leaves alone every service that was there
-# before it ran.
+# before it ran. Each package it installs is recorded in $CACHELAB_CACHE/installed-debs, so that
+# `make undo PACKAGES=1` (scripts/undo.sh --packages) removes those and no others.
 set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=scripts/cache-dir.sh
+source "$root/scripts/cache-dir.sh"
 
 group() {
   case "$1" in
@@ -74,6 +78,8 @@ started=$SECONDS
 $sudo apt-get update -qq || { echo "error: apt-get update failed: is a Debian mirror reachable?" >&2; exit 1; }
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
   || { echo "error: apt-get install ${missing[*]} failed" >&2; exit 1; }
+record="$(cachelab_cache_dir)/installed-debs"
+mkdir -p "$(dirname "$record")" && printf '%s\n' "${missing[@]}" >> "$record"
 
 # The services of the packages installed just now; a service that ran before is the user's.
 services=()

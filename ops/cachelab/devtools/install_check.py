@@ -115,7 +115,7 @@ MACHINE: dict[str, str] = {
     **_each("tar", "tar"),
     **_each("gzip gunzip zcat", "gzip"),
     **_each("ldd getent getconf", "libc-bin"),
-    **_each("dpkg dpkg-query", "dpkg"),
+    **_each("dpkg dpkg-query dpkg-deb", "dpkg"),
     **_each("apt-get apt-cache", "apt"),
     **_each("systemctl", "systemd"),
     **_each("sh dash", "dash"),
