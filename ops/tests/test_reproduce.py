@@ -16,7 +16,7 @@ from cachelab.spec import load_spec
 def test_a_seed_runs_its_own_spec_with_its_reports_network_profile() -> None:
     chosen = plan("asl17-3.1-one-mw", quick=False)
     assert chosen.spec_path.name == "asl17-one-mw.yaml"  # not the quickstart, which names it too
-    assert chosen.overrides == ("network.profile=asl2017",)
+    assert chosen.overrides == ()  # the spec carries its report's profile itself
     spec = load_spec(chosen.spec_path, chosen.overrides)
     assert [(link.name, link.rtt_ms) for link in spec.links()] == [
         ("client_mw", 2.3),
@@ -28,8 +28,8 @@ def test_a_baseline_gets_its_profile_only_where_the_profile_states_its_link() ->
     # ASL 2017 measured no client -> server RTT; ASL 2019 measured 0.9 ms between all machines.
     assert not any(t.startswith("network.") for t in plan("asl17-2.2-one-client", False).overrides)
     asl19 = plan("asl19-2.1-b21", quick=False)
-    assert "network.profile=asl2019" in asl19.overrides
     spec = load_spec(asl19.spec_path, asl19.overrides)
+    assert spec.network.profile == "asl2019"
     assert [(link.name, link.rtt_ms) for link in spec.links()] == [("client_server", 0.9)]
 
 
@@ -53,6 +53,28 @@ def test_quick_keeps_only_the_points_with_published_numbers() -> None:
     assert {p.spec.topology.workers for p in points} == {8}
     assert {p.spec.workload.ratio for p in points} == {"1:0"}
     assert len(points) == 9  # every client count of the spec's sweep
+
+
+def test_a_seed_spec_without_its_profile_gets_it_from_reproduce(tmp_path: Path) -> None:
+    spec = (repo_root() / "ops" / "experiments" / "asl17-one-mw.yaml").read_text()
+    (tmp_path / "no-network.yaml").write_text(
+        spec.replace("network:\n  profile: asl2017", "network:\n  profile: \"off\"")
+    )
+    chosen = plan("asl17-3.1-one-mw", quick=False, folder=tmp_path)
+    assert chosen.overrides == ("network.profile=asl2017",)
+
+
+@pytest.mark.parametrize(
+    ("spec_name", "profile"),
+    [(p.stem, "asl2017" if p.stem.startswith("asl17") else "asl2019")
+     for p in sorted((repo_root() / "ops" / "experiments").glob("asl1[79]-*.yaml"))],
+)  # fmt: skip
+def test_each_seed_spec_carries_its_reports_profile_where_it_states_every_link(
+    spec_name: str, profile: str
+) -> None:
+    spec = load_spec(repo_root() / "ops" / "experiments" / f"{spec_name}.yaml")
+    states_every_link = spec.topology.middlewares > 0 or profile == "asl2019"
+    assert spec.network.profile == (profile if states_every_link else "off"), spec_name
 
 
 def test_user_terms_come_after_reproduces_own() -> None:
@@ -98,7 +120,7 @@ def test_dry_run_lists_the_points_and_runs_nothing(
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert "--set network.profile=asl2017" in out
+    assert "asl17-one-mw.yaml --bandwidth=asl2017 --set run.repetitions=1" in out
     assert "dry run: 9 of 9 points, 9 runs of 20 s" in out
     assert list(tmp_path.iterdir()) == []
 
