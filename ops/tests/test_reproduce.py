@@ -58,7 +58,7 @@ def test_quick_keeps_only_the_points_with_published_numbers() -> None:
 def test_a_seed_spec_without_its_profile_gets_it_from_reproduce(tmp_path: Path) -> None:
     spec = (repo_root() / "ops" / "experiments" / "asl17-one-mw.yaml").read_text()
     (tmp_path / "no-network.yaml").write_text(
-        spec.replace("network:\n  profile: asl2017", "network:\n  profile: \"off\"")
+        spec.replace("network:\n  profile: asl2017", 'network:\n  profile: "off"')
     )
     chosen = plan("asl17-3.1-one-mw", quick=False, folder=tmp_path)
     assert chosen.overrides == ("network.profile=asl2017",)
