@@ -7,12 +7,9 @@ import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.Protocol;
 import dev.cachelab.middleware.config.ServerTimeouts;
 import dev.cachelab.middleware.config.ServersFile;
-import dev.cachelab.middleware.dispatch.EventLoopDispatch;
-import dev.cachelab.middleware.dispatch.ReplicaDivergence;
-import dev.cachelab.middleware.dispatch.RequestQueue;
-import dev.cachelab.middleware.dispatch.ServerSet;
-import dev.cachelab.middleware.dispatch.Worker;
-import dev.cachelab.middleware.net.BufferBudget;
+import dev.cachelab.middleware.fanout.ReplicaDivergence;
+import dev.cachelab.middleware.loop.EventLoopDispatch;
+import dev.cachelab.middleware.memory.BufferBudget;
 import dev.cachelab.middleware.net.NetThread;
 import dev.cachelab.middleware.net.RequestDispatch;
 import dev.cachelab.middleware.protocol.KeyPlacement;
@@ -20,10 +17,13 @@ import dev.cachelab.middleware.protocol.RequestDecoder;
 import dev.cachelab.middleware.protocol.RequestParser;
 import dev.cachelab.middleware.protocol.RespParser;
 import dev.cachelab.middleware.protocol.RespReplies;
+import dev.cachelab.middleware.routing.ServerSet;
 import dev.cachelab.middleware.stats.IntervalReporter;
 import dev.cachelab.middleware.stats.MetricsEndpoint;
 import dev.cachelab.middleware.stats.StatsRegistry;
 import dev.cachelab.middleware.stats.ThreadRecorder;
+import dev.cachelab.middleware.worker.RequestQueue;
+import dev.cachelab.middleware.worker.Worker;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
@@ -74,7 +74,7 @@ public final class Middleware {
     Supplier<byte[]> statsReply =
         redis ? () -> RespReplies.info(stats.statsReply()) : stats::statsReply;
     Supplier<RequestDecoder> decoders =
-        decoders(config, KeyPlacement.following(() -> servers.current().router()));
+        decoders(config, KeyPlacement.following(() -> servers.currentRoutes().router()));
     long idleTimeoutNanos = TimeUnit.SECONDS.toNanos(config.idleTimeoutSeconds());
     int loops = Math.max(1, config.eventLoops());
     for (int i = 0; i < loops; i++) {
@@ -88,7 +88,7 @@ public final class Middleware {
             new NetThread(
                 i == 0 ? listen : null,
                 dispatch,
-                servers::current,
+                servers::currentRoutes,
                 recorder,
                 statsReply,
                 decoders,

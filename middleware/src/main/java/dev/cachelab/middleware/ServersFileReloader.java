@@ -5,7 +5,7 @@ import dev.cachelab.middleware.config.MachineChecks;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.config.ServerTimeouts;
 import dev.cachelab.middleware.config.ServersFile;
-import dev.cachelab.middleware.dispatch.ServerSet;
+import dev.cachelab.middleware.routing.ServerSet;
 import dev.cachelab.middleware.stats.StatsRegistry;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.backend;
 
 import dev.cachelab.middleware.protocol.Request;
+import dev.cachelab.middleware.servers.BackendHealth;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;

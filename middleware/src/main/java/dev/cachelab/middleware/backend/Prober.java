@@ -1,6 +1,7 @@
 package dev.cachelab.middleware.backend;
 
 import dev.cachelab.middleware.config.Protocol;
+import dev.cachelab.middleware.servers.BackendHealth;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;

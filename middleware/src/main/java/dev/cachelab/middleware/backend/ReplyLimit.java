@@ -1,6 +1,6 @@
 package dev.cachelab.middleware.backend;
 
-import dev.cachelab.middleware.net.BufferBudget;
+import dev.cachelab.middleware.memory.BufferBudget;
 
 /**
  * How much heap one server reply may take while it is read: at most {@link #maxReplyBytes()}, and a

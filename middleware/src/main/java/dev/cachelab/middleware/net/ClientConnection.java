@@ -1,5 +1,6 @@
 package dev.cachelab.middleware.net;
 
+import dev.cachelab.middleware.memory.BufferBudget;
 import dev.cachelab.middleware.protocol.ReplySink;
 import dev.cachelab.middleware.protocol.Request;
 import dev.cachelab.middleware.protocol.RequestDecoder;

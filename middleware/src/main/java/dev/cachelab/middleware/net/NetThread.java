@@ -1,9 +1,10 @@
 package dev.cachelab.middleware.net;
 
-import dev.cachelab.middleware.dispatch.ServerGeneration;
+import dev.cachelab.middleware.memory.BufferBudget;
 import dev.cachelab.middleware.protocol.OpType;
 import dev.cachelab.middleware.protocol.Request;
 import dev.cachelab.middleware.protocol.RequestDecoder;
+import dev.cachelab.middleware.routing.RoutingTable;
 import dev.cachelab.middleware.stats.ErrorKind;
 import dev.cachelab.middleware.stats.ThreadRecorder;
 import java.io.IOException;
@@ -50,7 +51,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
   private final ConcurrentLinkedQueue<SocketChannel> adopted = new ConcurrentLinkedQueue<>();
   private List<NetThread> acceptFor = List.of();
   private int nextAcceptor;
-  private final Supplier<ServerGeneration> generations;
+  private final Supplier<RoutingTable> routes;
   private final ThreadRecorder recorder;
   private final Supplier<byte[]> statsReply;
   private final Supplier<RequestDecoder> decoders;
@@ -87,7 +88,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
   public NetThread(
       InetSocketAddress listen,
       RequestDispatch queue,
-      Supplier<ServerGeneration> generations,
+      Supplier<RoutingTable> routes,
       ThreadRecorder recorder,
       Supplier<byte[]> statsReply,
       Supplier<RequestDecoder> decoders,
@@ -113,7 +114,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
       this.serverKey = server.register(selector, SelectionKey.OP_ACCEPT);
     }
     this.queue = queue;
-    this.generations = generations;
+    this.routes = routes;
     this.recorder = recorder;
     this.statsReply = statsReply;
     this.decoders = decoders;
@@ -537,9 +538,9 @@ public final class NetThread implements Runnable, ConnectionEvents {
           c.closeWithError(c.parser.outOfMemoryReply());
           return;
         }
-        ServerGeneration generation = generations.get();
-        generation.router().route(request);
-        request.generation = generation;
+        RoutingTable table = routes.get();
+        table.router().route(request);
+        request.generation = table.generation();
         switch (c.admitForwarded(request, round)) {
           case HEAD -> recorder.recordQueueLength(queue.stage(request));
           case JOINED -> recorder.recordQueueLength(queue.stageJoined(request));

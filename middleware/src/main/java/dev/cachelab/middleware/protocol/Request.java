@@ -1,5 +1,6 @@
 package dev.cachelab.middleware.protocol;
 
+import dev.cachelab.middleware.servers.ServerGeneration;
 import java.util.Arrays;
 
 /**
@@ -72,7 +73,7 @@ public final class Request {
   public ReplySink connection;
 
   /** The server list the request was routed with (net thread sets it; the worker serves it so). */
-  public dev.cachelab.middleware.dispatch.ServerGeneration generation;
+  public ServerGeneration generation;
 
   /** Bytes reserved from the buffer budget for this request's decoded form (large ones only). */
   public long reservedBytes;

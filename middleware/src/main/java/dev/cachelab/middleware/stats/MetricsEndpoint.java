@@ -1,8 +1,8 @@
 package dev.cachelab.middleware.stats;
 
-import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.OpType;
+import dev.cachelab.middleware.servers.BackendHealth;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;

@@ -1,8 +1,8 @@
 package dev.cachelab.middleware.stats;
 
-import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.OpType;
+import dev.cachelab.middleware.servers.BackendHealth;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;

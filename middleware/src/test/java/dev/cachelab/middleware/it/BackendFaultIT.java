@@ -2,7 +2,7 @@ package dev.cachelab.middleware.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.cachelab.middleware.dispatch.KetamaRing;
+import dev.cachelab.middleware.routing.KetamaRing;
 import dev.cachelab.middleware.testing.MemcachedProcess;
 import dev.cachelab.middleware.testing.RunningMiddleware;
 import dev.cachelab.middleware.testing.TextClient;

@@ -2,7 +2,7 @@ package dev.cachelab.middleware.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.cachelab.middleware.backend.BackendHealth;
+import dev.cachelab.middleware.servers.BackendHealth;
 import dev.cachelab.middleware.testing.ClientThreads;
 import dev.cachelab.middleware.testing.MemcachedProcess;
 import dev.cachelab.middleware.testing.RunningMiddleware;

@@ -2,8 +2,8 @@ package dev.cachelab.middleware.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.cachelab.middleware.backend.BackendHealth;
 import dev.cachelab.middleware.protocol.RespReplies;
+import dev.cachelab.middleware.servers.BackendHealth;
 import dev.cachelab.middleware.testing.FreePorts;
 import dev.cachelab.middleware.testing.MetricsScrape;
 import dev.cachelab.middleware.testing.RedisProcess;

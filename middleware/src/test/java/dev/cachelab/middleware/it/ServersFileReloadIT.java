@@ -3,7 +3,7 @@ package dev.cachelab.middleware.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.cachelab.middleware.config.ServerTimeouts;
-import dev.cachelab.middleware.dispatch.ServerSet;
+import dev.cachelab.middleware.routing.ServerSet;
 import dev.cachelab.middleware.testing.ClientThreads;
 import dev.cachelab.middleware.testing.MemcachedProcess;
 import dev.cachelab.middleware.testing.RunningMiddleware;

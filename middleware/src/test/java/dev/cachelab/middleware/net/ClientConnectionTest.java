@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.cachelab.middleware.memory.BufferBudget;
 import dev.cachelab.middleware.protocol.Request;
 import dev.cachelab.middleware.protocol.RequestParser;
 import java.io.ByteArrayOutputStream;

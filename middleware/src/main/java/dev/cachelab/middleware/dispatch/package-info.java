@@ -1,2 +1,0 @@
-/** Routing, the request queue and the worker threads. */
-package dev.cachelab.middleware.dispatch;
