@@ -1,9 +1,7 @@
 package dev.cachelab.middleware.protocol;
 
 import dev.cachelab.middleware.protocol.Request.Status;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Incremental decoder for redis' RESP requests, client side (redis {@code RESP protocol spec}):
@@ -11,8 +9,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@code SET k "a b"\r\n}, split and unquoted as redis does). Fed whatever bytes a read returned,
  * it decodes at most one request per call and says "need more" by returning 0; requests may be
  * split anywhere. Every request is held in the {@link Request} as the multibulk array it is
- * forwarded as (an inline command is rewritten into one). One instance per client connection; net
- * thread only.
+ * forwarded as (an inline command is rewritten into one). It frames requests, names their command
+ * and places their keys; the commands about the connection itself ({@code HELLO}, {@code CLIENT},
+ * {@code SELECT}...) are answered by the connection's {@link RespConnectionState}. One instance per
+ * client connection; net thread only.
  *
  * <p>Errors follow redis: an unknown command or a wrong argument count gets {@code -ERR ...} and
  * the connection goes on in order; a framing error ({@code Protocol error: ...}) gets its error and
@@ -33,23 +33,18 @@ public final class RespParser implements RequestDecoder {
   /** redis' {@code proto-max-bulk-len} default: a longer {@code $<length>} is a framing error. */
   private static final long PROTO_MAX_BULK_BYTES = 512L * 1024 * 1024;
 
-  /** How much of the name, and of the arguments together, an unknown-command error quotes. */
-  private static final int NAME_IN_ERROR_BYTES = 128;
-
+  /**
+   * How much of the arguments together an unknown-command error quotes (of the name: {@link
+   * RespTokens#IN_ERROR_BYTES}).
+   */
   private static final int ARGS_IN_ERROR_BYTES = 128;
 
   /** Argument offsets kept between requests; a larger request's are given back after it. */
   private static final int KEEP_ARGS = 4096;
 
-  /** Client ids, as {@code CLIENT ID} and {@code HELLO} give them: one per connection. */
-  private static final AtomicLong NEXT_CLIENT_ID = new AtomicLong();
-
   private final int maxValueBytes;
   private final KeyPlacement placement;
-  private final long clientId = NEXT_CLIENT_ID.incrementAndGet();
-  // The connection's protocol (HELLO 2 or 3) and name (CLIENT SETNAME, HELLO ... SETNAME).
-  private int protocolVersion = 2;
-  private byte[] clientName;
+  private final RespConnectionState connection = new RespConnectionState();
   private int scannedBytes;
   // A multibulk request decoded in part: its element count (0: none) and where to resume.
   private long pendingCount;
@@ -136,7 +131,7 @@ public final class RespParser implements RequestDecoder {
       if (buf[countEnd + 1] != '\n') {
         return protocolError(request, "CR not followed by LF", to - from);
       }
-      count = parseNumber(buf, from + 1, countEnd);
+      count = RespTokens.number(buf, from + 1, countEnd);
       pos = countEnd + 2;
       if (count == Long.MIN_VALUE || count > MAX_ARGS) {
         return protocolError(request, "invalid multibulk length", pos - from);
@@ -164,7 +159,7 @@ public final class RespParser implements RequestDecoder {
       if (buf[lengthEnd + 1] != '\n') {
         return protocolError(request, "CR not followed by LF", to - from);
       }
-      long length = parseNumber(buf, pos + 1, lengthEnd);
+      long length = RespTokens.number(buf, pos + 1, lengthEnd);
       if (length < 0 || length > PROTO_MAX_BULK_BYTES) {
         return protocolError(request, "invalid bulk length", to - from);
       }
@@ -392,22 +387,11 @@ public final class RespParser implements RequestDecoder {
           RespReplies.error("wrong number of arguments for '" + command.label() + "' command"));
       return;
     }
+    if (connection.answer(command, request)) {
+      return;
+    }
     switch (command) {
-      case PING ->
-          request.setLocalResp(
-              Status.LOCAL,
-              command,
-              args == 1
-                  ? RespReplies.PONG
-                  : RespReplies.bulk(bytes, request.tokenStart(1), tokenLength(request, 1)));
-      case ECHO ->
-          request.setLocalResp(
-              Status.LOCAL,
-              command,
-              RespReplies.bulk(bytes, request.tokenStart(1), tokenLength(request, 1)));
       case INFO -> request.setLocalResp(Status.LOCAL, command, null);
-      case QUIT -> request.setLocalResp(Status.QUIT, command, RespReplies.OK);
-      case SELECT -> select(request);
       case CONFIG -> {
         if (RespCommand.lookup(bytes, request.tokenStart(1), request.tokenEnd(1))
             != RespCommand.GET) {
@@ -415,23 +399,14 @@ public final class RespParser implements RequestDecoder {
               Status.REJECT,
               RespReplies.error(
                   "CONFIG "
-                      + token(request, 1)
+                      + RespTokens.text(request, 1)
                       + " is not supported by the middleware (only CONFIG GET, answered by the"
                       + " first server)"));
           return;
         }
         request.setParsedResp(Status.FORWARD, command, 0, 1);
-        if (protocolVersion == 3) {
+        if (connection.resp3()) {
           request.setResp3Shape(command.resp3Shape());
-        }
-      }
-      case HELLO -> hello(request);
-      case CLIENT -> {
-        byte[] reply = client(request);
-        if (reply[0] == '-') {
-          request.setRejected(Status.REJECT, reply);
-        } else {
-          request.setLocalResp(Status.LOCAL, command, reply);
         }
       }
       case FLUSHALL, FLUSHDB -> {
@@ -474,7 +449,7 @@ public final class RespParser implements RequestDecoder {
       return;
     }
     request.setParsedResp(Status.FORWARD, command, keys, firstKey);
-    if (protocolVersion == 3) {
+    if (connection.resp3()) {
       byte[] option = command.resp3Option();
       boolean shaped = option == null || hasOption(request, option, keys > 0 ? 2 : 1);
       request.setResp3Shape(shaped ? command.resp3Shape() : Resp3Shape.SAME);
@@ -517,7 +492,7 @@ public final class RespParser implements RequestDecoder {
     int step = group.step();
     if (group.numkeysAt() >= 0) {
       int at = group.numkeysAt();
-      long count = parseNumber(request.bytes(), request.tokenStart(at), request.tokenEnd(at));
+      long count = RespTokens.number(request, at);
       if (count < 1 || at + count >= args) {
         return true;
       }
@@ -549,127 +524,12 @@ public final class RespParser implements RequestDecoder {
   /** Whether a token from {@code from} on is {@code option}, in any case. */
   private static boolean hasOption(Request request, byte[] option, int from) {
     for (int t = from; t < request.tokenCount(); t++) {
-      if (tokenLength(request, t) == option.length
+      if (RespTokens.length(request, t) == option.length
           && RespCommand.equalsIgnoreCase(option, request.bytes(), request.tokenStart(t))) {
         return true;
       }
     }
     return false;
-  }
-
-  /**
-   * {@code HELLO [protover [AUTH user pass] [SETNAME name]]} as redis 7 answers it: the server map
-   * (an array of pairs under RESP2, a map under RESP3), after switching the connection to {@code
-   * protover}; {@code -NOPROTO} for a version other than 2 or 3. {@code AUTH} is refused: the
-   * middleware uses its servers without a password.
-   */
-  private void hello(Request request) {
-    int args = request.tokenCount();
-    int version = protocolVersion;
-    byte[] name = clientName;
-    if (args > 1) {
-      long asked = parseNumber(request.bytes(), request.tokenStart(1), request.tokenEnd(1));
-      if (asked == Long.MIN_VALUE) {
-        request.setRejected(
-            Status.REJECT, RespReplies.error("Protocol version is not an integer or out of range"));
-        return;
-      }
-      if (asked < 2 || asked > 3) {
-        request.setRejected(
-            Status.REJECT, RespReplies.error("NOPROTO", "unsupported protocol version"));
-        return;
-      }
-      version = (int) asked;
-    }
-    for (int t = 2; t < args; t++) {
-      String option = token(request, t);
-      if (option.equalsIgnoreCase("SETNAME") && t + 1 < args) {
-        name = tokenBytes(request, ++t);
-        if (!validClientName(name)) {
-          request.setRejected(Status.REJECT, RespReplies.error(BAD_CLIENT_NAME));
-          return;
-        }
-      } else if (option.equalsIgnoreCase("AUTH") && t + 2 < args) {
-        request.setRejected(
-            Status.REJECT,
-            RespReplies.error(
-                "HELLO AUTH is not supported by the middleware (its servers are used without a"
-                    + " password)"));
-        return;
-      } else {
-        request.setRejected(
-            Status.REJECT, RespReplies.error("Syntax error in HELLO option '" + option + "'"));
-        return;
-      }
-    }
-    protocolVersion = version;
-    clientName = name;
-    request.setLocalResp(Status.LOCAL, RespCommand.HELLO, RespReplies.hello(version, clientId));
-  }
-
-  private static final String BAD_CLIENT_NAME =
-      "Client names cannot contain spaces, newlines or special characters.";
-
-  /**
-   * {@code CLIENT SETNAME|GETNAME|ID|SETINFO}, answered for this connection as redis does; other
-   * subcommands concern the server's own clients and are refused.
-   */
-  private byte[] client(Request request) {
-    String sub = token(request, 1).toUpperCase(java.util.Locale.ROOT);
-    int args = request.tokenCount();
-    switch (sub) {
-      case "SETNAME" -> {
-        if (args != 3) {
-          return RespReplies.error("wrong number of arguments for 'client|setname' command");
-        }
-        byte[] name = tokenBytes(request, 2);
-        if (!validClientName(name)) {
-          return RespReplies.error(BAD_CLIENT_NAME);
-        }
-        clientName = name.length == 0 ? null : name;
-        return RespReplies.OK;
-      }
-      case "GETNAME" -> {
-        if (clientName == null) {
-          return protocolVersion == 3 ? RespReplies.NULL : RespReplies.NIL;
-        }
-        return RespReplies.bulk(clientName, 0, clientName.length);
-      }
-      case "ID" -> {
-        return RespReplies.integer(clientId);
-      }
-      case "SETINFO" -> {
-        if (args != 4) {
-          return RespReplies.error("wrong number of arguments for 'client|setinfo' command");
-        }
-        String attribute = token(request, 2);
-        if (!attribute.equalsIgnoreCase("LIB-NAME") && !attribute.equalsIgnoreCase("LIB-VER")) {
-          return RespReplies.error("Unrecognized option '" + attribute + "'");
-        }
-        return RespReplies.OK;
-      }
-      default -> {
-        return RespReplies.error(
-            "CLIENT "
-                + token(request, 1)
-                + " is not supported by the middleware (only SETNAME, GETNAME, ID and SETINFO,"
-                + " answered for this connection)");
-      }
-    }
-  }
-
-  /** redis' rule: printable ASCII without spaces. */
-  private static boolean validClientName(byte[] name) {
-    for (byte b : name) {
-      if (b < '!' || b > '~') {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static byte[] tokenBytes(Request request, int token) {
-    return Arrays.copyOfRange(request.bytes(), request.tokenStart(token), request.tokenEnd(token));
   }
 
   private static final byte[] MULTI = {'M', 'U', 'L', 'T', 'I'};
@@ -696,7 +556,7 @@ public final class RespParser implements RequestDecoder {
    */
   private static String unknownCommand(Request request) {
     StringBuilder text = new StringBuilder("unknown command '");
-    appendCString(text, request, 0, NAME_IN_ERROR_BYTES);
+    appendCString(text, request, 0, RespTokens.IN_ERROR_BYTES);
     text.append("', with args beginning with: ");
     int argsStart = text.length();
     for (int t = 1; t < request.tokenCount(); t++) {
@@ -717,23 +577,6 @@ public final class RespParser implements RequestDecoder {
     int end = Math.min(request.tokenEnd(t), request.tokenStart(t) + max);
     for (int i = request.tokenStart(t); i < end && bytes[i] != 0; i++) {
       text.append((char) (bytes[i] & 0xff));
-    }
-  }
-
-  /**
-   * {@code SELECT 0} is answered {@code +OK} (every server is used with database 0, as twemproxy
-   * uses them); another index gets redis' out-of-range error, a non-number its integer error.
-   */
-  private static void select(Request request) {
-    byte[] bytes = request.bytes();
-    long index = parseNumber(bytes, request.tokenStart(1), request.tokenEnd(1));
-    if (index == Long.MIN_VALUE) {
-      request.setRejected(
-          Status.REJECT, RespReplies.error("value is not an integer or out of range"));
-    } else if (index != 0) {
-      request.setRejected(Status.REJECT, RespReplies.error("DB index is out of range"));
-    } else {
-      request.setLocalResp(Status.LOCAL, RespCommand.SELECT, RespReplies.OK);
     }
   }
 
@@ -796,43 +639,8 @@ public final class RespParser implements RequestDecoder {
     return -1;
   }
 
-  /**
-   * A signed decimal in {@code buf[from, to)} written as redis' {@code string2ll} accepts it (no
-   * sign but {@code -}, no leading zero, no {@code -0}, no blank), or {@link Long#MIN_VALUE} if it
-   * is not one. At most 18 digits: a longer number is too large for any use here.
-   */
-  private static long parseNumber(byte[] buf, int from, int to) {
-    if (to - from == 1 && buf[from] == '0') {
-      return 0;
-    }
-    boolean negative = from < to && buf[from] == '-';
-    int i = negative ? from + 1 : from;
-    if (i == to || to - i > 18 || buf[i] == '0') {
-      return Long.MIN_VALUE;
-    }
-    long value = 0;
-    for (; i < to; i++) {
-      int digit = buf[i] - '0';
-      if (digit < 0 || digit > 9) {
-        return Long.MIN_VALUE;
-      }
-      value = value * 10 + digit;
-    }
-    return negative ? -value : value;
-  }
-
   private static boolean isBlank(byte b) {
     return b == ' ' || b == '\t' || b == '\r' || b == '\n' || b == 0x0b || b == '\f';
-  }
-
-  private static int tokenLength(Request request, int token) {
-    return request.tokenEnd(token) - request.tokenStart(token);
-  }
-
-  private static String token(Request request, int token) {
-    int length = Math.min(NAME_IN_ERROR_BYTES, tokenLength(request, token));
-    return new String(
-        request.bytes(), request.tokenStart(token), length, StandardCharsets.ISO_8859_1);
   }
 
   private static char printable(char c) {
