@@ -13,7 +13,7 @@ import java.io.IOException;
  * <key>}, or redis {@code DEL <keys>}). The client's reply is not changed (it reports the failure).
  * One per worker; its thread only.
  */
-public final class DivergenceRepair {
+final class DivergenceRepair {
   private static final byte[] DELETE = {'d', 'e', 'l', 'e', 't', 'e', ' '};
   private static final byte[] CRLF = {'\r', '\n'};
   private static final byte[] DEL = {'$', '3', '\r', '\n', 'D', 'E', 'L', '\r', '\n'};
@@ -22,8 +22,7 @@ public final class DivergenceRepair {
   private final TargetReplies targets;
   private final ReplicaDivergence divergence;
 
-  public DivergenceRepair(
-      WorkerBackends backends, TargetReplies targets, ReplicaDivergence divergence) {
+  DivergenceRepair(WorkerBackends backends, TargetReplies targets, ReplicaDivergence divergence) {
     this.backends = backends;
     this.targets = targets;
     this.divergence = divergence;

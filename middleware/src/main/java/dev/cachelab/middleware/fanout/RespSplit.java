@@ -15,7 +15,7 @@ import java.util.Arrays;
  * {@code MGET} arrays merged element by element in the client's key order, or the {@code EXISTS}
  * counts added up. One per worker; its thread only.
  */
-public final class RespSplit {
+final class RespSplit {
   private final WorkerBackends backends;
   private final ReplyBuilder reply;
   private final int[] cursor;
