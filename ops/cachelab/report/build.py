@@ -36,10 +36,21 @@ from cachelab.analysis.models import (
 from cachelab.analysis.pointstats import point_statistics, runs_by_point, select_rows
 from cachelab.columns import (
     CONFIG_COLUMNS,
+    HOT_KEY_SHARE,
     METRIC_COLUMNS,
+    MW_QUEUE_TIME_MS,
+    MW_RESPONSE_TIME_MS,
+    MW_SERVICE_TIME_MS,
+    MW_THROUGHPUT_OPS_PER_S,
+    RESPONSE_TIME_MS,
+    SERVER_REQUESTS_MAX_OVER_MEAN,
     TEXT_COLUMNS,
+    THINK_TIME_MS,
+    THROUGHPUT_OPS_PER_S,
+    TOTAL_CLIENTS,
     cpu_column,
     delay_column,
+    mean_column,
     rt_column,
     util_column,
 )
@@ -59,14 +70,14 @@ TEMPLATE_NAME = "report.html.j2"
 REQUIRED_COLUMNS = (
     "point",
     "repetition",
-    "total_clients",
-    "think_time_ms",
-    "throughput_ops_per_s",
-    "response_time_ms",
+    TOTAL_CLIENTS,
+    THINK_TIME_MS,
+    THROUGHPUT_OPS_PER_S,
+    RESPONSE_TIME_MS,
 )
 METRICS = tuple(c for c in METRIC_COLUMNS if c not in TEXT_COLUMNS)
 POINT_COLUMNS = tuple(CONFIG_COLUMNS)
-MW_COLUMNS = ("mw_queue_time_ms", "mw_service_time_ms", "mw_response_time_ms")
+MW_COLUMNS = (MW_QUEUE_TIME_MS, MW_SERVICE_TIME_MS, MW_RESPONSE_TIME_MS)
 LAW_TOLERANCE_PCT = 10.0
 Z_RESOLUTION = 0.01
 FACTORIAL_ERROR_LIMIT_PCT = 5.0
@@ -142,16 +153,16 @@ def _interactive_law_frame(points: pd.DataFrame, summary: pd.DataFrame) -> pd.Da
     rows: list[dict[str, Any]] = []
     for _, row in points.iterrows():
         reps = summary[summary["point"] == row["point"]]
-        clients, think = float(row["total_clients"]), float(row["think_time_ms"])
+        clients, think = float(row[TOTAL_CLIENTS]), float(row[THINK_TIME_MS])
         law = interactive_law.check_repetitions(
             clients,
-            _floats(reps, "throughput_ops_per_s"),
-            _floats(reps, "response_time_ms"),
+            _floats(reps, THROUGHPUT_OPS_PER_S),
+            _floats(reps, RESPONSE_TIME_MS),
             think,
         )
         z_client = mean_interval(_resolved(law))
         mw = interactive_law.check_repetitions(
-            clients, _floats(reps, "mw_throughput_ops_per_s"), _floats(reps, "mw_response_time_ms")
+            clients, _floats(reps, MW_THROUGHPUT_OPS_PER_S), _floats(reps, MW_RESPONSE_TIME_MS)
         )
         z_mw = mean_interval(_resolved(mw))
         flags = [
@@ -202,7 +213,7 @@ def _floats(rows: pd.DataFrame, column: str) -> list[float]:
 
 
 def _has_middleware(points: pd.DataFrame) -> bool:
-    columns = [f"{c}_mean" for c in MW_COLUMNS]
+    columns = [mean_column(c) for c in MW_COLUMNS]
     if not all(c in points.columns for c in columns):
         return False
     return bool(points[columns].notna().all(axis=1).any())
@@ -233,8 +244,8 @@ def latency_distributions(
 
 
 FACTORIAL_RESPONSES = (
-    ("throughput_ops_per_s", "throughput", "factorial_tp"),
-    ("response_time_ms", "response time", "factorial_rt"),
+    (THROUGHPUT_OPS_PER_S, "throughput", "factorial_tp"),
+    (RESPONSE_TIME_MS, "response time", "factorial_rt"),
     ("1/response_time_ms", "1 / response time", "factorial_inv_rt"),
 )
 FACTORIAL_CSV = "factorial.csv"
@@ -568,9 +579,9 @@ def build_report(results_dir: Path) -> Path:
     figure = _figure(out, figures, "throughput", wide)
     left, right = figure.subplots(1, 2)
     plots.plot_throughput(left, points, x, series)
-    plots_analysis.mark_flagged(left, points, x, "throughput_ops_per_s_mean")
+    plots_analysis.mark_flagged(left, points, x, mean_column(THROUGHPUT_OPS_PER_S))
     plots.plot_response_time(right, points, x, series)
-    plots_analysis.mark_flagged(right, points, x, "response_time_ms_mean")
+    plots_analysis.mark_flagged(right, points, x, mean_column(RESPONSE_TIME_MS))
     _save(figure, out / "throughput.png")
 
     if has_mw:
@@ -590,14 +601,14 @@ def build_report(results_dir: Path) -> Path:
         plots_analysis.plot_think_time(right, points, x, series)
         _save(figure, out / "queue_length.png")
 
-    if _has_values(points, "hot_key_share_mean") or _has_values(
-        points, "server_requests_max_over_mean_mean"
+    if _has_values(points, mean_column(HOT_KEY_SHARE)) or _has_values(
+        points, mean_column(SERVER_REQUESTS_MAX_OVER_MEAN)
     ):
         figure = _figure(out, figures, "key_skew", wide)
         left, right = figure.subplots(1, 2)
-        if _has_values(points, "hot_key_share_mean"):
+        if _has_values(points, mean_column(HOT_KEY_SHARE)):
             plots.plot_hot_key_share(left, points, x, series)
-        if _has_values(points, "server_requests_max_over_mean_mean"):
+        if _has_values(points, mean_column(SERVER_REQUESTS_MAX_OVER_MEAN)):
             plots.plot_server_balance(right, points, x, series)
         _save(figure, out / "key_skew.png")
 
@@ -649,7 +660,7 @@ def build_report(results_dir: Path) -> Path:
         right.set_axis_off()
     _save(figure, out / "interactive_law.png")
 
-    if x == "total_clients" and "mva_throughput_ops_per_s" in points.columns:
+    if x == TOTAL_CLIENTS and "mva_throughput_ops_per_s" in points.columns:
         figure = _figure(out, figures, "mva_model", wide)
         plots_analysis.plot_mva_per_point(figure.subplots(), points, x, series, section.curves)
         _save(figure, out / "mva_model.png")
@@ -680,7 +691,7 @@ def build_report(results_dir: Path) -> Path:
     factorial_sections = _factorial_section(summary, axes, figures, out)
     more_sections = extra_sections(results_dir, out, axes)
 
-    write_point_csvs(out, points, section, [*axes, "total_clients"])
+    write_point_csvs(out, points, section, [*axes, TOTAL_CLIENTS])
 
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
