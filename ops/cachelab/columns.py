@@ -64,6 +64,33 @@ TAIL_REST_P50_MS = "tail_rest_p50_ms"
 TAIL_REST_P90_MS = "tail_rest_p90_ms"
 TAIL_REST_P99_MS = "tail_rest_p99_ms"
 
+# the per-point columns of the report's points.csv that code computes or reads by name
+PERCENTILES_FROM = "percentiles_from"
+THROUGHPUT_WINDOW_STD_OPS_PER_S = "throughput_window_std_ops_per_s"
+RESPONSE_TIME_WINDOW_STD_MS = "response_time_window_std_ms"
+LAW_RESPONSE_TIME_MS = "law_response_time_ms"
+LAW_THROUGHPUT_OPS_PER_S = "law_throughput_ops_per_s"
+LAW_DEVIATION_PCT = "law_deviation_pct"
+LAW_DEVIATION_WORST_PCT = "law_deviation_worst_pct"
+LAW_HOLDS = "law_holds"
+Z_CLIENT_MS = "z_client_ms"
+Z_MW_MS = "z_mw_ms"
+CV_PCT = "cv_pct"
+CLIENT_MW_PCT = "client_mw_pct"
+MW_QUEUE_SERVICE_MS = "mw_queue_service_ms"
+MVA_THROUGHPUT_OPS_PER_S = "mva_throughput_ops_per_s"
+MVA_RESPONSE_TIME_MS = "mva_response_time_ms"
+BOUND_THROUGHPUT_OPS_PER_S = "bound_throughput_ops_per_s"
+BOUND_RESPONSE_TIME_MS = "bound_response_time_ms"
+OOS_THROUGHPUT_OPS_PER_S = "oos_throughput_ops_per_s"
+OOS_RESPONSE_TIME_MS = "oos_response_time_ms"
+MM1_QUEUE_TIME_MS = "mm1_queue_time_ms"
+MM1_QUEUE_LENGTH = "mm1_queue_length"
+MM1_MW_RESPONSE_TIME_MS = "mm1_mw_response_time_ms"
+MMM_QUEUE_TIME_MS = "mmm_queue_time_ms"
+MMM_QUEUE_LENGTH = "mmm_queue_length"
+MMM_MW_RESPONSE_TIME_MS = "mmm_mw_response_time_ms"
+
 BASE_COLUMNS = ["point", "repetition"]
 CONFIG_COLUMNS = [TOTAL_CLIENTS, "workers", "middlewares", "servers", THINK_TIME_MS]
 METRIC_COLUMNS = [
@@ -298,40 +325,40 @@ def _catalogue() -> list[Column]:
         ("repetitions", "count", "repetitions the point's numbers are taken over (status ok)"),
         ("{metric}_mean", "the measure's", "mean over the point's usable repetitions"),
         ("{metric}_ci95", "the measure's", "half-width of the 95 % Student-t interval of the mean"),
-        ("percentiles_from", "text", "merged histograms, or the weighted mean of the reps'"),
-        ("throughput_window_std_ops_per_s", "ops/s", "seeds' SD of the 1 s windows (ASL 2017)"),
-        ("response_time_window_std_ms", "ms", "seeds' SD of the 1 s windows' response time"),
+        (PERCENTILES_FROM, "text", "merged histograms, or the weighted mean of the reps'"),
+        (THROUGHPUT_WINDOW_STD_OPS_PER_S, "ops/s", "seeds' SD of the 1 s windows (ASL 2017)"),
+        (RESPONSE_TIME_WINDOW_STD_MS, "ms", "seeds' SD of the 1 s windows' response time"),
         ("label", "text", "the point's line (series) in the figures"),
-        ("law_response_time_ms", "ms", "R = N/X - Z per repetition, mean"),
-        ("law_throughput_ops_per_s", "ops/s", "X = N/(R + Z) per repetition, mean"),
-        ("law_deviation_pct", "%", "(R - N/X + Z) / (N/X - Z) per repetition, mean"),
-        ("law_deviation_worst_pct", "%", "the repetition's deviation farthest from 0"),
-        ("law_holds", "bool", "every repetition within the tolerance (10 %)"),
-        ("z_client_ms", "ms", "measured think time N/X - R per repetition, mean"),
+        (LAW_RESPONSE_TIME_MS, "ms", "R = N/X - Z per repetition, mean"),
+        (LAW_THROUGHPUT_OPS_PER_S, "ops/s", "X = N/(R + Z) per repetition, mean"),
+        (LAW_DEVIATION_PCT, "%", "(R - N/X + Z) / (N/X - Z) per repetition, mean"),
+        (LAW_DEVIATION_WORST_PCT, "%", "the repetition's deviation farthest from 0"),
+        (LAW_HOLDS, "bool", "every repetition within the tolerance (10 %)"),
+        (Z_CLIENT_MS, "ms", "measured think time N/X - R per repetition, mean"),
         ("z_client_ms_ci95", "ms", "half-width of its 95 % interval"),
-        ("z_mw_ms", "ms", "think time behind the middleware N/X_mw - R_mw, mean"),
+        (Z_MW_MS, "ms", "think time behind the middleware N/X_mw - R_mw, mean"),
         ("z_mw_ms_ci95", "ms", "half-width of its 95 % interval"),
-        ("cv_pct", "%", "coefficient of variation of the repetitions' throughput"),
-        ("client_mw_pct", "%", "(middleware - client) / client throughput"),
+        (CV_PCT, "%", "coefficient of variation of the repetitions' throughput"),
+        (CLIENT_MW_PCT, "%", "(middleware - client) / client throughput"),
         ("flags", "text", "why the point should not be taken at face value"),
         ("bottleneck", "text", "the busiest station of the model"),
         ("delay_{stage}_ms", "ms", "a delay stage's time per request (clients+network: R - R_mw)"),
         ("util_{stage}_frac", "fraction", "a stage's utilisation (busy share of its servers)"),
         ("cpu_{process}_cores", "cores", "a process's CPU seconds per second"),
         ("rt_{op}_ms", "ms", "response time of one op type, per rep then mean"),
-        ("mw_queue_service_ms", "ms", "middleware queue + service time"),
-        ("mva_throughput_ops_per_s", "ops/s", "MVA calibrated at the point (in sample)"),
-        ("mva_response_time_ms", "ms", "MVA calibrated at the point (in sample)"),
-        ("bound_throughput_ops_per_s", "ops/s", "asymptotic throughput bound at the point's N"),
-        ("bound_response_time_ms", "ms", "asymptotic response-time bound at the point's N"),
-        ("oos_throughput_ops_per_s", "ops/s", "MVA calibrated at the line's lowest load"),
-        ("oos_response_time_ms", "ms", "MVA calibrated at the line's lowest load"),
-        ("mm1_queue_time_ms", "ms", "M/M/1 queue time"),
-        ("mm1_queue_length", "requests", "M/M/1 queue length"),
-        ("mm1_mw_response_time_ms", "ms", "M/M/1 queue + service time"),
-        ("mmm_queue_time_ms", "ms", "M/M/m queue time"),
-        ("mmm_queue_length", "requests", "M/M/m queue length"),
-        ("mmm_mw_response_time_ms", "ms", "M/M/m queue + service time"),
+        (MW_QUEUE_SERVICE_MS, "ms", "middleware queue + service time"),
+        (MVA_THROUGHPUT_OPS_PER_S, "ops/s", "MVA calibrated at the point (in sample)"),
+        (MVA_RESPONSE_TIME_MS, "ms", "MVA calibrated at the point (in sample)"),
+        (BOUND_THROUGHPUT_OPS_PER_S, "ops/s", "asymptotic throughput bound at the point's N"),
+        (BOUND_RESPONSE_TIME_MS, "ms", "asymptotic response-time bound at the point's N"),
+        (OOS_THROUGHPUT_OPS_PER_S, "ops/s", "MVA calibrated at the line's lowest load"),
+        (OOS_RESPONSE_TIME_MS, "ms", "MVA calibrated at the line's lowest load"),
+        (MM1_QUEUE_TIME_MS, "ms", "M/M/1 queue time"),
+        (MM1_QUEUE_LENGTH, "requests", "M/M/1 queue length"),
+        (MM1_MW_RESPONSE_TIME_MS, "ms", "M/M/1 queue + service time"),
+        (MMM_QUEUE_TIME_MS, "ms", "M/M/m queue time"),
+        (MMM_QUEUE_LENGTH, "requests", "M/M/m queue length"),
+        (MMM_MW_RESPONSE_TIME_MS, "ms", "M/M/m queue + service time"),
         ("{model}_error_pct", "%", "(predicted - measured) / measured of the model column"),
     ]
     columns += [Column(n, u, m, (POINTS, COMPARE_POINTS)) for n, u, m in point_only]

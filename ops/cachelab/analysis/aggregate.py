@@ -20,7 +20,14 @@ from dataclasses import dataclass
 import pandas as pd
 
 from cachelab.analysis.intervals import mean_interval
-from cachelab.columns import RESPONSE_TIME_MS, THROUGHPUT_OPS_PER_S, ci95_column, mean_column
+from cachelab.columns import (
+    RESPONSE_TIME_MS,
+    RESPONSE_TIME_WINDOW_STD_MS,
+    THROUGHPUT_OPS_PER_S,
+    THROUGHPUT_WINDOW_STD_OPS_PER_S,
+    ci95_column,
+    mean_column,
+)
 from cachelab.results.memtier import LoadgenRun
 from cachelab.results.run import RunData
 from cachelab.results.run import window_series as results_window_series
@@ -108,8 +115,8 @@ def window_std(runs: Sequence[RunData]) -> pd.DataFrame:
             {
                 "point": point,
                 "repetitions": len(reps),
-                "throughput_window_std_ops_per_s": pooled_std(r.throughput_var for r in reps),
-                "response_time_window_std_ms": pooled_std(rt_vars) if rt_vars else math.nan,
+                THROUGHPUT_WINDOW_STD_OPS_PER_S: pooled_std(r.throughput_var for r in reps),
+                RESPONSE_TIME_WINDOW_STD_MS: pooled_std(rt_vars) if rt_vars else math.nan,
             }
         )
     return pd.DataFrame(
@@ -117,8 +124,8 @@ def window_std(runs: Sequence[RunData]) -> pd.DataFrame:
         columns=[
             "point",
             "repetitions",
-            "throughput_window_std_ops_per_s",
-            "response_time_window_std_ms",
+            THROUGHPUT_WINDOW_STD_OPS_PER_S,
+            RESPONSE_TIME_WINDOW_STD_MS,
         ],
     )
 

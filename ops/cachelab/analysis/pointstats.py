@@ -28,6 +28,7 @@ from cachelab.columns import (
     P50_MS,
     P90_MS,
     P99_MS,
+    PERCENTILES_FROM,
     RESPONSE_TIME_MS,
     THROUGHPUT_OPS_PER_S,
 )
@@ -105,11 +106,11 @@ def point_statistics(
         point = int(row["point"])
         merged = merged_percentiles(runs_by_point.get(point, []))
         if merged is not None:
-            rows.append({**merged, "percentiles_from": MERGED})
+            rows.append({**merged, PERCENTILES_FROM: MERGED})
         else:
             own = summary[summary["point"] == point]
-            rows.append({**_mean_of_percentiles(own), "percentiles_from": MEAN_OF_REPETITIONS})
-    extra = pd.DataFrame(rows, columns=[*PERCENTILE_COLUMNS, "percentiles_from"])
+            rows.append({**_mean_of_percentiles(own), PERCENTILES_FROM: MEAN_OF_REPETITIONS})
+    extra = pd.DataFrame(rows, columns=[*PERCENTILE_COLUMNS, PERCENTILES_FROM])
     return pd.concat([points.reset_index(drop=True), extra], axis=1)
 
 

@@ -25,8 +25,21 @@ from cachelab.analysis.operational import (
 from cachelab.analysis.perpoint import measurement, server_threads_of
 from cachelab.analysis.prediction import CurvePrediction, predict_curve
 from cachelab.columns import (
+    BOUND_RESPONSE_TIME_MS,
+    BOUND_THROUGHPUT_OPS_PER_S,
+    CLIENT_MW_PCT,
+    CV_PCT,
     MEAN_SUFFIX,
+    MM1_MW_RESPONSE_TIME_MS,
+    MM1_QUEUE_LENGTH,
+    MM1_QUEUE_TIME_MS,
+    MMM_MW_RESPONSE_TIME_MS,
+    MMM_QUEUE_LENGTH,
+    MMM_QUEUE_TIME_MS,
+    MVA_RESPONSE_TIME_MS,
+    MVA_THROUGHPUT_OPS_PER_S,
     MW_QUEUE_LENGTH,
+    MW_QUEUE_SERVICE_MS,
     MW_QUEUE_TIME_MS,
     MW_RESPONSE_TIME_MS,
     MW_SERVICE_TIME_MS,
@@ -155,7 +168,7 @@ def add_noise_flags(points: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame
         cvs.append(cv)
         diffs.append(diff)
         flags.append("; ".join(point_flags(cv, diff)))
-    return points.assign(cv_pct=cvs, client_mw_pct=diffs, flags=flags)
+    return points.assign(**{CV_PCT: cvs, CLIENT_MW_PCT: diffs}, flags=flags)
 
 
 def _op_columns(experiment: Experiment, point: int) -> dict[str, float]:
@@ -241,20 +254,20 @@ def analyse_points(
                     section.stages.append(stage.name)
         for r in rows:
             key = {
-                ("MVA", THROUGHPUT_OPS_PER_S): "mva_throughput_ops_per_s",
-                ("MVA", RESPONSE_TIME_MS): "mva_response_time_ms",
-                ("M/M/1", MW_RESPONSE_TIME_MS): "mm1_mw_response_time_ms",
-                ("M/M/m", MW_RESPONSE_TIME_MS): "mmm_mw_response_time_ms",
-                ("M/M/1", "queue_time_ms"): "mm1_queue_time_ms",
-                ("M/M/m", "queue_time_ms"): "mmm_queue_time_ms",
-                ("M/M/1", "queue_length"): "mm1_queue_length",
-                ("M/M/m", "queue_length"): "mmm_queue_length",
+                ("MVA", THROUGHPUT_OPS_PER_S): MVA_THROUGHPUT_OPS_PER_S,
+                ("MVA", RESPONSE_TIME_MS): MVA_RESPONSE_TIME_MS,
+                ("M/M/1", MW_RESPONSE_TIME_MS): MM1_MW_RESPONSE_TIME_MS,
+                ("M/M/m", MW_RESPONSE_TIME_MS): MMM_MW_RESPONSE_TIME_MS,
+                ("M/M/1", "queue_time_ms"): MM1_QUEUE_TIME_MS,
+                ("M/M/m", "queue_time_ms"): MMM_QUEUE_TIME_MS,
+                ("M/M/1", "queue_length"): MM1_QUEUE_LENGTH,
+                ("M/M/m", "queue_length"): MMM_QUEUE_LENGTH,
             }.get((r.model, r.metric))
             if key:
                 columns[key] = r.predicted
                 columns[f"{key}_error_pct"] = r.error_pct
         if m.has_middleware:
-            columns["mw_queue_service_ms"] = m.mw_queue_time_ms + m.mw_service_time_ms
+            columns[MW_QUEUE_SERVICE_MS] = m.mw_queue_time_ms + m.mw_service_time_ms
         ops = _op_columns(experiment, point)
         for name, value in ops.items():
             if name not in section.ops:
@@ -291,8 +304,10 @@ def _line_models(
             section.bounds[label] = bounds
             for p, m, _ in found:
                 columns.setdefault(p, {}).update(
-                    bound_throughput_ops_per_s=bounds.throughput_ops_per_s(m.clients),
-                    bound_response_time_ms=bounds.response_time_ms(m.clients),
+                    {
+                        BOUND_THROUGHPUT_OPS_PER_S: bounds.throughput_ops_per_s(m.clients),
+                        BOUND_RESPONSE_TIME_MS: bounds.response_time_ms(m.clients),
+                    }
                 )
                 section.model_rows += [
                     model_lib.ModelRow(

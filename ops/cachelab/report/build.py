@@ -37,7 +37,13 @@ from cachelab.analysis.pointstats import point_statistics, runs_by_point, select
 from cachelab.columns import (
     CONFIG_COLUMNS,
     HOT_KEY_SHARE,
+    LAW_DEVIATION_PCT,
+    LAW_DEVIATION_WORST_PCT,
+    LAW_HOLDS,
+    LAW_RESPONSE_TIME_MS,
+    LAW_THROUGHPUT_OPS_PER_S,
     METRIC_COLUMNS,
+    MVA_THROUGHPUT_OPS_PER_S,
     MW_QUEUE_TIME_MS,
     MW_RESPONSE_TIME_MS,
     MW_SERVICE_TIME_MS,
@@ -47,7 +53,11 @@ from cachelab.columns import (
     TEXT_COLUMNS,
     THINK_TIME_MS,
     THROUGHPUT_OPS_PER_S,
+    THROUGHPUT_WINDOW_STD_OPS_PER_S,
     TOTAL_CLIENTS,
+    Z_CLIENT_MS,
+    Z_MW_MS,
+    ci95_column,
     cpu_column,
     delay_column,
     mean_column,
@@ -173,20 +183,20 @@ def _interactive_law_frame(points: pd.DataFrame, summary: pd.DataFrame) -> pd.Da
             flags.append(f"measured Z {z_client.mean:.3f} ms < 0: R > N/X, inputs disagree")
         rows.append(
             {
-                "law_response_time_ms": mean_interval(
+                LAW_RESPONSE_TIME_MS: mean_interval(
                     c.predicted_response_time_ms for c in law.checks
                 ).mean,
-                "law_throughput_ops_per_s": mean_interval(
+                LAW_THROUGHPUT_OPS_PER_S: mean_interval(
                     c.predicted_throughput_ops_per_s for c in law.checks
                 ).mean,
-                "law_deviation_pct": mean_interval(law.deviations_pct).mean,
-                "law_deviation_worst_pct": law.worst_deviation_pct,
-                "law_holds": law.holds(LAW_TOLERANCE_PCT) if law.checks else math.nan,
+                LAW_DEVIATION_PCT: mean_interval(law.deviations_pct).mean,
+                LAW_DEVIATION_WORST_PCT: law.worst_deviation_pct,
+                LAW_HOLDS: law.holds(LAW_TOLERANCE_PCT) if law.checks else math.nan,
                 "law_flag": "; ".join(flags),
-                "z_client_ms": z_client.mean,
-                "z_client_ms_ci95": z_client.half_width,
-                "z_mw_ms": z_mw.mean,
-                "z_mw_ms_ci95": z_mw.half_width,
+                Z_CLIENT_MS: z_client.mean,
+                ci95_column(Z_CLIENT_MS): z_client.half_width,
+                Z_MW_MS: z_mw.mean,
+                ci95_column(Z_MW_MS): z_mw.half_width,
             }
         )
     return pd.concat([points.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
@@ -654,13 +664,13 @@ def build_report(results_dir: Path) -> Path:
     figure = _figure(out, figures, "interactive_law", wide)
     left, right = figure.subplots(1, 2)
     plots.plot_interactive_law(left, points, x, series)
-    if "mva_throughput_ops_per_s" in points.columns:
+    if MVA_THROUGHPUT_OPS_PER_S in points.columns:
         plots_analysis.plot_model_response_time(right, points, x, series)
     else:
         right.set_axis_off()
     _save(figure, out / "interactive_law.png")
 
-    if x == TOTAL_CLIENTS and "mva_throughput_ops_per_s" in points.columns:
+    if x == TOTAL_CLIENTS and MVA_THROUGHPUT_OPS_PER_S in points.columns:
         figure = _figure(out, figures, "mva_model", wide)
         plots_analysis.plot_mva_per_point(figure.subplots(), points, x, series, section.curves)
         _save(figure, out / "mva_model.png")
@@ -716,7 +726,7 @@ def build_report(results_dir: Path) -> Path:
         axes=axes,
         points=points.to_dict(orient="records"),
         has_mw=has_mw,
-        has_window_std="throughput_window_std_ops_per_s" in points.columns,
+        has_window_std=THROUGHPUT_WINDOW_STD_OPS_PER_S in points.columns,
         figures=figures.files,
         captions=figures.captions,
         model_rows=section.model_rows,

@@ -20,6 +20,7 @@ from matplotlib.typing import ColorType
 from cachelab.analysis.factorial import FactorialResult
 from cachelab.columns import (
     HOT_KEY_SHARE,
+    LAW_RESPONSE_TIME_MS,
     MW_QUEUE_TIME_MS,
     MW_RESPONSE_TIME_MS,
     MW_SERVICE_TIME_MS,
@@ -322,7 +323,7 @@ def plot_interactive_law(
 
     ``frame`` needs ``response_time_ms_mean`` and ``law_response_time_ms`` columns.
     """
-    for column in (mean_column(RESPONSE_TIME_MS), "law_response_time_ms", x):
+    for column in (mean_column(RESPONSE_TIME_MS), LAW_RESPONSE_TIME_MS, x):
         if column not in frame.columns:
             raise ValueError(f"frame: missing column {column!r}")
     for label, group in iter_series(frame, series):
@@ -330,7 +331,7 @@ def plot_interactive_law(
         line = measured_line(ax, group, x, mean_column(RESPONSE_TIME_MS), f"measured {label}")
         ax.plot(
             group[x],
-            group["law_response_time_ms"],
+            group[LAW_RESPONSE_TIME_MS],
             marker="x",
             linestyle="--",
             color=line.get_color(),

@@ -17,13 +17,20 @@ from matplotlib.typing import ColorType
 
 from cachelab.analysis.prediction import CurvePrediction
 from cachelab.columns import (
+    MM1_MW_RESPONSE_TIME_MS,
+    MMM_MW_RESPONSE_TIME_MS,
+    MVA_RESPONSE_TIME_MS,
+    MVA_THROUGHPUT_OPS_PER_S,
     MW_QUEUE_LENGTH,
+    MW_QUEUE_SERVICE_MS,
     MW_RESPONSE_TIME_MS,
     MW_THROUGHPUT_OPS_PER_S,
     RESPONSE_TIME_MS,
     THINK_TIME_MS,
     THROUGHPUT_OPS_PER_S,
     TOTAL_CLIENTS,
+    Z_CLIENT_MS,
+    Z_MW_MS,
     ci95_column,
     cpu_column,
     mean_column,
@@ -87,7 +94,7 @@ def plot_mva_per_point(
         colour = line.get_color()
         ax.plot(
             group[x],
-            group["mva_throughput_ops_per_s"],
+            group[MVA_THROUGHPUT_OPS_PER_S],
             linestyle="none",
             marker="x",
             markersize=8,
@@ -221,9 +228,9 @@ def plot_model_response_time(ax: Axes, frame: pd.DataFrame, x: str, series: Sequ
         )
         colour = line.get_color()
         for column, style, name in (
-            ("mva_response_time_ms", "--", "MVA"),
-            ("mm1_mw_response_time_ms", ":", "M/M/1 (Q+S)"),
-            ("mmm_mw_response_time_ms", "-.", "M/M/m (Q+S)"),
+            (MVA_RESPONSE_TIME_MS, "--", "MVA"),
+            (MM1_MW_RESPONSE_TIME_MS, ":", "M/M/1 (Q+S)"),
+            (MMM_MW_RESPONSE_TIME_MS, "-.", "M/M/m (Q+S)"),
         ):
             if column in group.columns and group[column].notna().any():
                 ax.plot(
@@ -235,10 +242,10 @@ def plot_model_response_time(ax: Axes, frame: pd.DataFrame, x: str, series: Sequ
                     color=colour,
                     label=f"{name} {label}".strip(),
                 )
-        if "mw_queue_service_ms" in group.columns:
+        if MW_QUEUE_SERVICE_MS in group.columns:
             ax.plot(
                 group[x],
-                group["mw_queue_service_ms"],
+                group[MW_QUEUE_SERVICE_MS],
                 marker="s",
                 markersize=3,
                 linestyle="-",
@@ -380,9 +387,9 @@ def plot_think_time(ax: Axes, frame: pd.DataFrame, x: str, series: Sequence[str]
     R_mw, as ASL 2019 measured it), against the configured Z."""
     for label, group in iter_series(frame, series):
         group = group.sort_values(x)
-        line = measured_line(ax, group, x, "z_client_ms", f"N/X - R (client) {label}")
-        if "z_mw_ms" in group.columns and group["z_mw_ms"].notna().any():
-            companion_line(ax, group, x, "z_mw_ms", line.get_color(), f"N/X_mw - R_mw {label}")
+        line = measured_line(ax, group, x, Z_CLIENT_MS, f"N/X - R (client) {label}")
+        if Z_MW_MS in group.columns and group[Z_MW_MS].notna().any():
+            companion_line(ax, group, x, Z_MW_MS, line.get_color(), f"N/X_mw - R_mw {label}")
         ax.plot(
             group[x],
             group[THINK_TIME_MS],
