@@ -23,6 +23,7 @@ from cachelab.analysis.operational import (
     combine,
 )
 from cachelab.analysis.perpoint import measurement, server_threads_of
+from cachelab.analysis.pointmeans import PointMeans
 from cachelab.analysis.prediction import CurvePrediction, predict_curve
 from cachelab.columns import (
     BOUND_RESPONSE_TIME_MS,
@@ -38,12 +39,8 @@ from cachelab.columns import (
     MMM_QUEUE_TIME_MS,
     MVA_RESPONSE_TIME_MS,
     MVA_THROUGHPUT_OPS_PER_S,
-    MW_QUEUE_LENGTH,
     MW_QUEUE_SERVICE_MS,
-    MW_QUEUE_TIME_MS,
     MW_RESPONSE_TIME_MS,
-    MW_SERVICE_TIME_MS,
-    MW_THROUGHPUT_OPS_PER_S,
     RESPONSE_TIME_MS,
     THROUGHPUT_OPS_PER_S,
     TOTAL_CLIENTS,
@@ -161,10 +158,8 @@ def add_noise_flags(points: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame
     for _, row in points.iterrows():
         reps = summary[summary["point"] == row["point"]][THROUGHPUT_OPS_PER_S]
         cv = coefficient_of_variation_pct(pd.to_numeric(reps, errors="coerce").tolist())
-        diff = relative_difference_pct(
-            float(row.get(mean_column(THROUGHPUT_OPS_PER_S), math.nan)),
-            float(row.get(mean_column(MW_THROUGHPUT_OPS_PER_S), math.nan)),
-        )
+        means = PointMeans.of(row)
+        diff = relative_difference_pct(means.throughput_ops_per_s, means.mw_throughput_ops_per_s)
         cvs.append(cv)
         diffs.append(diff)
         flags.append("; ".join(point_flags(cv, diff)))
@@ -455,18 +450,19 @@ def max_throughput_table(points: pd.DataFrame, series: Sequence[str]) -> list[di
     rows = []
     for label, group in plots.iter_series(points, series):
         best = group.sort_values(mean_column(THROUGHPUT_OPS_PER_S)).iloc[-1]
+        means = PointMeans.of(best)
         rows.append(
             {
                 "label": label or "all points",
-                "point": int(best["point"]),
-                "clients": best[TOTAL_CLIENTS],
-                "throughput": best[mean_column(THROUGHPUT_OPS_PER_S)],
-                "mw_throughput": best.get(mean_column(MW_THROUGHPUT_OPS_PER_S), math.nan),
-                "response_time": best[mean_column(RESPONSE_TIME_MS)],
-                "mw_response_time": best.get(mean_column(MW_RESPONSE_TIME_MS), math.nan),
-                "queue_time": best.get(mean_column(MW_QUEUE_TIME_MS), math.nan),
-                "queue_length": best.get(mean_column(MW_QUEUE_LENGTH), math.nan),
-                "service_time": best.get(mean_column(MW_SERVICE_TIME_MS), math.nan),
+                "point": means.point,
+                "clients": means.clients,
+                "throughput": means.throughput_ops_per_s,
+                "mw_throughput": means.mw_throughput_ops_per_s,
+                "response_time": means.response_time_ms,
+                "mw_response_time": means.mw_response_time_ms,
+                "queue_time": means.mw_queue_time_ms,
+                "queue_length": means.mw_queue_length,
+                "service_time": means.mw_service_time_ms,
                 "bottleneck": best.get("bottleneck", ""),
                 "flags": best.get("flags", ""),
             }
@@ -557,11 +553,12 @@ def out_of_sample_table(section: AnalysisSection, points: pd.DataFrame) -> list[
         calibration = found[THROUGHPUT_OPS_PER_S]
         if calibration is None:
             continue
-        rt = p[mean_column(RESPONSE_TIME_MS)]
+        means = PointMeans.of(p)
+        rt = means.response_time_ms
         entry: dict[str, Any] = {
             "point": point,
             "label": p["label"],
-            "clients": p[TOTAL_CLIENTS],
+            "clients": means.clients,
             "calibrated_at": calibration.calibrated_at,
         }
         for metric, r in found.items():
