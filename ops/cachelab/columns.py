@@ -5,9 +5,11 @@
 
 Names are snake_case with the unit as their suffix (``_ms``, ``_ops_per_s``, ``_cores``,
 ``_frac``, ``_pct``); a per-point statistic adds ``_mean`` or ``_ci95`` after the name of the
-measure it is taken over, in that measure's unit. A spec's ``report.x`` and ``report.series``
-name columns of the summary header, so the spec is checked against it before anything runs
-(``cachelab.spec``); this module imports nothing of cachelab.
+measure it is taken over, in that measure's unit (``mean_column``, ``ci95_column``). Code
+names a numeric column by its constant here (``THROUGHPUT_OPS_PER_S``), never by a string of
+its own; ``ops/tests/test_columns.py`` parses the sources to keep it so. A spec's ``report.x``
+and ``report.series`` name columns of the summary header, so the spec is checked against it
+before anything runs (``cachelab.spec``); this module imports nothing of cachelab.
 """
 
 from __future__ import annotations
