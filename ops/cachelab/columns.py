@@ -5,9 +5,11 @@
 
 Names are snake_case with the unit as their suffix (``_ms``, ``_ops_per_s``, ``_cores``,
 ``_frac``, ``_pct``); a per-point statistic adds ``_mean`` or ``_ci95`` after the name of the
-measure it is taken over, in that measure's unit. A spec's ``report.x`` and ``report.series``
-name columns of the summary header, so the spec is checked against it before anything runs
-(``cachelab.spec``); this module imports nothing of cachelab.
+measure it is taken over, in that measure's unit (``mean_column``, ``ci95_column``). Code
+names a numeric column by its constant here (``THROUGHPUT_OPS_PER_S``), never by a string of
+its own; ``ops/tests/test_columns.py`` parses the sources to keep it so. A spec's ``report.x``
+and ``report.series`` name columns of the summary header, so the spec is checked against it
+before anything runs (``cachelab.spec``); this module imports nothing of cachelab.
 """
 
 from __future__ import annotations
@@ -16,56 +18,131 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+# --- the names code refers to ------------------------------------------------------------------
+# The numeric columns of summary.csv, each written once here; code takes a column's name from these
+# (and a per-point statistic's from `mean_column` / `ci95_column`), never as a string of its own
+# (ops/tests/test_columns.py checks the sources).
+TOTAL_CLIENTS = "total_clients"
+THINK_TIME_MS = "think_time_ms"
+THROUGHPUT_OPS_PER_S = "throughput_ops_per_s"
+GET_OPS_PER_S = "get_ops_per_s"
+SET_OPS_PER_S = "set_ops_per_s"
+RESPONSE_TIME_MS = "response_time_ms"
+P50_MS = "p50_ms"
+P90_MS = "p90_ms"
+P99_MS = "p99_ms"
+HITS = "hits"
+MISSES = "misses"
+MISS_RATIO = "miss_ratio"
+ERRORS = "errors"
+MW_THROUGHPUT_OPS_PER_S = "mw_throughput_ops_per_s"
+MW_RESPONSE_TIME_MS = "mw_response_time_ms"
+MW_QUEUE_TIME_MS = "mw_queue_time_ms"
+MW_STAGING_TIME_MS = "mw_staging_time_ms"
+MW_PUBLISH_WAIT_MS = "mw_publish_wait_ms"
+MW_SERVICE_TIME_MS = "mw_service_time_ms"
+MW_QUEUE_LENGTH = "mw_queue_length"
+CPU_LOADGEN_CORES = "cpu_loadgen_cores"
+CPU_MIDDLEWARE_CORES = "cpu_middleware_cores"
+CPU_SERVER_CORES = "cpu_server_cores"
+CPU_SERVER_MAX_CORES = "cpu_server_max_cores"
+CPU_TOXIPROXY_CORES = "cpu_toxiproxy_cores"
+RTT_CLIENT_MW_P50_MS = "rtt_client_mw_p50_ms"
+RTT_MW_SERVER_P50_MS = "rtt_mw_server_p50_ms"
+RTT_CLIENT_SERVER_P50_MS = "rtt_client_server_p50_ms"
+SERVER_REQUESTS_MAX_OVER_MEAN = "server_requests_max_over_mean"
+HOT_KEY_SHARE = "hot_key_share"
+OFFERED_OPS_PER_S = "offered_ops_per_s"
+ACHIEVED_FRAC = "achieved_frac"
+FAULT_DETECT_S = "fault_detect_s"
+FAULT_RECOVER_S = "fault_recover_s"
+TAIL_QUEUE_P50_MS = "tail_queue_p50_ms"
+TAIL_QUEUE_P90_MS = "tail_queue_p90_ms"
+TAIL_QUEUE_P99_MS = "tail_queue_p99_ms"
+TAIL_SERVICE_P50_MS = "tail_service_p50_ms"
+TAIL_SERVICE_P90_MS = "tail_service_p90_ms"
+TAIL_SERVICE_P99_MS = "tail_service_p99_ms"
+TAIL_REST_P50_MS = "tail_rest_p50_ms"
+TAIL_REST_P90_MS = "tail_rest_p90_ms"
+TAIL_REST_P99_MS = "tail_rest_p99_ms"
+
+# the per-point columns of the report's points.csv that code computes or reads by name
+PERCENTILES_FROM = "percentiles_from"
+THROUGHPUT_WINDOW_STD_OPS_PER_S = "throughput_window_std_ops_per_s"
+RESPONSE_TIME_WINDOW_STD_MS = "response_time_window_std_ms"
+LAW_RESPONSE_TIME_MS = "law_response_time_ms"
+LAW_THROUGHPUT_OPS_PER_S = "law_throughput_ops_per_s"
+LAW_DEVIATION_PCT = "law_deviation_pct"
+LAW_DEVIATION_WORST_PCT = "law_deviation_worst_pct"
+LAW_HOLDS = "law_holds"
+Z_CLIENT_MS = "z_client_ms"
+Z_MW_MS = "z_mw_ms"
+CV_PCT = "cv_pct"
+CLIENT_MW_PCT = "client_mw_pct"
+MW_QUEUE_SERVICE_MS = "mw_queue_service_ms"
+MVA_THROUGHPUT_OPS_PER_S = "mva_throughput_ops_per_s"
+MVA_RESPONSE_TIME_MS = "mva_response_time_ms"
+BOUND_THROUGHPUT_OPS_PER_S = "bound_throughput_ops_per_s"
+BOUND_RESPONSE_TIME_MS = "bound_response_time_ms"
+OOS_THROUGHPUT_OPS_PER_S = "oos_throughput_ops_per_s"
+OOS_RESPONSE_TIME_MS = "oos_response_time_ms"
+MM1_QUEUE_TIME_MS = "mm1_queue_time_ms"
+MM1_QUEUE_LENGTH = "mm1_queue_length"
+MM1_MW_RESPONSE_TIME_MS = "mm1_mw_response_time_ms"
+MMM_QUEUE_TIME_MS = "mmm_queue_time_ms"
+MMM_QUEUE_LENGTH = "mmm_queue_length"
+MMM_MW_RESPONSE_TIME_MS = "mmm_mw_response_time_ms"
+
 BASE_COLUMNS = ["point", "repetition"]
-CONFIG_COLUMNS = ["total_clients", "workers", "middlewares", "servers", "think_time_ms"]
+CONFIG_COLUMNS = [TOTAL_CLIENTS, "workers", "middlewares", "servers", THINK_TIME_MS]
 METRIC_COLUMNS = [
-    "throughput_ops_per_s",
-    "get_ops_per_s",
-    "set_ops_per_s",
-    "response_time_ms",
-    "p50_ms",
-    "p90_ms",
-    "p99_ms",
-    "hits",
-    "misses",
-    "miss_ratio",
-    "errors",
-    "mw_throughput_ops_per_s",
-    "mw_response_time_ms",
-    "mw_queue_time_ms",
-    "mw_staging_time_ms",
-    "mw_publish_wait_ms",
-    "mw_service_time_ms",
-    "mw_queue_length",
-    "cpu_loadgen_cores",
-    "cpu_middleware_cores",
-    "cpu_server_cores",
-    "cpu_server_max_cores",
-    "cpu_toxiproxy_cores",
+    THROUGHPUT_OPS_PER_S,
+    GET_OPS_PER_S,
+    SET_OPS_PER_S,
+    RESPONSE_TIME_MS,
+    P50_MS,
+    P90_MS,
+    P99_MS,
+    HITS,
+    MISSES,
+    MISS_RATIO,
+    ERRORS,
+    MW_THROUGHPUT_OPS_PER_S,
+    MW_RESPONSE_TIME_MS,
+    MW_QUEUE_TIME_MS,
+    MW_STAGING_TIME_MS,
+    MW_PUBLISH_WAIT_MS,
+    MW_SERVICE_TIME_MS,
+    MW_QUEUE_LENGTH,
+    CPU_LOADGEN_CORES,
+    CPU_MIDDLEWARE_CORES,
+    CPU_SERVER_CORES,
+    CPU_SERVER_MAX_CORES,
+    CPU_TOXIPROXY_CORES,
     # achieved RTT of each emulated link (spec `network`): p50 of its calibration round trips,
     # averaged over the link's proxies
-    "rtt_client_mw_p50_ms",
-    "rtt_mw_server_p50_ms",
-    "rtt_client_server_p50_ms",
-    "server_requests_max_over_mean",
-    "hot_key_share",
-    "offered_ops_per_s",  # open loop: workload.rate_ops, requests/s offered in total
-    "achieved_frac",  # open loop: throughput_ops_per_s / offered_ops_per_s
+    RTT_CLIENT_MW_P50_MS,
+    RTT_MW_SERVER_P50_MS,
+    RTT_CLIENT_SERVER_P50_MS,
+    SERVER_REQUESTS_MAX_OVER_MEAN,
+    HOT_KEY_SHARE,
+    OFFERED_OPS_PER_S,  # open loop: workload.rate_ops, requests/s offered in total
+    ACHIEVED_FRAC,  # open loop: throughput_ops_per_s / offered_ops_per_s
     "rate_verdict",  # open loop: ok, loadgen-bound or system-saturated (achieved < 95 %)
     "fault",  # the run's first fault: "<action> <target>"
-    "fault_detect_s",  # seconds from its start to the first second with errors or a jump
-    "fault_recover_s",  # seconds from its end until throughput holds >= 90 % of before
+    FAULT_DETECT_S,  # seconds from its start to the first second with errors or a jump
+    FAULT_RECOVER_S,  # seconds from its end until throughput holds >= 90 % of before
     # p50/p90/p99 of the middleware's queue and service times and of the rest (client minus
     # middleware response time at that percentile), over the measured seconds (cachelab.tail)
-    "tail_queue_p50_ms",
-    "tail_queue_p90_ms",
-    "tail_queue_p99_ms",
-    "tail_service_p50_ms",
-    "tail_service_p90_ms",
-    "tail_service_p99_ms",
-    "tail_rest_p50_ms",
-    "tail_rest_p90_ms",
-    "tail_rest_p99_ms",
+    TAIL_QUEUE_P50_MS,
+    TAIL_QUEUE_P90_MS,
+    TAIL_QUEUE_P99_MS,
+    TAIL_SERVICE_P50_MS,
+    TAIL_SERVICE_P90_MS,
+    TAIL_SERVICE_P99_MS,
+    TAIL_REST_P50_MS,
+    TAIL_REST_P90_MS,
+    TAIL_REST_P99_MS,
     "status",
     "bandwidth",
     "network",
@@ -75,13 +152,26 @@ METRIC_COLUMNS = [
 
 
 # summary.csv columns that hold text or counts, not measures averaged over repetitions
-TEXT_COLUMNS = ("hits", "misses", "status", "bandwidth", "network", "monitor", "command_line")
+TEXT_COLUMNS = (HITS, MISSES, "status", "bandwidth", "network", "monitor", "command_line")
 
 
 def summary_columns(axes: Sequence[str]) -> list[str]:
     """The summary.csv header for a spec with these sweep axes."""
     extra = [a for a in axes if a not in BASE_COLUMNS + CONFIG_COLUMNS + METRIC_COLUMNS]
     return BASE_COLUMNS + extra + CONFIG_COLUMNS + METRIC_COLUMNS
+
+
+MEAN_SUFFIX, CI95_SUFFIX = "_mean", "_ci95"
+
+
+def mean_column(column: str) -> str:
+    """A measure's mean over a point's usable repetitions (points.csv), in its unit."""
+    return column + MEAN_SUFFIX
+
+
+def ci95_column(column: str) -> str:
+    """The half-width of the 95 % interval of a measure's mean (points.csv), in its unit."""
+    return column + CI95_SUFFIX
 
 
 def slug(name: str) -> str:
@@ -137,34 +227,34 @@ class Column:
 _SUMMARY_MEANINGS: dict[str, tuple[str, str]] = {
     "point": ("index", "the point's index in the sweep (0, 1, ...)"),
     "repetition": ("index", "the repetition of the point (0, 1, ...)"),
-    "total_clients": ("clients", "closed-loop connections over all loadgens (N)"),
+    TOTAL_CLIENTS: ("clients", "closed-loop connections over all loadgens (N)"),
     "workers": ("threads", "worker threads per middleware"),
     "middlewares": ("processes", "middlewares"),
     "servers": ("processes", "backend servers"),
-    "think_time_ms": ("ms", "configured think time per request (Z)"),
-    "throughput_ops_per_s": ("ops/s", "client throughput over the measured seconds, summed"),
-    "get_ops_per_s": ("ops/s", "client GET throughput"),
-    "set_ops_per_s": ("ops/s", "client SET throughput"),
-    "response_time_ms": ("ms", "client response time, request-weighted mean over instances"),
-    "p50_ms": ("ms", "median client response time (a point's: of the merged histograms)"),
-    "p90_ms": ("ms", "90th percentile of the client response time (likewise)"),
-    "p99_ms": ("ms", "99th percentile of the client response time (likewise)"),
-    "hits": ("requests", "cache hits over the whole run"),
-    "misses": ("requests", "cache misses over the whole run"),
-    "miss_ratio": ("fraction", "misses / (hits + misses)"),
-    "errors": ("requests", "connection errors and error replies"),
-    "mw_throughput_ops_per_s": ("ops/s", "middleware throughput, summed over middlewares"),
-    "mw_response_time_ms": ("ms", "middleware response time (received to replied)"),
-    "mw_queue_time_ms": ("ms", "middleware queue time (decoded to dequeued by a worker)"),
-    "mw_staging_time_ms": ("ms", "part of the queue time before the net thread published"),
-    "mw_publish_wait_ms": ("ms", "part of the queue time after publishing"),
-    "mw_service_time_ms": ("ms", "middleware service time (sent to the backends to answered)"),
-    "mw_queue_length": ("requests", "mean middleware queue length, summed over middlewares"),
-    "cpu_loadgen_cores": ("cores", "CPU seconds per second of the loadgens"),
-    "cpu_middleware_cores": ("cores", "CPU seconds per second of the middlewares"),
-    "cpu_server_cores": ("cores", "CPU seconds per second of the backend servers"),
-    "cpu_server_max_cores": ("cores", "CPU seconds per second of the busiest server alone"),
-    "cpu_toxiproxy_cores": (
+    THINK_TIME_MS: ("ms", "configured think time per request (Z)"),
+    THROUGHPUT_OPS_PER_S: ("ops/s", "client throughput over the measured seconds, summed"),
+    GET_OPS_PER_S: ("ops/s", "client GET throughput"),
+    SET_OPS_PER_S: ("ops/s", "client SET throughput"),
+    RESPONSE_TIME_MS: ("ms", "client response time, request-weighted mean over instances"),
+    P50_MS: ("ms", "median client response time (a point's: of the merged histograms)"),
+    P90_MS: ("ms", "90th percentile of the client response time (likewise)"),
+    P99_MS: ("ms", "99th percentile of the client response time (likewise)"),
+    HITS: ("requests", "cache hits over the whole run"),
+    MISSES: ("requests", "cache misses over the whole run"),
+    MISS_RATIO: ("fraction", "misses / (hits + misses)"),
+    ERRORS: ("requests", "connection errors and error replies"),
+    MW_THROUGHPUT_OPS_PER_S: ("ops/s", "middleware throughput, summed over middlewares"),
+    MW_RESPONSE_TIME_MS: ("ms", "middleware response time (received to replied)"),
+    MW_QUEUE_TIME_MS: ("ms", "middleware queue time (decoded to dequeued by a worker)"),
+    MW_STAGING_TIME_MS: ("ms", "part of the queue time before the net thread published"),
+    MW_PUBLISH_WAIT_MS: ("ms", "part of the queue time after publishing"),
+    MW_SERVICE_TIME_MS: ("ms", "middleware service time (sent to the backends to answered)"),
+    MW_QUEUE_LENGTH: ("requests", "mean middleware queue length, summed over middlewares"),
+    CPU_LOADGEN_CORES: ("cores", "CPU seconds per second of the loadgens"),
+    CPU_MIDDLEWARE_CORES: ("cores", "CPU seconds per second of the middlewares"),
+    CPU_SERVER_CORES: ("cores", "CPU seconds per second of the backend servers"),
+    CPU_SERVER_MAX_CORES: ("cores", "CPU seconds per second of the busiest server alone"),
+    CPU_TOXIPROXY_CORES: (
         "cores",
         "CPU seconds per second of the latency emulator (toxiproxy-server; spec `network`)",
     ),
@@ -180,21 +270,21 @@ _SUMMARY_MEANINGS: dict[str, tuple[str, str]] = {
             ("client_server", "loadgens <-> servers"),
         )
     },
-    "server_requests_max_over_mean": (
+    SERVER_REQUESTS_MAX_OVER_MEAN: (
         "ratio",
         "requests the middlewares sent to the busiest server over the mean server's (1 = equal)",
     ),
-    "hot_key_share": ("fraction", "the most requested key's share of all keys requested"),
-    "offered_ops_per_s": ("ops/s", "open loop: the total offered rate (workload.rate_ops)"),
-    "achieved_frac": ("fraction", "open loop: throughput_ops_per_s / offered_ops_per_s"),
+    HOT_KEY_SHARE: ("fraction", "the most requested key's share of all keys requested"),
+    OFFERED_OPS_PER_S: ("ops/s", "open loop: the total offered rate (workload.rate_ops)"),
+    ACHIEVED_FRAC: ("fraction", "open loop: throughput_ops_per_s / offered_ops_per_s"),
     "rate_verdict": (
         "text",
         "open loop: ok, or below 95 % of the offered rate loadgen-bound (its threads busy or "
         "waiting for a CPU) or system-saturated",
     ),
     "fault": ("text", "the run's first fault, '<action> <target>' (faults.json has all)"),
-    "fault_detect_s": ("s", "from the fault's start to the first second with an error or jump"),
-    "fault_recover_s": ("s", "from the fault's end until throughput holds >= 90 % of before"),
+    FAULT_DETECT_S: ("s", "from the fault's start to the first second with an error or jump"),
+    FAULT_RECOVER_S: ("s", "from the fault's end until throughput holds >= 90 % of before"),
     **{
         f"tail_{stage}_p{q}_ms": (
             "ms",
@@ -214,7 +304,7 @@ _SUMMARY_MEANINGS: dict[str, tuple[str, str]] = {
     "command_line": ("text", "the loadgen command line"),
 }
 _ID = ("point", "{axis}", "total_clients")
-PERCENTILES = ("p50_ms", "p90_ms", "p99_ms")
+PERCENTILES = (P50_MS, P90_MS, P99_MS)
 
 
 def _catalogue() -> list[Column]:
@@ -237,40 +327,40 @@ def _catalogue() -> list[Column]:
         ("repetitions", "count", "repetitions the point's numbers are taken over (status ok)"),
         ("{metric}_mean", "the measure's", "mean over the point's usable repetitions"),
         ("{metric}_ci95", "the measure's", "half-width of the 95 % Student-t interval of the mean"),
-        ("percentiles_from", "text", "merged histograms, or the weighted mean of the reps'"),
-        ("throughput_window_std_ops_per_s", "ops/s", "seeds' SD of the 1 s windows (ASL 2017)"),
-        ("response_time_window_std_ms", "ms", "seeds' SD of the 1 s windows' response time"),
+        (PERCENTILES_FROM, "text", "merged histograms, or the weighted mean of the reps'"),
+        (THROUGHPUT_WINDOW_STD_OPS_PER_S, "ops/s", "seeds' SD of the 1 s windows (ASL 2017)"),
+        (RESPONSE_TIME_WINDOW_STD_MS, "ms", "seeds' SD of the 1 s windows' response time"),
         ("label", "text", "the point's line (series) in the figures"),
-        ("law_response_time_ms", "ms", "R = N/X - Z per repetition, mean"),
-        ("law_throughput_ops_per_s", "ops/s", "X = N/(R + Z) per repetition, mean"),
-        ("law_deviation_pct", "%", "(R - N/X + Z) / (N/X - Z) per repetition, mean"),
-        ("law_deviation_worst_pct", "%", "the repetition's deviation farthest from 0"),
-        ("law_holds", "bool", "every repetition within the tolerance (10 %)"),
-        ("z_client_ms", "ms", "measured think time N/X - R per repetition, mean"),
+        (LAW_RESPONSE_TIME_MS, "ms", "R = N/X - Z per repetition, mean"),
+        (LAW_THROUGHPUT_OPS_PER_S, "ops/s", "X = N/(R + Z) per repetition, mean"),
+        (LAW_DEVIATION_PCT, "%", "(R - N/X + Z) / (N/X - Z) per repetition, mean"),
+        (LAW_DEVIATION_WORST_PCT, "%", "the repetition's deviation farthest from 0"),
+        (LAW_HOLDS, "bool", "every repetition within the tolerance (10 %)"),
+        (Z_CLIENT_MS, "ms", "measured think time N/X - R per repetition, mean"),
         ("z_client_ms_ci95", "ms", "half-width of its 95 % interval"),
-        ("z_mw_ms", "ms", "think time behind the middleware N/X_mw - R_mw, mean"),
+        (Z_MW_MS, "ms", "think time behind the middleware N/X_mw - R_mw, mean"),
         ("z_mw_ms_ci95", "ms", "half-width of its 95 % interval"),
-        ("cv_pct", "%", "coefficient of variation of the repetitions' throughput"),
-        ("client_mw_pct", "%", "(middleware - client) / client throughput"),
+        (CV_PCT, "%", "coefficient of variation of the repetitions' throughput"),
+        (CLIENT_MW_PCT, "%", "(middleware - client) / client throughput"),
         ("flags", "text", "why the point should not be taken at face value"),
         ("bottleneck", "text", "the busiest station of the model"),
         ("delay_{stage}_ms", "ms", "a delay stage's time per request (clients+network: R - R_mw)"),
         ("util_{stage}_frac", "fraction", "a stage's utilisation (busy share of its servers)"),
         ("cpu_{process}_cores", "cores", "a process's CPU seconds per second"),
         ("rt_{op}_ms", "ms", "response time of one op type, per rep then mean"),
-        ("mw_queue_service_ms", "ms", "middleware queue + service time"),
-        ("mva_throughput_ops_per_s", "ops/s", "MVA calibrated at the point (in sample)"),
-        ("mva_response_time_ms", "ms", "MVA calibrated at the point (in sample)"),
-        ("bound_throughput_ops_per_s", "ops/s", "asymptotic throughput bound at the point's N"),
-        ("bound_response_time_ms", "ms", "asymptotic response-time bound at the point's N"),
-        ("oos_throughput_ops_per_s", "ops/s", "MVA calibrated at the line's lowest load"),
-        ("oos_response_time_ms", "ms", "MVA calibrated at the line's lowest load"),
-        ("mm1_queue_time_ms", "ms", "M/M/1 queue time"),
-        ("mm1_queue_length", "requests", "M/M/1 queue length"),
-        ("mm1_mw_response_time_ms", "ms", "M/M/1 queue + service time"),
-        ("mmm_queue_time_ms", "ms", "M/M/m queue time"),
-        ("mmm_queue_length", "requests", "M/M/m queue length"),
-        ("mmm_mw_response_time_ms", "ms", "M/M/m queue + service time"),
+        (MW_QUEUE_SERVICE_MS, "ms", "middleware queue + service time"),
+        (MVA_THROUGHPUT_OPS_PER_S, "ops/s", "MVA calibrated at the point (in sample)"),
+        (MVA_RESPONSE_TIME_MS, "ms", "MVA calibrated at the point (in sample)"),
+        (BOUND_THROUGHPUT_OPS_PER_S, "ops/s", "asymptotic throughput bound at the point's N"),
+        (BOUND_RESPONSE_TIME_MS, "ms", "asymptotic response-time bound at the point's N"),
+        (OOS_THROUGHPUT_OPS_PER_S, "ops/s", "MVA calibrated at the line's lowest load"),
+        (OOS_RESPONSE_TIME_MS, "ms", "MVA calibrated at the line's lowest load"),
+        (MM1_QUEUE_TIME_MS, "ms", "M/M/1 queue time"),
+        (MM1_QUEUE_LENGTH, "requests", "M/M/1 queue length"),
+        (MM1_MW_RESPONSE_TIME_MS, "ms", "M/M/1 queue + service time"),
+        (MMM_QUEUE_TIME_MS, "ms", "M/M/m queue time"),
+        (MMM_QUEUE_LENGTH, "requests", "M/M/m queue length"),
+        (MMM_MW_RESPONSE_TIME_MS, "ms", "M/M/m queue + service time"),
         ("{model}_error_pct", "%", "(predicted - measured) / measured of the model column"),
     ]
     columns += [Column(n, u, m, (POINTS, COMPARE_POINTS)) for n, u, m in point_only]

@@ -42,15 +42,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cachelab.columns import RESPONSE_TIME_MS, THROUGHPUT_OPS_PER_S, TOTAL_CLIENTS
 from cachelab.results import ResultsDir, ResultsError
 from cachelab.results.experiment import read_spec
 from cachelab.seeds import CONFIG_FIELDS, SeedBottleneck, SeedCurve, curves_for, differences
 from cachelab.spec import Spec
 
 KNEE_FRAC = 0.95
-THROUGHPUT = "throughput_ops_per_s"
-RESPONSE_TIME = "response_time_ms"
-LOAD_AXES = ("total_clients", "topology.clients_per_thread", "workload.rate_ops")
+THROUGHPUT = THROUGHPUT_OPS_PER_S
+RESPONSE_TIME = RESPONSE_TIME_MS
+LOAD_AXES = (TOTAL_CLIENTS, "topology.clients_per_thread", "workload.rate_ops")
 UNKNOWN = "unknown"
 # the operational analysis's station names as the seeds' bottleneck kinds
 STATION_KINDS = {
@@ -108,7 +109,7 @@ class FidelityRow:
     ours: Curve
     theirs: Curve
     rt_from_law: bool  # the seed's low-load response time is N / X
-    x: str = "total_clients"  # the summary.csv column both curves are drawn over
+    x: str = TOTAL_CLIENTS  # the summary.csv column both curves are drawn over
     config: dict[str, Any] = field(default_factory=dict)  # the fields both sides agree on
     seed_bottleneck: SeedBottleneck | None = None
     our_bottleneck: str = UNKNOWN

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from cachelab.columns import ACHIEVED_FRAC, OFFERED_OPS_PER_S
+
 SHORTFALL_FRAC = 0.95  # achieved below this share of the offered rate flags the point
 LOADGEN_BUSY_FRAC = 0.9  # loadgen CPU per loadgen thread at which the loadgen is the limit
 LOADGEN_LATE_FRAC = 0.25  # run-queue wait per loadgen thread at which its sends run late
@@ -82,11 +84,11 @@ def open_loop_columns(
     offered = offered_rate_ops(spec)
     if offered is None:
         return {}
-    columns: dict[str, Any] = {"offered_ops_per_s": offered}
+    columns: dict[str, Any] = {OFFERED_OPS_PER_S: offered}
     if throughput_ops_per_s is None:
         return columns
     achieved = throughput_ops_per_s / offered
-    columns["achieved_frac"] = achieved
+    columns[ACHIEVED_FRAC] = achieved
     columns["rate_verdict"] = verdict(
         achieved,
         loadgen_cores,

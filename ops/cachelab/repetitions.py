@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from cachelab.analysis.intervals import MeanInterval, mean_interval
+from cachelab.columns import RESPONSE_TIME_MS, THROUGHPUT_OPS_PER_S
 from cachelab.spec import Point, Run
 
-CERTAIN_COLUMNS = ("throughput_ops_per_s", "response_time_ms")
+CERTAIN_COLUMNS = (THROUGHPUT_OPS_PER_S, RESPONSE_TIME_MS)
 
 
 @dataclass(frozen=True)

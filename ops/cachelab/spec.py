@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
-from cachelab.columns import CONFIG_COLUMNS, summary_columns
+from cachelab.columns import CONFIG_COLUMNS, TOTAL_CLIENTS, summary_columns
 from cachelab.network import LINK_WORDS, LINKS, MAX_RTT_MS, PROFILE_NAMES, PROFILES, Link, links_of
 from cachelab.seeds import known_seed
 
@@ -298,7 +298,7 @@ class ServerSettings(_Model):
 class Report(_Model):
     """Axes of the report's figures."""
 
-    x: str = Field(default="total_clients", description="a summary.csv column")
+    x: str = Field(default=TOTAL_CLIENTS, description="a summary.csv column")
     series: str | None = Field(
         default=None, description="one line per value of this column (optional)"
     )

@@ -23,7 +23,33 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from cachelab.columns import METRIC_COLUMNS, summary_columns
+from cachelab.columns import (
+    CPU_SERVER_MAX_CORES,
+    ERRORS,
+    GET_OPS_PER_S,
+    HITS,
+    HOT_KEY_SHARE,
+    METRIC_COLUMNS,
+    MISS_RATIO,
+    MISSES,
+    MW_PUBLISH_WAIT_MS,
+    MW_QUEUE_LENGTH,
+    MW_QUEUE_TIME_MS,
+    MW_RESPONSE_TIME_MS,
+    MW_SERVICE_TIME_MS,
+    MW_STAGING_TIME_MS,
+    MW_THROUGHPUT_OPS_PER_S,
+    P50_MS,
+    P90_MS,
+    P99_MS,
+    RESPONSE_TIME_MS,
+    SERVER_REQUESTS_MAX_OVER_MEAN,
+    SET_OPS_PER_S,
+    THINK_TIME_MS,
+    THROUGHPUT_OPS_PER_S,
+    TOTAL_CLIENTS,
+    summary_columns,
+)
 from cachelab.faults.recovery import fault_columns, recoveries_of
 from cachelab.openloop import open_loop_columns
 from cachelab.results import ResultsDir, ResultsError
@@ -49,7 +75,7 @@ __all__ = [
     "write_summary_csv",
 ]
 
-_PERCENTILES = {"p50_ms": 50.0, "p90_ms": 90.0, "p99_ms": 99.0}
+_PERCENTILES = {P50_MS: 50.0, P90_MS: 90.0, P99_MS: 99.0}
 
 SummaryError = ResultsError
 
@@ -87,11 +113,11 @@ def row_of(data: RunData) -> dict[str, Any]:
         "point": data.point,
         "repetition": data.repetition,
         **data.record.values,
-        "total_clients": total_clients,
+        TOTAL_CLIENTS: total_clients,
         "workers": topology["workers"],
         "middlewares": topology["middlewares"],
         "servers": topology["servers"],
-        "think_time_ms": workload["think_time_ms"],
+        THINK_TIME_MS: workload["think_time_ms"],
         "status": data.status,
         "bandwidth": _setting(data.record.extra.get("bandwidth")),
         "network": _setting(_configured_rtts(data.record.extra.get("network"))),
@@ -109,18 +135,18 @@ def row_of(data: RunData) -> dict[str, Any]:
         if cores:
             row[f"cpu_{role}_cores"] = sum(cores)
             if role == "server":
-                row["cpu_server_max_cores"] = max(cores)
+                row[CPU_SERVER_MAX_CORES] = max(cores)
     spread = server_requests_max_over_mean([m.server_requests for m in data.middlewares])
     if spread is not None:
-        row["server_requests_max_over_mean"] = spread
+        row[SERVER_REQUESTS_MAX_OVER_MEAN] = spread
     share = hot_key_share([c.run for c in data.clients])
     if share is not None:
-        row["hot_key_share"] = share
+        row[HOT_KEY_SHARE] = share
     loadgens = [p for p in data.cpu if p.role == "loadgen"]
     row.update(
         open_loop_columns(
             spec,
-            row.get("throughput_ops_per_s"),
+            row.get(THROUGHPUT_OPS_PER_S),
             sum(p.cores for p in loadgens) if loadgens else math.nan,
             sum(p.wait_cores for p in loadgens) if loadgens else math.nan,
         )
@@ -192,16 +218,16 @@ def _client_columns(clients: list[ClientStats]) -> dict[str, Any]:
     hits = sum(c.hits for c in clients)
     misses = sum(c.misses for c in clients)
     columns: dict[str, Any] = {
-        "throughput_ops_per_s": sum(c.throughput for c in clients),
-        "get_ops_per_s": sum(c.gets.ops_per_s for c in clients),
-        "set_ops_per_s": sum(c.sets.ops_per_s for c in clients),
-        "response_time_ms": _weighted_mean(
+        THROUGHPUT_OPS_PER_S: sum(c.throughput for c in clients),
+        GET_OPS_PER_S: sum(c.gets.ops_per_s for c in clients),
+        SET_OPS_PER_S: sum(c.sets.ops_per_s for c in clients),
+        RESPONSE_TIME_MS: _weighted_mean(
             (c.totals.count, c.totals.mean_latency_ms) for c in clients
         ),
-        "hits": int(hits),
-        "misses": int(misses),
-        "miss_ratio": misses / (hits + misses) if hits + misses else 0.0,
-        "errors": int(sum(c.errors for c in clients)),
+        HITS: int(hits),
+        MISSES: int(misses),
+        MISS_RATIO: misses / (hits + misses) if hits + misses else 0.0,
+        ERRORS: int(sum(c.errors for c in clients)),
     }
     histograms = [c.histogram for c in clients]
     merged = merge_histograms(histograms) if all(h is not None for h in histograms) else None
@@ -224,23 +250,23 @@ def _middleware_columns(mws: list[MiddlewareStats]) -> dict[str, Any]:
     counted = any(m.count > 0 for m in mws)
     weights = [m.count if counted else 1.0 for m in mws]
     columns: dict[str, Any] = {
-        "mw_throughput_ops_per_s": sum(m.throughput for m in mws),
-        "mw_response_time_ms": _weighted_mean(
+        MW_THROUGHPUT_OPS_PER_S: sum(m.throughput for m in mws),
+        MW_RESPONSE_TIME_MS: _weighted_mean(
             (w, m.response_time_ms) for w, m in zip(weights, mws, strict=True)
         ),
-        "mw_queue_time_ms": _weighted_mean(
+        MW_QUEUE_TIME_MS: _weighted_mean(
             (w, m.queue_time_ms) for w, m in zip(weights, mws, strict=True)
         ),
-        "mw_service_time_ms": _weighted_mean(
+        MW_SERVICE_TIME_MS: _weighted_mean(
             (w, m.service_time_ms) for w, m in zip(weights, mws, strict=True)
         ),
-        "mw_queue_length": sum(m.queue_length for m in mws),
+        MW_QUEUE_LENGTH: sum(m.queue_length for m in mws),
     }
     if all(math.isfinite(m.staging_time_ms) for m in mws):
-        columns["mw_staging_time_ms"] = _weighted_mean(
+        columns[MW_STAGING_TIME_MS] = _weighted_mean(
             (w, m.staging_time_ms) for w, m in zip(weights, mws, strict=True)
         )
-        columns["mw_publish_wait_ms"] = _weighted_mean(
+        columns[MW_PUBLISH_WAIT_MS] = _weighted_mean(
             (w, m.publish_wait_ms) for w, m in zip(weights, mws, strict=True)
         )
     return columns

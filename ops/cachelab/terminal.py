@@ -21,6 +21,20 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from cachelab.columns import (
+    METRIC_COLUMNS,
+    MISSES,
+    MW_QUEUE_TIME_MS,
+    MW_RESPONSE_TIME_MS,
+    MW_SERVICE_TIME_MS,
+    MW_THROUGHPUT_OPS_PER_S,
+    P99_MS,
+    RESPONSE_TIME_MS,
+    TEXT_COLUMNS,
+    THROUGHPUT_OPS_PER_S,
+    ci95_column,
+    mean_column,
+)
 from cachelab.results import RunRecord
 from cachelab.spec import Point
 
@@ -226,15 +240,15 @@ class RunLines:
         text = f"{name} {record.status}"
         if row is not None:
             text += (
-                f": {row.get('throughput_ops_per_s') or 0:,.0f} ops/s, "
-                f"mean {row.get('response_time_ms') or 0:.3f} ms"
+                f": {row.get(THROUGHPUT_OPS_PER_S) or 0:,.0f} ops/s, "
+                f"mean {row.get(RESPONSE_TIME_MS) or 0:.3f} ms"
             )
-            if row.get("p99_ms") is not None:
-                text += f", p99 {row['p99_ms']:.3f} ms"
-            if row.get("mw_queue_time_ms") is not None:
-                text += f", queue {row['mw_queue_time_ms']:.3f} ms"
-            if row.get("misses"):
-                text += f", {row['misses']} misses"
+            if row.get(P99_MS) is not None:
+                text += f", p99 {row[P99_MS]:.3f} ms"
+            if row.get(MW_QUEUE_TIME_MS) is not None:
+                text += f", queue {row[MW_QUEUE_TIME_MS]:.3f} ms"
+            if row.get(MISSES):
+                text += f", {row[MISSES]} misses"
         if record.message:
             text += f" ({record.message})"
         self.console.print(text, highlight=False)
@@ -248,15 +262,15 @@ class RunLines:
 # format); "±" is the half-width of the 95 % interval of the mean before it. Columns are dropped
 # from the end of this list until the table fits TABLE_WIDTH.
 TABLE_COLUMNS = [
-    ("throughput_ops_per_s_mean", "ops/s", "{:,.0f}"),
-    ("throughput_ops_per_s_ci95", "±", "{:,.0f}"),
-    ("response_time_ms_mean", "RT ms", "{:.3f}"),
-    ("response_time_ms_ci95", "±", "{:.3f}"),
-    ("p99_ms", "p99 ms", "{:.3f}"),
-    ("mw_queue_time_ms_mean", "queue ms", "{:.3f}"),
-    ("mw_service_time_ms_mean", "svc ms", "{:.3f}"),
-    ("mw_throughput_ops_per_s_mean", "MW ops/s", "{:,.0f}"),
-    ("mw_response_time_ms_mean", "MW RT ms", "{:.3f}"),
+    (mean_column(THROUGHPUT_OPS_PER_S), "ops/s", "{:,.0f}"),
+    (ci95_column(THROUGHPUT_OPS_PER_S), "±", "{:,.0f}"),
+    (mean_column(RESPONSE_TIME_MS), "RT ms", "{:.3f}"),
+    (ci95_column(RESPONSE_TIME_MS), "±", "{:.3f}"),
+    (P99_MS, "p99 ms", "{:.3f}"),
+    (mean_column(MW_QUEUE_TIME_MS), "queue ms", "{:.3f}"),
+    (mean_column(MW_SERVICE_TIME_MS), "svc ms", "{:.3f}"),
+    (mean_column(MW_THROUGHPUT_OPS_PER_S), "MW ops/s", "{:,.0f}"),
+    (mean_column(MW_RESPONSE_TIME_MS), "MW RT ms", "{:.3f}"),
 ]
 TABLE_CAPTION = (
     "Means over the repetitions that finished, ± the 95 % interval (Student t); p99 from the "
@@ -272,12 +286,11 @@ def summary_table(summary_csv: Path, axes: Sequence[str], width: int = TABLE_WID
     import pandas as pd
 
     from cachelab.analysis.pointstats import point_statistics, runs_by_point, select_rows
-    from cachelab.columns import METRIC_COLUMNS, TEXT_COLUMNS
 
     frame = pd.read_csv(summary_csv)
     if "status" not in frame.columns:
         frame["status"] = "ok"
-    usable, _ = select_rows(frame) if "response_time_ms" in frame.columns else (frame, {})
+    usable, _ = select_rows(frame) if RESPONSE_TIME_MS in frame.columns else (frame, {})
     keys = ["point", *[a for a in axes if a in usable.columns]]
     metrics = [c for c in METRIC_COLUMNS if c in usable.columns and c not in TEXT_COLUMNS]
     points = point_statistics(usable, metrics, keys, runs_by_point(_runs(summary_csv), usable))

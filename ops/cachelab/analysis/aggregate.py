@@ -20,6 +20,14 @@ from dataclasses import dataclass
 import pandas as pd
 
 from cachelab.analysis.intervals import mean_interval
+from cachelab.columns import (
+    RESPONSE_TIME_MS,
+    RESPONSE_TIME_WINDOW_STD_MS,
+    THROUGHPUT_OPS_PER_S,
+    THROUGHPUT_WINDOW_STD_OPS_PER_S,
+    ci95_column,
+    mean_column,
+)
 from cachelab.results.memtier import LoadgenRun
 from cachelab.results.run import RunData
 from cachelab.results.run import window_series as results_window_series
@@ -54,8 +62,8 @@ def window_series(runs: Sequence[LoadgenRun], interval: MeasuredInterval) -> pd.
     return pd.DataFrame(
         {
             "second": [s for s, _, _ in rows],
-            "throughput_ops_per_s": [c for _, c, _ in rows],
-            "response_time_ms": [r for _, _, r in rows],
+            THROUGHPUT_OPS_PER_S: [c for _, c, _ in rows],
+            RESPONSE_TIME_MS: [r for _, _, r in rows],
         }
     )
 
@@ -76,8 +84,8 @@ def repetition_window_stats(runs: Sequence[LoadgenRun], interval: MeasuredInterv
     frame = window_series(runs, interval)
     if frame.empty:
         raise ValueError("time series: no windows left after trimming warm-up and cool-down")
-    tp = frame["throughput_ops_per_s"].to_numpy(dtype=float)
-    rt = frame["response_time_ms"].dropna().to_numpy(dtype=float)
+    tp = frame[THROUGHPUT_OPS_PER_S].to_numpy(dtype=float)
+    rt = frame[RESPONSE_TIME_MS].dropna().to_numpy(dtype=float)
     return WindowStats(
         windows=len(frame),
         throughput_mean=float(tp.mean()),
@@ -107,8 +115,8 @@ def window_std(runs: Sequence[RunData]) -> pd.DataFrame:
             {
                 "point": point,
                 "repetitions": len(reps),
-                "throughput_window_std_ops_per_s": pooled_std(r.throughput_var for r in reps),
-                "response_time_window_std_ms": pooled_std(rt_vars) if rt_vars else math.nan,
+                THROUGHPUT_WINDOW_STD_OPS_PER_S: pooled_std(r.throughput_var for r in reps),
+                RESPONSE_TIME_WINDOW_STD_MS: pooled_std(rt_vars) if rt_vars else math.nan,
             }
         )
     return pd.DataFrame(
@@ -116,8 +124,8 @@ def window_std(runs: Sequence[RunData]) -> pd.DataFrame:
         columns=[
             "point",
             "repetitions",
-            "throughput_window_std_ops_per_s",
-            "response_time_window_std_ms",
+            THROUGHPUT_WINDOW_STD_OPS_PER_S,
+            RESPONSE_TIME_WINDOW_STD_MS,
         ],
     )
 
@@ -158,7 +166,7 @@ def aggregate_points(
             else:
                 column = pd.Series([], dtype=float)
             interval = mean_interval(column.tolist())
-            row[f"{metric}_mean"] = interval.mean
-            row[f"{metric}_ci95"] = interval.half_width
+            row[mean_column(metric)] = interval.mean
+            row[ci95_column(metric)] = interval.half_width
         rows.append(row)
     return pd.DataFrame(rows)

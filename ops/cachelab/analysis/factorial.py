@@ -28,6 +28,8 @@ import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
+from cachelab.columns import THROUGHPUT_OPS_PER_S
+
 FloatArray = npt.NDArray[np.float64]
 
 INTERCEPT = "I"
@@ -248,7 +250,7 @@ def response_values(frame: pd.DataFrame, response: str) -> pd.Series:
 def analyze_summary(
     summary_csv: Path | str | pd.DataFrame,
     factors: Sequence[str],
-    response: str = "throughput_ops_per_s",
+    response: str = THROUGHPUT_OPS_PER_S,
     confidence: float = 0.90,
 ) -> FactorialResult:
     """Analyse the ``summary.csv`` of a 2^k spec (one row per point and repetition).

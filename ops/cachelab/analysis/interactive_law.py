@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from cachelab.columns import RESPONSE_TIME_MS, THINK_TIME_MS, THROUGHPUT_OPS_PER_S
+
 MS_PER_S = 1000.0
 
 
@@ -44,8 +46,8 @@ def predicted_response_time_ms(
     18.568665377176018
     """
     _require_positive("clients", clients)
-    _require_positive("throughput_ops_per_s", throughput_ops_per_s)
-    _require_non_negative("think_time_ms", think_time_ms)
+    _require_positive(THROUGHPUT_OPS_PER_S, throughput_ops_per_s)
+    _require_non_negative(THINK_TIME_MS, think_time_ms)
     return MS_PER_S * clients / throughput_ops_per_s - think_time_ms
 
 
@@ -54,8 +56,8 @@ def predicted_throughput_ops_per_s(
 ) -> float:
     """Throughput predicted by the interactive law, X = N / (R + Z), in operations per second."""
     _require_positive("clients", clients)
-    _require_non_negative("response_time_ms", response_time_ms)
-    _require_non_negative("think_time_ms", think_time_ms)
+    _require_non_negative(RESPONSE_TIME_MS, response_time_ms)
+    _require_non_negative(THINK_TIME_MS, think_time_ms)
     cycle_ms = response_time_ms + think_time_ms
     _require_positive("response_time_ms + think_time_ms", cycle_ms)
     return MS_PER_S * clients / cycle_ms
@@ -66,8 +68,8 @@ def implied_think_time_ms(
 ) -> float:
     """Think time Z = N/X - R that makes the law hold (how ASL 2019 measured Z behind the MW)."""
     _require_positive("clients", clients)
-    _require_positive("throughput_ops_per_s", throughput_ops_per_s)
-    _require_non_negative("response_time_ms", response_time_ms)
+    _require_positive(THROUGHPUT_OPS_PER_S, throughput_ops_per_s)
+    _require_non_negative(RESPONSE_TIME_MS, response_time_ms)
     return MS_PER_S * clients / throughput_ops_per_s - response_time_ms
 
 

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from cachelab.analysis import queueing
 from cachelab.analysis.links import NO_LINKS, LinkDelays
 from cachelab.analysis.operational import OperationalAnalysis, PointMeasurement
+from cachelab.columns import MW_RESPONSE_TIME_MS, RESPONSE_TIME_MS, THROUGHPUT_OPS_PER_S
 
 MVA_TARGET_PCT = 15.0
 OOS_THROUGHPUT_TARGET_PCT = 15.0
@@ -319,8 +320,8 @@ def out_of_sample_rows(
             continue
         p = predict(calibrated, m.clients)
         found = [
-            ("throughput_ops_per_s", m.throughput_ops_per_s, p.throughput_ops_per_s),
-            ("response_time_ms", m.response_time_ms, p.response_time_ms),
+            (THROUGHPUT_OPS_PER_S, m.throughput_ops_per_s, p.throughput_ops_per_s),
+            (RESPONSE_TIME_MS, m.response_time_ms, p.response_time_ms),
         ]
         if POOL in p.waits_ms:
             found.append(("queue_time_ms", m.mw_queue_time_ms, p.waits_ms[POOL]))
@@ -399,8 +400,8 @@ def model_rows(m: PointMeasurement, analysis: OperationalAnalysis) -> list[Model
     # the delay holds Z' and Z; the client's response time excludes only Z
     r_client_pred = 1000.0 * r_pred_s + closed.delay_ms - closed.think_time_ms
     rows += [
-        ModelRow(m.point, "MVA", "throughput_ops_per_s", m.throughput_ops_per_s, x_pred),
-        ModelRow(m.point, "MVA", "response_time_ms", m.response_time_ms, r_client_pred),
+        ModelRow(m.point, "MVA", THROUGHPUT_OPS_PER_S, m.throughput_ops_per_s, x_pred),
+        ModelRow(m.point, "MVA", RESPONSE_TIME_MS, m.response_time_ms, r_client_pred),
     ]
     if closed.station(POOL) is not None:
         rows.append(ModelRow(m.point, "MVA", "queue_time_ms", m.mw_queue_time_ms, wait_ms(POOL)))
@@ -438,7 +439,7 @@ def model_rows(m: PointMeasurement, analysis: OperationalAnalysis) -> list[Model
     measured = {
         "queue_time_ms": m.mw_queue_time_ms,
         "queue_length": m.mw_queue_length,
-        "mw_response_time_ms": m.mw_queue_time_ms + m.mw_service_time_ms,
+        MW_RESPONSE_TIME_MS: m.mw_queue_time_ms + m.mw_service_time_ms,
     }
     for model in ("M/M/1", "M/M/m"):
         predicted = dict.fromkeys(measured, math.nan)
@@ -448,14 +449,14 @@ def model_rows(m: PointMeasurement, analysis: OperationalAnalysis) -> list[Model
             predicted = {
                 "queue_time_ms": 1000.0 * q1.mean_waiting_time_s,
                 "queue_length": q1.mean_jobs_in_queue,
-                "mw_response_time_ms": 1000.0 * q1.mean_response_time_s,
+                MW_RESPONSE_TIME_MS: 1000.0 * q1.mean_response_time_s,
             }
         elif stable:
             qm = queueing.mmm(arrivals, 1.0 / service_s, m.workers)
             predicted = {
                 "queue_time_ms": 1000.0 * qm.mean_waiting_time_s,
                 "queue_length": qm.mean_jobs_in_queue,
-                "mw_response_time_ms": 1000.0 * qm.mean_response_time_s,
+                MW_RESPONSE_TIME_MS: 1000.0 * qm.mean_response_time_s,
             }
         rows += [
             ModelRow(m.point, model, metric, measured[metric], predicted[metric])
@@ -476,8 +477,8 @@ def explain_out_of_sample(
     parts = []
     misses: list[ModelRow] = []
     for metric, target, name in (
-        ("throughput_ops_per_s", OOS_THROUGHPUT_TARGET_PCT, "throughput"),
-        ("response_time_ms", OOS_RESPONSE_TIME_TARGET_PCT, "response time"),
+        (THROUGHPUT_OPS_PER_S, OOS_THROUGHPUT_TARGET_PCT, "throughput"),
+        (RESPONSE_TIME_MS, OOS_RESPONSE_TIME_TARGET_PCT, "response time"),
     ):
         found = [r for r in oos if r.metric == metric and math.isfinite(r.error_pct)]
         if not found:
@@ -552,14 +553,12 @@ def explain(
     out_of_sample = explain_out_of_sample(rows, analyses, labels)
     if out_of_sample:
         sentences[OUT_OF_SAMPLE] = out_of_sample
-    worst = _worst(rows, "MVA", "throughput_ops_per_s")
+    worst = _worst(rows, "MVA", THROUGHPUT_OPS_PER_S)
     if worst is not None:
         errors = [
             abs(r.error_pct)
             for r in rows
-            if r.model == "MVA"
-            and r.metric == "throughput_ops_per_s"
-            and math.isfinite(r.error_pct)
+            if r.model == "MVA" and r.metric == THROUGHPUT_OPS_PER_S and math.isfinite(r.error_pct)
         ]
         inside = sum(e <= MVA_TARGET_PCT for e in errors)
         analysis = analyses.get(worst.point)
@@ -710,7 +709,7 @@ def _mva_departure(rows: Sequence[ModelRow], worst: ModelRow, analysis: Operatio
         f"The bottleneck is the {analysis.bottleneck or 'unmeasured stage'}"
         f"{_stage_u(analysis, analysis.bottleneck)}"
     )
-    response = _row(rows, worst.point, "response_time_ms")
+    response = _row(rows, worst.point, RESPONSE_TIME_MS)
     if not terms or response is None:
         return f"{bottleneck}, a station the model does not hold."
     said = "; ".join(

@@ -11,6 +11,19 @@ import pandas as pd
 
 from cachelab.analysis.links import NO_LINKS, LinkDelay, LinkDelays, achieved_delays
 from cachelab.analysis.operational import PointMeasurement
+from cachelab.columns import (
+    MW_QUEUE_LENGTH,
+    MW_QUEUE_TIME_MS,
+    MW_RESPONSE_TIME_MS,
+    MW_SERVICE_TIME_MS,
+    MW_STAGING_TIME_MS,
+    MW_THROUGHPUT_OPS_PER_S,
+    OFFERED_OPS_PER_S,
+    RESPONSE_TIME_MS,
+    THINK_TIME_MS,
+    THROUGHPUT_OPS_PER_S,
+    TOTAL_CLIENTS,
+)
 from cachelab.results.run import RunData
 from cachelab.spec import Network
 
@@ -113,18 +126,18 @@ def measurement(
     spec_links = spec_delays(runs[0].record.spec, middlewares) if runs else NO_LINKS
     return PointMeasurement(
         point=int(row["point"]),
-        clients=int(row["total_clients"]),
-        think_time_ms=_value(row, "think_time_ms", 0.0),
-        throughput_ops_per_s=metric("throughput_ops_per_s"),
-        response_time_ms=metric("response_time_ms"),
+        clients=int(row[TOTAL_CLIENTS]),
+        think_time_ms=_value(row, THINK_TIME_MS, 0.0),
+        throughput_ops_per_s=metric(THROUGHPUT_OPS_PER_S),
+        response_time_ms=metric(RESPONSE_TIME_MS),
         middlewares=middlewares,
         workers=int(_value(row, "workers", 0.0)),
         servers=int(_value(row, "servers", 0.0)),
-        mw_throughput_ops_per_s=metric("mw_throughput_ops_per_s"),
-        mw_response_time_ms=metric("mw_response_time_ms"),
-        mw_queue_time_ms=metric("mw_queue_time_ms"),
-        mw_service_time_ms=metric("mw_service_time_ms"),
-        mw_queue_length=metric("mw_queue_length"),
+        mw_throughput_ops_per_s=metric(MW_THROUGHPUT_OPS_PER_S),
+        mw_response_time_ms=metric(MW_RESPONSE_TIME_MS),
+        mw_queue_time_ms=metric(MW_QUEUE_TIME_MS),
+        mw_service_time_ms=metric(MW_SERVICE_TIME_MS),
+        mw_queue_length=metric(MW_QUEUE_LENGTH),
         host_cores=host_cores,
         process_cpu=process_cpu(runs),
         server_threads=server_threads,
@@ -132,12 +145,12 @@ def measurement(
         pool_cores=pool_cores,
         pool_wait_cores=pool_wait_cores,
         process_path=process_path(runs),
-        mw_staging_time_ms=metric("mw_staging_time_ms"),
+        mw_staging_time_ms=metric(MW_STAGING_TIME_MS),
         pool_slices_per_s=pool_slices(runs),
         process_cpu_limit=process_cpu_limit(runs),
         pipelined=any(
             math.isfinite(_value(row, c))
-            for c in ("offered_ops_per_s", f"offered_ops_per_s{suffix}")
+            for c in (OFFERED_OPS_PER_S, f"{OFFERED_OPS_PER_S}{suffix}")
         ),
         event_loops=max((event_loops_of(run.record.spec) for run in runs), default=0),
         links=achieved_delays(row, suffix).merged_over(spec_links),

@@ -22,10 +22,20 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from cachelab.analysis.aggregate import aggregate_points
+from cachelab.columns import (
+    HITS,
+    MISSES,
+    P50_MS,
+    P90_MS,
+    P99_MS,
+    PERCENTILES_FROM,
+    RESPONSE_TIME_MS,
+    THROUGHPUT_OPS_PER_S,
+)
 from cachelab.results.hdr import merge_histograms, percentiles_ms
 from cachelab.results.run import RunData
 
-PERCENTILE_COLUMNS: dict[str, float] = {"p50_ms": 50.0, "p90_ms": 90.0, "p99_ms": 99.0}
+PERCENTILE_COLUMNS: dict[str, float] = {P50_MS: 50.0, P90_MS: 90.0, P99_MS: 99.0}
 MERGED, MEAN_OF_REPETITIONS = "merged histograms", "mean of the repetitions' percentiles"
 
 
@@ -33,8 +43,8 @@ def select_rows(summary_all: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]
     """The rows every statistic uses (status ok with a measured throughput and response time)
     and the counts of those left out, by reason."""
     status = summary_all["status"].fillna("ok").astype(str)
-    measured = pd.to_numeric(summary_all["throughput_ops_per_s"], errors="coerce").gt(0) & (
-        pd.to_numeric(summary_all["response_time_ms"], errors="coerce").notna()
+    measured = pd.to_numeric(summary_all[THROUGHPUT_OPS_PER_S], errors="coerce").gt(0) & (
+        pd.to_numeric(summary_all[RESPONSE_TIME_MS], errors="coerce").notna()
     )
     counts = {
         "failed": int((status == "failed").sum()),
@@ -58,9 +68,9 @@ def merged_percentiles(runs: Sequence[RunData]) -> dict[str, float] | None:
 
 
 def _mean_of_percentiles(rows: pd.DataFrame) -> dict[str, float]:
-    weights = pd.to_numeric(rows.get("hits", pd.Series(dtype=float)), errors="coerce").fillna(0)
+    weights = pd.to_numeric(rows.get(HITS, pd.Series(dtype=float)), errors="coerce").fillna(0)
     weights = weights + pd.to_numeric(
-        rows.get("misses", pd.Series(dtype=float)), errors="coerce"
+        rows.get(MISSES, pd.Series(dtype=float)), errors="coerce"
     ).fillna(0)
     found = {}
     for column in PERCENTILE_COLUMNS:
@@ -96,11 +106,11 @@ def point_statistics(
         point = int(row["point"])
         merged = merged_percentiles(runs_by_point.get(point, []))
         if merged is not None:
-            rows.append({**merged, "percentiles_from": MERGED})
+            rows.append({**merged, PERCENTILES_FROM: MERGED})
         else:
             own = summary[summary["point"] == point]
-            rows.append({**_mean_of_percentiles(own), "percentiles_from": MEAN_OF_REPETITIONS})
-    extra = pd.DataFrame(rows, columns=[*PERCENTILE_COLUMNS, "percentiles_from"])
+            rows.append({**_mean_of_percentiles(own), PERCENTILES_FROM: MEAN_OF_REPETITIONS})
+    extra = pd.DataFrame(rows, columns=[*PERCENTILE_COLUMNS, PERCENTILES_FROM])
     return pd.concat([points.reset_index(drop=True), extra], axis=1)
 
 

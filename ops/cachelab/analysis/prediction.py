@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from cachelab.analysis import queueing
 from cachelab.analysis.links import NO_LINKS, LinkDelays
 from cachelab.analysis.models import POOL, ClosedModel, with_links
+from cachelab.columns import THINK_TIME_MS
 
 SATURATION_FRAC = 0.95  # the MVA knee: the least N reaching this share of the ceiling
 
@@ -93,7 +94,7 @@ def network_model(
     for name, value in (
         ("worker_service_ms", worker_service_ms),
         ("other_delay_ms", other_delay_ms),
-        ("think_time_ms", think_time_ms),
+        (THINK_TIME_MS, think_time_ms),
     ):
         if not math.isfinite(value) or value < 0:
             raise ValueError(f"{name}: must be a finite number >= 0, got {value!r}")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cachelab.columns import FAULT_DETECT_S, FAULT_RECOVER_S
 from cachelab.faults.injector import FAULTS_FILE, FaultEvent
 from cachelab.terminal import parse_progress
 
@@ -167,8 +168,8 @@ def fault_columns(recoveries: Sequence[Recovery]) -> dict[str, Any]:
     first = recoveries[0]
     return {
         "fault": f"{first.action} {first.target}",
-        "fault_detect_s": first.detect_s,
-        "fault_recover_s": first.recover_s,
+        FAULT_DETECT_S: first.detect_s,
+        FAULT_RECOVER_S: first.recover_s,
     }
 
 

@@ -23,8 +23,33 @@ from cachelab.analysis.operational import (
     combine,
 )
 from cachelab.analysis.perpoint import measurement, server_threads_of
+from cachelab.analysis.pointmeans import PointMeans
 from cachelab.analysis.prediction import CurvePrediction, predict_curve
-from cachelab.columns import cpu_column, delay_column, rt_column, util_column
+from cachelab.columns import (
+    BOUND_RESPONSE_TIME_MS,
+    BOUND_THROUGHPUT_OPS_PER_S,
+    CLIENT_MW_PCT,
+    CV_PCT,
+    MEAN_SUFFIX,
+    MM1_MW_RESPONSE_TIME_MS,
+    MM1_QUEUE_LENGTH,
+    MM1_QUEUE_TIME_MS,
+    MMM_MW_RESPONSE_TIME_MS,
+    MMM_QUEUE_LENGTH,
+    MMM_QUEUE_TIME_MS,
+    MVA_RESPONSE_TIME_MS,
+    MVA_THROUGHPUT_OPS_PER_S,
+    MW_QUEUE_SERVICE_MS,
+    MW_RESPONSE_TIME_MS,
+    RESPONSE_TIME_MS,
+    THROUGHPUT_OPS_PER_S,
+    TOTAL_CLIENTS,
+    cpu_column,
+    delay_column,
+    mean_column,
+    rt_column,
+    util_column,
+)
 from cachelab.report import plots
 from cachelab.results.experiment import Experiment
 from cachelab.results.noise import (
@@ -84,7 +109,7 @@ class AnalysisSection:
         rt = {
             r.point: r.measured
             for r in self.model_rows
-            if r.metric == "response_time_ms" and math.isfinite(r.measured)
+            if r.metric == RESPONSE_TIME_MS and math.isfinite(r.measured)
         }
         return pd.DataFrame(
             [
@@ -131,16 +156,14 @@ def add_noise_flags(points: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame
     """`cv_pct` (throughput over repetitions), `client_mw_pct` and `flags` per point."""
     cvs, diffs, flags = [], [], []
     for _, row in points.iterrows():
-        reps = summary[summary["point"] == row["point"]]["throughput_ops_per_s"]
+        reps = summary[summary["point"] == row["point"]][THROUGHPUT_OPS_PER_S]
         cv = coefficient_of_variation_pct(pd.to_numeric(reps, errors="coerce").tolist())
-        diff = relative_difference_pct(
-            float(row.get("throughput_ops_per_s_mean", math.nan)),
-            float(row.get("mw_throughput_ops_per_s_mean", math.nan)),
-        )
+        means = PointMeans.of(row)
+        diff = relative_difference_pct(means.throughput_ops_per_s, means.mw_throughput_ops_per_s)
         cvs.append(cv)
         diffs.append(diff)
         flags.append("; ".join(point_flags(cv, diff)))
-    return points.assign(cv_pct=cvs, client_mw_pct=diffs, flags=flags)
+    return points.assign(**{CV_PCT: cvs, CLIENT_MW_PCT: diffs}, flags=flags)
 
 
 def _op_columns(experiment: Experiment, point: int) -> dict[str, float]:
@@ -204,7 +227,7 @@ def analyse_points(
         point = int(row["point"])
         runs = experiment.runs_of(point)
         threads = server_threads_of(runs[0].record.spec) if runs else 4
-        m = measurement(row, runs, host_cores, threads, suffix="_mean")
+        m = measurement(row, runs, host_cores, threads, suffix=MEAN_SUFFIX)
         analysis, rows, reps = analyse_point(point, summary, experiment, host_cores)
         section.analyses[point] = analysis
         section.means[point] = (m, analyse(m))
@@ -226,20 +249,20 @@ def analyse_points(
                     section.stages.append(stage.name)
         for r in rows:
             key = {
-                ("MVA", "throughput_ops_per_s"): "mva_throughput_ops_per_s",
-                ("MVA", "response_time_ms"): "mva_response_time_ms",
-                ("M/M/1", "mw_response_time_ms"): "mm1_mw_response_time_ms",
-                ("M/M/m", "mw_response_time_ms"): "mmm_mw_response_time_ms",
-                ("M/M/1", "queue_time_ms"): "mm1_queue_time_ms",
-                ("M/M/m", "queue_time_ms"): "mmm_queue_time_ms",
-                ("M/M/1", "queue_length"): "mm1_queue_length",
-                ("M/M/m", "queue_length"): "mmm_queue_length",
+                ("MVA", THROUGHPUT_OPS_PER_S): MVA_THROUGHPUT_OPS_PER_S,
+                ("MVA", RESPONSE_TIME_MS): MVA_RESPONSE_TIME_MS,
+                ("M/M/1", MW_RESPONSE_TIME_MS): MM1_MW_RESPONSE_TIME_MS,
+                ("M/M/m", MW_RESPONSE_TIME_MS): MMM_MW_RESPONSE_TIME_MS,
+                ("M/M/1", "queue_time_ms"): MM1_QUEUE_TIME_MS,
+                ("M/M/m", "queue_time_ms"): MMM_QUEUE_TIME_MS,
+                ("M/M/1", "queue_length"): MM1_QUEUE_LENGTH,
+                ("M/M/m", "queue_length"): MMM_QUEUE_LENGTH,
             }.get((r.model, r.metric))
             if key:
                 columns[key] = r.predicted
                 columns[f"{key}_error_pct"] = r.error_pct
         if m.has_middleware:
-            columns["mw_queue_service_ms"] = m.mw_queue_time_ms + m.mw_service_time_ms
+            columns[MW_QUEUE_SERVICE_MS] = m.mw_queue_time_ms + m.mw_service_time_ms
         ops = _op_columns(experiment, point)
         for name, value in ops.items():
             if name not in section.ops:
@@ -268,7 +291,7 @@ def _line_models(
     rows of models.csv."""
     columns: dict[int, dict[str, float]] = {}
     for label, group in plots.iter_series(points, series):
-        line = [int(p) for p in group.sort_values("total_clients")["point"]]
+        line = [int(p) for p in group.sort_values(TOTAL_CLIENTS)["point"]]
         found = [(p, *section.means[p]) for p in line if p in section.means]
         models = [(m, model_lib.closed_model(m, a)) for _, m, a in found]
         bounds = model_lib.line_bounds(models)
@@ -276,21 +299,23 @@ def _line_models(
             section.bounds[label] = bounds
             for p, m, _ in found:
                 columns.setdefault(p, {}).update(
-                    bound_throughput_ops_per_s=bounds.throughput_ops_per_s(m.clients),
-                    bound_response_time_ms=bounds.response_time_ms(m.clients),
+                    {
+                        BOUND_THROUGHPUT_OPS_PER_S: bounds.throughput_ops_per_s(m.clients),
+                        BOUND_RESPONSE_TIME_MS: bounds.response_time_ms(m.clients),
+                    }
                 )
                 section.model_rows += [
                     model_lib.ModelRow(
                         p,
                         "bounds",
-                        "throughput_ops_per_s",
+                        THROUGHPUT_OPS_PER_S,
                         m.throughput_ops_per_s,
                         bounds.throughput_ops_per_s(m.clients),
                     ),
                     model_lib.ModelRow(
                         p,
                         "bounds",
-                        "response_time_ms",
+                        RESPONSE_TIME_MS,
                         m.response_time_ms,
                         bounds.response_time_ms(m.clients),
                     ),
@@ -314,7 +339,7 @@ def _line_models(
         rows = _average_rows(per_rep)
         section.model_rows += rows
         for r in rows:
-            if r.metric in ("throughput_ops_per_s", "response_time_ms"):
+            if r.metric in (THROUGHPUT_OPS_PER_S, RESPONSE_TIME_MS):
                 columns.setdefault(r.point, {})[f"oos_{r.metric}"] = r.predicted
                 columns[r.point][f"oos_{r.metric}_error_pct"] = r.error_pct
     extra = pd.DataFrame([columns.get(int(p), {}) for p in points["point"]])
@@ -346,7 +371,7 @@ def _curves(
 ) -> dict[str, tuple[list[float], list[float], list[float]]]:
     """Per line, the out-of-sample MVA curve (calibrated at its lowest load) and the line's
     bounds over 1..N_max."""
-    if x != "total_clients":
+    if x != TOTAL_CLIENTS:
         return {}
     curves = {}
     for label, group in plots.iter_series(points, series):
@@ -369,7 +394,7 @@ def _predictions(
     """Per line whose spec sets RTTs (network.rtt_ms or a profile): the MVA curve and bounds
     over 1..N_max predicted from those RTTs and the demands of the line's lowest load, with that
     point's own RTTs (achieved, else the spec's) taken out of its demands first."""
-    if x != "total_clients":
+    if x != TOTAL_CLIENTS:
         return {}
     found = {}
     for label, group in plots.iter_series(points, series):
@@ -424,19 +449,20 @@ def max_throughput_table(points: pd.DataFrame, series: Sequence[str]) -> list[di
     throughput with both sides' throughput, RT, queue time and length, service time, clients."""
     rows = []
     for label, group in plots.iter_series(points, series):
-        best = group.sort_values("throughput_ops_per_s_mean").iloc[-1]
+        best = group.sort_values(mean_column(THROUGHPUT_OPS_PER_S)).iloc[-1]
+        means = PointMeans.of(best)
         rows.append(
             {
                 "label": label or "all points",
-                "point": int(best["point"]),
-                "clients": best["total_clients"],
-                "throughput": best["throughput_ops_per_s_mean"],
-                "mw_throughput": best.get("mw_throughput_ops_per_s_mean", math.nan),
-                "response_time": best["response_time_ms_mean"],
-                "mw_response_time": best.get("mw_response_time_ms_mean", math.nan),
-                "queue_time": best.get("mw_queue_time_ms_mean", math.nan),
-                "queue_length": best.get("mw_queue_length_mean", math.nan),
-                "service_time": best.get("mw_service_time_ms_mean", math.nan),
+                "point": means.point,
+                "clients": means.clients,
+                "throughput": means.throughput_ops_per_s,
+                "mw_throughput": means.mw_throughput_ops_per_s,
+                "response_time": means.response_time_ms,
+                "mw_response_time": means.mw_response_time_ms,
+                "queue_time": means.mw_queue_time_ms,
+                "queue_length": means.mw_queue_length,
+                "service_time": means.mw_service_time_ms,
                 "bottleneck": best.get("bottleneck", ""),
                 "flags": best.get("flags", ""),
             }
@@ -513,25 +539,27 @@ def out_of_sample_table(section: AnalysisSection, points: pd.DataFrame) -> list[
         )
 
     table = []
-    for _, p in points.sort_values(["label", "total_clients"]).iterrows():
+    for _, p in points.sort_values(["label", TOTAL_CLIENTS]).iterrows():
         point = int(p["point"])
         found = {
             metric: row(point, model_lib.OUT_OF_SAMPLE, metric)
             for metric in (
-                "throughput_ops_per_s",
-                "response_time_ms",
+                THROUGHPUT_OPS_PER_S,
+                RESPONSE_TIME_MS,
                 "queue_time_ms",
                 "cpu_wait_ms",
             )
         }
-        if found["throughput_ops_per_s"] is None:
+        calibration = found[THROUGHPUT_OPS_PER_S]
+        if calibration is None:
             continue
-        rt = p["response_time_ms_mean"]
+        means = PointMeans.of(p)
+        rt = means.response_time_ms
         entry: dict[str, Any] = {
             "point": point,
             "label": p["label"],
-            "clients": p["total_clients"],
-            "calibrated_at": found["throughput_ops_per_s"].calibrated_at,
+            "clients": means.clients,
+            "calibrated_at": calibration.calibrated_at,
         }
         for metric, r in found.items():
             inside = row(point, "MVA", metric)

@@ -36,10 +36,31 @@ from cachelab.analysis.models import (
 from cachelab.analysis.pointstats import point_statistics, runs_by_point, select_rows
 from cachelab.columns import (
     CONFIG_COLUMNS,
+    HOT_KEY_SHARE,
+    LAW_DEVIATION_PCT,
+    LAW_DEVIATION_WORST_PCT,
+    LAW_HOLDS,
+    LAW_RESPONSE_TIME_MS,
+    LAW_THROUGHPUT_OPS_PER_S,
     METRIC_COLUMNS,
+    MVA_THROUGHPUT_OPS_PER_S,
+    MW_QUEUE_TIME_MS,
+    MW_RESPONSE_TIME_MS,
+    MW_SERVICE_TIME_MS,
+    MW_THROUGHPUT_OPS_PER_S,
+    RESPONSE_TIME_MS,
+    SERVER_REQUESTS_MAX_OVER_MEAN,
     TEXT_COLUMNS,
+    THINK_TIME_MS,
+    THROUGHPUT_OPS_PER_S,
+    THROUGHPUT_WINDOW_STD_OPS_PER_S,
+    TOTAL_CLIENTS,
+    Z_CLIENT_MS,
+    Z_MW_MS,
+    ci95_column,
     cpu_column,
     delay_column,
+    mean_column,
     rt_column,
     util_column,
 )
@@ -59,14 +80,14 @@ TEMPLATE_NAME = "report.html.j2"
 REQUIRED_COLUMNS = (
     "point",
     "repetition",
-    "total_clients",
-    "think_time_ms",
-    "throughput_ops_per_s",
-    "response_time_ms",
+    TOTAL_CLIENTS,
+    THINK_TIME_MS,
+    THROUGHPUT_OPS_PER_S,
+    RESPONSE_TIME_MS,
 )
 METRICS = tuple(c for c in METRIC_COLUMNS if c not in TEXT_COLUMNS)
 POINT_COLUMNS = tuple(CONFIG_COLUMNS)
-MW_COLUMNS = ("mw_queue_time_ms", "mw_service_time_ms", "mw_response_time_ms")
+MW_COLUMNS = (MW_QUEUE_TIME_MS, MW_SERVICE_TIME_MS, MW_RESPONSE_TIME_MS)
 LAW_TOLERANCE_PCT = 10.0
 Z_RESOLUTION = 0.01
 FACTORIAL_ERROR_LIMIT_PCT = 5.0
@@ -142,16 +163,16 @@ def _interactive_law_frame(points: pd.DataFrame, summary: pd.DataFrame) -> pd.Da
     rows: list[dict[str, Any]] = []
     for _, row in points.iterrows():
         reps = summary[summary["point"] == row["point"]]
-        clients, think = float(row["total_clients"]), float(row["think_time_ms"])
+        clients, think = float(row[TOTAL_CLIENTS]), float(row[THINK_TIME_MS])
         law = interactive_law.check_repetitions(
             clients,
-            _floats(reps, "throughput_ops_per_s"),
-            _floats(reps, "response_time_ms"),
+            _floats(reps, THROUGHPUT_OPS_PER_S),
+            _floats(reps, RESPONSE_TIME_MS),
             think,
         )
         z_client = mean_interval(_resolved(law))
         mw = interactive_law.check_repetitions(
-            clients, _floats(reps, "mw_throughput_ops_per_s"), _floats(reps, "mw_response_time_ms")
+            clients, _floats(reps, MW_THROUGHPUT_OPS_PER_S), _floats(reps, MW_RESPONSE_TIME_MS)
         )
         z_mw = mean_interval(_resolved(mw))
         flags = [
@@ -162,20 +183,20 @@ def _interactive_law_frame(points: pd.DataFrame, summary: pd.DataFrame) -> pd.Da
             flags.append(f"measured Z {z_client.mean:.3f} ms < 0: R > N/X, inputs disagree")
         rows.append(
             {
-                "law_response_time_ms": mean_interval(
+                LAW_RESPONSE_TIME_MS: mean_interval(
                     c.predicted_response_time_ms for c in law.checks
                 ).mean,
-                "law_throughput_ops_per_s": mean_interval(
+                LAW_THROUGHPUT_OPS_PER_S: mean_interval(
                     c.predicted_throughput_ops_per_s for c in law.checks
                 ).mean,
-                "law_deviation_pct": mean_interval(law.deviations_pct).mean,
-                "law_deviation_worst_pct": law.worst_deviation_pct,
-                "law_holds": law.holds(LAW_TOLERANCE_PCT) if law.checks else math.nan,
+                LAW_DEVIATION_PCT: mean_interval(law.deviations_pct).mean,
+                LAW_DEVIATION_WORST_PCT: law.worst_deviation_pct,
+                LAW_HOLDS: law.holds(LAW_TOLERANCE_PCT) if law.checks else math.nan,
                 "law_flag": "; ".join(flags),
-                "z_client_ms": z_client.mean,
-                "z_client_ms_ci95": z_client.half_width,
-                "z_mw_ms": z_mw.mean,
-                "z_mw_ms_ci95": z_mw.half_width,
+                Z_CLIENT_MS: z_client.mean,
+                ci95_column(Z_CLIENT_MS): z_client.half_width,
+                Z_MW_MS: z_mw.mean,
+                ci95_column(Z_MW_MS): z_mw.half_width,
             }
         )
     return pd.concat([points.reset_index(drop=True), pd.DataFrame(rows)], axis=1)
@@ -202,7 +223,7 @@ def _floats(rows: pd.DataFrame, column: str) -> list[float]:
 
 
 def _has_middleware(points: pd.DataFrame) -> bool:
-    columns = [f"{c}_mean" for c in MW_COLUMNS]
+    columns = [mean_column(c) for c in MW_COLUMNS]
     if not all(c in points.columns for c in columns):
         return False
     return bool(points[columns].notna().all(axis=1).any())
@@ -233,8 +254,8 @@ def latency_distributions(
 
 
 FACTORIAL_RESPONSES = (
-    ("throughput_ops_per_s", "throughput", "factorial_tp"),
-    ("response_time_ms", "response time", "factorial_rt"),
+    (THROUGHPUT_OPS_PER_S, "throughput", "factorial_tp"),
+    (RESPONSE_TIME_MS, "response time", "factorial_rt"),
     ("1/response_time_ms", "1 / response time", "factorial_inv_rt"),
 )
 FACTORIAL_CSV = "factorial.csv"
@@ -568,9 +589,9 @@ def build_report(results_dir: Path) -> Path:
     figure = _figure(out, figures, "throughput", wide)
     left, right = figure.subplots(1, 2)
     plots.plot_throughput(left, points, x, series)
-    plots_analysis.mark_flagged(left, points, x, "throughput_ops_per_s_mean")
+    plots_analysis.mark_flagged(left, points, x, mean_column(THROUGHPUT_OPS_PER_S))
     plots.plot_response_time(right, points, x, series)
-    plots_analysis.mark_flagged(right, points, x, "response_time_ms_mean")
+    plots_analysis.mark_flagged(right, points, x, mean_column(RESPONSE_TIME_MS))
     _save(figure, out / "throughput.png")
 
     if has_mw:
@@ -590,14 +611,14 @@ def build_report(results_dir: Path) -> Path:
         plots_analysis.plot_think_time(right, points, x, series)
         _save(figure, out / "queue_length.png")
 
-    if _has_values(points, "hot_key_share_mean") or _has_values(
-        points, "server_requests_max_over_mean_mean"
+    if _has_values(points, mean_column(HOT_KEY_SHARE)) or _has_values(
+        points, mean_column(SERVER_REQUESTS_MAX_OVER_MEAN)
     ):
         figure = _figure(out, figures, "key_skew", wide)
         left, right = figure.subplots(1, 2)
-        if _has_values(points, "hot_key_share_mean"):
+        if _has_values(points, mean_column(HOT_KEY_SHARE)):
             plots.plot_hot_key_share(left, points, x, series)
-        if _has_values(points, "server_requests_max_over_mean_mean"):
+        if _has_values(points, mean_column(SERVER_REQUESTS_MAX_OVER_MEAN)):
             plots.plot_server_balance(right, points, x, series)
         _save(figure, out / "key_skew.png")
 
@@ -643,13 +664,13 @@ def build_report(results_dir: Path) -> Path:
     figure = _figure(out, figures, "interactive_law", wide)
     left, right = figure.subplots(1, 2)
     plots.plot_interactive_law(left, points, x, series)
-    if "mva_throughput_ops_per_s" in points.columns:
+    if MVA_THROUGHPUT_OPS_PER_S in points.columns:
         plots_analysis.plot_model_response_time(right, points, x, series)
     else:
         right.set_axis_off()
     _save(figure, out / "interactive_law.png")
 
-    if x == "total_clients" and "mva_throughput_ops_per_s" in points.columns:
+    if x == TOTAL_CLIENTS and MVA_THROUGHPUT_OPS_PER_S in points.columns:
         figure = _figure(out, figures, "mva_model", wide)
         plots_analysis.plot_mva_per_point(figure.subplots(), points, x, series, section.curves)
         _save(figure, out / "mva_model.png")
@@ -680,7 +701,7 @@ def build_report(results_dir: Path) -> Path:
     factorial_sections = _factorial_section(summary, axes, figures, out)
     more_sections = extra_sections(results_dir, out, axes)
 
-    write_point_csvs(out, points, section, [*axes, "total_clients"])
+    write_point_csvs(out, points, section, [*axes, TOTAL_CLIENTS])
 
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
@@ -705,7 +726,7 @@ def build_report(results_dir: Path) -> Path:
         axes=axes,
         points=points.to_dict(orient="records"),
         has_mw=has_mw,
-        has_window_std="throughput_window_std_ops_per_s" in points.columns,
+        has_window_std=THROUGHPUT_WINDOW_STD_OPS_PER_S in points.columns,
         figures=figures.files,
         captions=figures.captions,
         model_rows=section.model_rows,

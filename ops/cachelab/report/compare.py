@@ -24,6 +24,16 @@ from matplotlib.figure import Figure
 
 from cachelab.analysis.intervals import difference_interval
 from cachelab.analysis.pointstats import point_statistics, runs_by_point, select_rows
+from cachelab.columns import (
+    MW_QUEUE_TIME_MS,
+    MW_SERVICE_TIME_MS,
+    MW_THROUGHPUT_OPS_PER_S,
+    P99_MS,
+    RESPONSE_TIME_MS,
+    THROUGHPUT_OPS_PER_S,
+    ci95_column,
+    mean_column,
+)
 from cachelab.report import plots, plots_analysis
 from cachelab.report.analysis import add_noise_flags
 from cachelab.report.build import (
@@ -39,7 +49,7 @@ from cachelab.results import ResultsError
 from cachelab.results.experiment import read_experiment
 from cachelab.results.noise import host_warnings
 
-DIFFERENCE_METRICS = ("throughput_ops_per_s", "response_time_ms")
+DIFFERENCE_METRICS = (THROUGHPUT_OPS_PER_S, RESPONSE_TIME_MS)
 DIFFERENCE_COLUMNS = [
     "series",
     "baseline",
@@ -70,12 +80,12 @@ class Folder:
 
 
 OVERLAYS = (
-    ("throughput_ops_per_s", "throughput [ops/s]", "Throughput (client)"),
-    ("response_time_ms", "response time [ms]", "Response time (client)"),
-    ("p99_ms", "p99 [ms]", "99th percentile (client)"),
-    ("mw_throughput_ops_per_s", "throughput [ops/s]", "Throughput (middleware)"),
-    ("mw_queue_time_ms", "queue time [ms]", "Queue time (middleware)"),
-    ("mw_service_time_ms", "service time [ms]", "Service time (middleware)"),
+    (THROUGHPUT_OPS_PER_S, "throughput [ops/s]", "Throughput (client)"),
+    (RESPONSE_TIME_MS, "response time [ms]", "Response time (client)"),
+    (P99_MS, "p99 [ms]", "99th percentile (client)"),
+    (MW_THROUGHPUT_OPS_PER_S, "throughput [ops/s]", "Throughput (middleware)"),
+    (MW_QUEUE_TIME_MS, "queue time [ms]", "Queue time (middleware)"),
+    (MW_SERVICE_TIME_MS, "service time [ms]", "Service time (middleware)"),
 )
 
 
@@ -148,7 +158,7 @@ def differences(folders: Sequence[Folder], x: str) -> pd.DataFrame:
                     a = _values(base.summary, int(base_point["point"]), metric)
                     b = _values(folder.summary, int(point["point"]), metric)
                     diff = difference_interval(a, b)
-                    base_mean = float(base_point[f"{metric}_mean"])
+                    base_mean = float(base_point[mean_column(metric)])
                     rows.append(
                         {
                             "series": name,
@@ -156,7 +166,7 @@ def differences(folders: Sequence[Folder], x: str) -> pd.DataFrame:
                             "x": point[x],
                             "metric": metric,
                             "baseline_mean": base_mean,
-                            "mean": float(point[f"{metric}_mean"]),
+                            "mean": float(point[mean_column(metric)]),
                             "difference": diff.mean,
                             "difference_ci95": diff.half_width,
                             "difference_pct": 100.0 * diff.mean / base_mean
@@ -217,7 +227,7 @@ def build_comparison(
         present = {
             k: f
             for k, f in frames.items()
-            if f.get(f"{metric}_mean", f.get(metric, pd.Series(dtype=float))).notna().any()
+            if f.get(mean_column(metric), f.get(metric, pd.Series(dtype=float))).notna().any()
         }
         if not present:
             continue
@@ -261,12 +271,12 @@ def _html(
             "<tr>"
             + f"<td>{format_number(r.get(x))}</td>"
             + "".join(
-                f"<td>{format_number(r.get(f'{c}_mean'))} ± {format_number(r.get(f'{c}_ci95'))}"
-                "</td>"
-                for c in ("throughput_ops_per_s", "response_time_ms")
+                f"<td>{format_number(r.get(mean_column(c)))} ± "
+                f"{format_number(r.get(ci95_column(c)))}</td>"
+                for c in (THROUGHPUT_OPS_PER_S, RESPONSE_TIME_MS)
             )
-            + f"<td>{format_number(r.get('p99_ms'))}</td>"
-            + f"<td>{format_number(r.get('mw_throughput_ops_per_s_mean'))}</td>"
+            + f"<td>{format_number(r.get(P99_MS))}</td>"
+            + f"<td>{format_number(r.get(mean_column(MW_THROUGHPUT_OPS_PER_S)))}</td>"
             + f"<td class=l>{esc(str(r.get('flags') or ''))}</td>"
             + "</tr>"
             for r in frame.sort_values(x).to_dict(orient="records")

@@ -18,6 +18,19 @@ from matplotlib.lines import Line2D
 from matplotlib.typing import ColorType
 
 from cachelab.analysis.factorial import FactorialResult
+from cachelab.columns import (
+    HOT_KEY_SHARE,
+    LAW_RESPONSE_TIME_MS,
+    MW_QUEUE_TIME_MS,
+    MW_RESPONSE_TIME_MS,
+    MW_SERVICE_TIME_MS,
+    RESPONSE_TIME_MS,
+    SERVER_REQUESTS_MAX_OVER_MEAN,
+    THROUGHPUT_OPS_PER_S,
+    TOTAL_CLIENTS,
+    ci95_column,
+    mean_column,
+)
 
 BREAKDOWN_PARTS = (
     ("queue", "queue (MW)", "#4c72b0"),
@@ -91,7 +104,7 @@ def _metric_lines(
     series: Sequence[str],
     marker: str = "o",
 ) -> None:
-    mean, interval = f"{metric}_mean", f"{metric}_ci95"
+    mean, interval = mean_column(metric), ci95_column(metric)
     if mean not in frame.columns:
         raise ValueError(f"metric: {mean!r} not in frame (have {list(frame.columns)})")
     if x not in frame.columns:
@@ -118,7 +131,7 @@ def _metric_lines(
 
 def _axis_label(column: str) -> str:
     labels = {
-        "total_clients": "clients (total connections)",
+        TOTAL_CLIENTS: "clients (total connections)",
         "workers": "worker threads per middleware",
         "middlewares": "middlewares",
         "servers": "servers",
@@ -129,9 +142,9 @@ def _axis_label(column: str) -> str:
 def plot_throughput(
     ax: Axes,
     frame: pd.DataFrame,
-    x: str = "total_clients",
+    x: str = TOTAL_CLIENTS,
     series: Sequence[str] = (),
-    metric: str = "throughput_ops_per_s",
+    metric: str = THROUGHPUT_OPS_PER_S,
 ) -> None:
     """Throughput against ``x``, one line per series, error bars = 95 % intervals."""
     _metric_lines(ax, frame, x, metric, series)
@@ -142,9 +155,9 @@ def plot_throughput(
 def plot_response_time(
     ax: Axes,
     frame: pd.DataFrame,
-    x: str = "total_clients",
+    x: str = TOTAL_CLIENTS,
     series: Sequence[str] = (),
-    metric: str = "response_time_ms",
+    metric: str = RESPONSE_TIME_MS,
 ) -> None:
     """Client response time against ``x``, one line per series, error bars = 95 % intervals."""
     _metric_lines(ax, frame, x, metric, series)
@@ -153,19 +166,19 @@ def plot_response_time(
 
 
 def plot_hot_key_share(
-    ax: Axes, frame: pd.DataFrame, x: str = "total_clients", series: Sequence[str] = ()
+    ax: Axes, frame: pd.DataFrame, x: str = TOTAL_CLIENTS, series: Sequence[str] = ()
 ) -> None:
     """The most requested key's share of every key requested, against ``x``."""
-    _metric_lines(ax, frame, x, "hot_key_share", series)
+    _metric_lines(ax, frame, x, HOT_KEY_SHARE, series)
     ax.set_ylabel("hottest key's share of requests")
     ax.set_title("Key skew (loadgen)")
 
 
 def plot_server_balance(
-    ax: Axes, frame: pd.DataFrame, x: str = "total_clients", series: Sequence[str] = ()
+    ax: Axes, frame: pd.DataFrame, x: str = TOTAL_CLIENTS, series: Sequence[str] = ()
 ) -> None:
     """The busiest server's requests over the mean server's (1 = equal), against ``x``."""
-    _metric_lines(ax, frame, x, "server_requests_max_over_mean", series)
+    _metric_lines(ax, frame, x, SERVER_REQUESTS_MAX_OVER_MEAN, series)
     ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
     ax.set_ylabel("busiest server / mean server (requests)")
     ax.set_title("Servers' load (middleware)")
@@ -177,10 +190,10 @@ def breakdown_parts(frame: pd.DataFrame) -> pd.DataFrame:
     ``rest of MW`` = MW response - queue - service; ``outside MW`` = client response - MW
     response (network and client side). Negative remainders (noise) are clipped at 0.
     """
-    queue = frame["mw_queue_time_ms_mean"]
-    service = frame["mw_service_time_ms_mean"]
-    mw_rt = frame["mw_response_time_ms_mean"]
-    client_rt = frame["response_time_ms_mean"]
+    queue = frame[mean_column(MW_QUEUE_TIME_MS)]
+    service = frame[mean_column(MW_SERVICE_TIME_MS)]
+    mw_rt = frame[mean_column(MW_RESPONSE_TIME_MS)]
+    client_rt = frame[mean_column(RESPONSE_TIME_MS)]
     return pd.DataFrame(
         {
             "queue": queue,
@@ -195,15 +208,15 @@ def breakdown_parts(frame: pd.DataFrame) -> pd.DataFrame:
 def plot_mw_breakdown(
     ax: Axes,
     frame: pd.DataFrame,
-    x: str = "total_clients",
+    x: str = TOTAL_CLIENTS,
     series: Sequence[str] = (),
 ) -> None:
     """Stacked bars of where a request's time goes, per point; grouped bars per series."""
     needed = [
-        "mw_queue_time_ms_mean",
-        "mw_service_time_ms_mean",
-        "mw_response_time_ms_mean",
-        "response_time_ms_mean",
+        mean_column(MW_QUEUE_TIME_MS),
+        mean_column(MW_SERVICE_TIME_MS),
+        mean_column(MW_RESPONSE_TIME_MS),
+        mean_column(RESPONSE_TIME_MS),
     ]
     missing = [c for c in needed if c not in frame.columns]
     if missing:
@@ -303,22 +316,22 @@ def plot_percentiles(ax: Axes, percentiles: Mapping[str, Mapping[float, float]])
 def plot_interactive_law(
     ax: Axes,
     frame: pd.DataFrame,
-    x: str = "total_clients",
+    x: str = TOTAL_CLIENTS,
     series: Sequence[str] = (),
 ) -> None:
     """Measured response time (markers) against R = N/X - Z predicted from throughput (dashed).
 
     ``frame`` needs ``response_time_ms_mean`` and ``law_response_time_ms`` columns.
     """
-    for column in ("response_time_ms_mean", "law_response_time_ms", x):
+    for column in (mean_column(RESPONSE_TIME_MS), LAW_RESPONSE_TIME_MS, x):
         if column not in frame.columns:
             raise ValueError(f"frame: missing column {column!r}")
     for label, group in iter_series(frame, series):
         group = group.sort_values(x)
-        line = measured_line(ax, group, x, "response_time_ms_mean", f"measured {label}")
+        line = measured_line(ax, group, x, mean_column(RESPONSE_TIME_MS), f"measured {label}")
         ax.plot(
             group[x],
-            group["law_response_time_ms"],
+            group[LAW_RESPONSE_TIME_MS],
             marker="x",
             linestyle="--",
             color=line.get_color(),
@@ -336,7 +349,7 @@ def plot_model_throughput(
     ax: Axes,
     frame: pd.DataFrame,
     models: Mapping[str, tuple[Sequence[float], Sequence[float]]],
-    x: str = "total_clients",
+    x: str = TOTAL_CLIENTS,
     series: Sequence[str] = (),
 ) -> None:
     """Measured throughput with a model's prediction per series (dashed), e.g. from MVA."""

@@ -16,7 +16,27 @@ from matplotlib.axes import Axes
 from matplotlib.typing import ColorType
 
 from cachelab.analysis.prediction import CurvePrediction
-from cachelab.columns import cpu_column, rt_column, util_column
+from cachelab.columns import (
+    MM1_MW_RESPONSE_TIME_MS,
+    MMM_MW_RESPONSE_TIME_MS,
+    MVA_RESPONSE_TIME_MS,
+    MVA_THROUGHPUT_OPS_PER_S,
+    MW_QUEUE_LENGTH,
+    MW_QUEUE_SERVICE_MS,
+    MW_RESPONSE_TIME_MS,
+    MW_THROUGHPUT_OPS_PER_S,
+    RESPONSE_TIME_MS,
+    THINK_TIME_MS,
+    THROUGHPUT_OPS_PER_S,
+    TOTAL_CLIENTS,
+    Z_CLIENT_MS,
+    Z_MW_MS,
+    ci95_column,
+    cpu_column,
+    mean_column,
+    rt_column,
+    util_column,
+)
 from cachelab.report.plots import _axis_label, companion_line, iter_series, measured_line
 
 FLAG_COLOUR = "#b00020"
@@ -70,11 +90,11 @@ def plot_mva_per_point(
     maps a series label to (N, MVA X(N), bound min(N/(D+Z), 1/D_max))."""
     for label, group in iter_series(frame, series):
         group = group.sort_values(x)
-        line = measured_line(ax, group, x, "throughput_ops_per_s_mean", f"measured {label}")
+        line = measured_line(ax, group, x, mean_column(THROUGHPUT_OPS_PER_S), f"measured {label}")
         colour = line.get_color()
         ax.plot(
             group[x],
-            group["mva_throughput_ops_per_s"],
+            group[MVA_THROUGHPUT_OPS_PER_S],
             linestyle="none",
             marker="x",
             markersize=8,
@@ -176,7 +196,7 @@ def plot_prediction_beside(
         ax,
         "throughput [ops/s]",
         "Throughput: measured and predicted from the RTTs",
-        "total_clients",
+        TOTAL_CLIENTS,
     )
 
 
@@ -193,7 +213,7 @@ def plot_rtt_predictions(
         if label not in predictions:
             continue
         group = group.sort_values(x)
-        line = measured_line(ax, group, x, "throughput_ops_per_s_mean", f"measured {label}")
+        line = measured_line(ax, group, x, mean_column(THROUGHPUT_OPS_PER_S), f"measured {label}")
         plot_curve_prediction(ax, predictions[label], label, line.get_color())
     _finish(ax, "throughput [ops/s]", "Throughput: measured and predicted from the RTTs", x)
 
@@ -203,12 +223,14 @@ def plot_model_response_time(ax: Axes, frame: pd.DataFrame, x: str, series: Sequ
     client response time against calibrated MVA."""
     for label, group in iter_series(frame, series):
         group = group.sort_values(x)
-        line = measured_line(ax, group, x, "response_time_ms_mean", f"client RT measured {label}")
+        line = measured_line(
+            ax, group, x, mean_column(RESPONSE_TIME_MS), f"client RT measured {label}"
+        )
         colour = line.get_color()
         for column, style, name in (
-            ("mva_response_time_ms", "--", "MVA"),
-            ("mm1_mw_response_time_ms", ":", "M/M/1 (Q+S)"),
-            ("mmm_mw_response_time_ms", "-.", "M/M/m (Q+S)"),
+            (MVA_RESPONSE_TIME_MS, "--", "MVA"),
+            (MM1_MW_RESPONSE_TIME_MS, ":", "M/M/1 (Q+S)"),
+            (MMM_MW_RESPONSE_TIME_MS, "-.", "M/M/m (Q+S)"),
         ):
             if column in group.columns and group[column].notna().any():
                 ax.plot(
@@ -220,10 +242,10 @@ def plot_model_response_time(ax: Axes, frame: pd.DataFrame, x: str, series: Sequ
                     color=colour,
                     label=f"{name} {label}".strip(),
                 )
-        if "mw_queue_service_ms" in group.columns:
+        if MW_QUEUE_SERVICE_MS in group.columns:
             ax.plot(
                 group[x],
-                group["mw_queue_service_ms"],
+                group[MW_QUEUE_SERVICE_MS],
                 marker="s",
                 markersize=3,
                 linestyle="-",
@@ -265,14 +287,16 @@ def plot_both_sides(
     """Throughput and response time at the clients (solid) and at the middleware (dashed)."""
     for label, group in iter_series(frame, series):
         group = group.sort_values(x)
-        line = measured_line(ax_tp, group, x, "throughput_ops_per_s_mean", f"client {label}")
+        line = measured_line(ax_tp, group, x, mean_column(THROUGHPUT_OPS_PER_S), f"client {label}")
         colour = line.get_color()
         companion_line(
-            ax_tp, group, x, "mw_throughput_ops_per_s_mean", colour, f"middleware {label}"
+            ax_tp, group, x, mean_column(MW_THROUGHPUT_OPS_PER_S), colour, f"middleware {label}"
         )
-        measured_line(ax_rt, group, x, "response_time_ms_mean", f"client {label}", colour)
-        companion_line(ax_rt, group, x, "mw_response_time_ms_mean", colour, f"middleware {label}")
-    mark_flagged(ax_tp, frame, x, "throughput_ops_per_s_mean")
+        measured_line(ax_rt, group, x, mean_column(RESPONSE_TIME_MS), f"client {label}", colour)
+        companion_line(
+            ax_rt, group, x, mean_column(MW_RESPONSE_TIME_MS), colour, f"middleware {label}"
+        )
+    mark_flagged(ax_tp, frame, x, mean_column(THROUGHPUT_OPS_PER_S))
     _finish(ax_tp, "throughput [ops/s]", "Throughput: client and middleware", x)
     _finish(ax_rt, "response time [ms]", "Response time: client and middleware", x)
 
@@ -283,8 +307,8 @@ def plot_queue_length(ax: Axes, frame: pd.DataFrame, x: str, series: Sequence[st
         group = group.sort_values(x)
         ax.errorbar(
             group[x],
-            group["mw_queue_length_mean"],
-            yerr=group.get("mw_queue_length_ci95"),
+            group[mean_column(MW_QUEUE_LENGTH)],
+            yerr=group.get(ci95_column(MW_QUEUE_LENGTH)),
             marker="o",
             markersize=4,
             capsize=3,
@@ -363,12 +387,12 @@ def plot_think_time(ax: Axes, frame: pd.DataFrame, x: str, series: Sequence[str]
     R_mw, as ASL 2019 measured it), against the configured Z."""
     for label, group in iter_series(frame, series):
         group = group.sort_values(x)
-        line = measured_line(ax, group, x, "z_client_ms", f"N/X - R (client) {label}")
-        if "z_mw_ms" in group.columns and group["z_mw_ms"].notna().any():
-            companion_line(ax, group, x, "z_mw_ms", line.get_color(), f"N/X_mw - R_mw {label}")
+        line = measured_line(ax, group, x, Z_CLIENT_MS, f"N/X - R (client) {label}")
+        if Z_MW_MS in group.columns and group[Z_MW_MS].notna().any():
+            companion_line(ax, group, x, Z_MW_MS, line.get_color(), f"N/X_mw - R_mw {label}")
         ax.plot(
             group[x],
-            group["think_time_ms"],
+            group[THINK_TIME_MS],
             linestyle=":",
             color=line.get_color(),
             label=f"configured Z {label}".strip(),
@@ -384,11 +408,11 @@ def plot_overlay(
     percentile, one number per point from the merged histograms, has no bar)."""
     for label, frame in frames.items():
         frame = frame.sort_values(x)
-        column = f"{metric}_mean" if f"{metric}_mean" in frame.columns else metric
+        column = mean_column(metric) if mean_column(metric) in frame.columns else metric
         ax.errorbar(
             frame[x],
             frame[column],
-            yerr=frame.get(f"{metric}_ci95"),
+            yerr=frame.get(ci95_column(metric)),
             marker="o",
             markersize=4,
             capsize=3,

@@ -8,6 +8,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from cachelab.columns import RESPONSE_TIME_MS, THROUGHPUT_OPS_PER_S
 from cachelab.repetitions import RepetitionPolicy
 from cachelab.results import ResultsDir
 from cachelab.results.experiment import read_spec
@@ -33,10 +34,10 @@ def repetitions_section(results_dir: Path) -> dict[str, Any] | None:
             {
                 "point": point,
                 "n": state.n,
-                "throughput_ops_per_s": tp.mean,
+                THROUGHPUT_OPS_PER_S: tp.mean,
                 "± ops/s": tp.half_width,
                 "± % (tp)": tp.relative_pct,
-                "response_time_ms": rt.mean,
+                RESPONSE_TIME_MS: rt.mean,
                 "± ms": rt.half_width,
                 "± % (rt)": rt.relative_pct,
                 "verdict": state.verdict,

@@ -8,6 +8,7 @@ import html
 import math
 from pathlib import Path
 
+from cachelab.columns import ACHIEVED_FRAC, P50_MS, P99_MS, THROUGHPUT_OPS_PER_S
 from cachelab.results.metadata import read_metadata
 from cachelab.search.driver import SEARCH_CSV, SearchSettings, read_steps
 from cachelab.search.model import ModelBeside
@@ -19,10 +20,10 @@ COLUMNS = [
     ("step", "step"),
     ("attempt", "attempt"),
     ("load", "load"),
-    ("throughput_ops_per_s", "achieved ops/s"),
-    ("achieved_frac", "achieved / offered"),
-    ("p50_ms", "p50 ms"),
-    ("p99_ms", "p99 ms"),
+    (THROUGHPUT_OPS_PER_S, "achieved ops/s"),
+    (ACHIEVED_FRAC, "achieved / offered"),
+    (P50_MS, "p50 ms"),
+    (P99_MS, "p99 ms"),
     ("slo_value_ms", "SLO statistic ms"),
     ("verdict", "verdict"),
     ("note", "note"),

@@ -11,11 +11,12 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from cachelab.columns import TOTAL_CLIENTS
 from cachelab.fidelity import HEADER, FidelityError, FidelityRow, fidelity_rows, table_rows
 
 SEEDS_FIGURE = "seeds.png"
 X_LABELS = {
-    "total_clients": "total clients",
+    TOTAL_CLIENTS: "total clients",
     "workload.value_bytes": "value size (bytes), at the seed's highest client count",
 }
 

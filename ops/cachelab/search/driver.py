@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from cachelab.columns import TOTAL_CLIENTS
 from cachelab.search.bisection import Bisection, Bracket
 from cachelab.search.steps import (
     CSV_COLUMNS,
@@ -132,7 +133,7 @@ def _measurement_of(row: dict[str, str]) -> Measurement:
         text = row.get(name, "")
         if name in ("run", "status", "rate_verdict"):
             values[name] = text
-        elif name in ("total_clients", "requests"):
+        elif name in (TOTAL_CLIENTS, "requests"):
             values[name] = int(float(text)) if text else 0
         else:
             values[name] = float(text) if text not in ("", "nan") else math.nan

@@ -12,6 +12,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from cachelab.columns import (
+    CPU_LOADGEN_CORES,
+    MW_THROUGHPUT_OPS_PER_S,
+    OFFERED_OPS_PER_S,
+    P50_MS,
+    P90_MS,
+    P99_MS,
+    RESPONSE_TIME_MS,
+    THROUGHPUT_OPS_PER_S,
+    TOTAL_CLIENTS,
+)
 from cachelab.experiment import Executor, Reporter
 from cachelab.results import ResultsDir, ResultsError
 from cachelab.results.hdr import merge_histograms, percentiles_ms
@@ -33,20 +44,20 @@ def _number(row: dict[str, Any], column: str) -> float:
 def measurement_of(data: RunData, slo: Slo) -> Measurement:
     """A step's numbers from one run read through the results package."""
     row = row_of(data)
-    offered = _number(row, "offered_ops_per_s")
+    offered = _number(row, OFFERED_OPS_PER_S)
     m = Measurement(
         run=data.run.path.name,
         status=data.status,
         offered_ops_per_s=offered,
-        total_clients=int(row["total_clients"]),
-        throughput_ops_per_s=_number(row, "throughput_ops_per_s"),
-        mw_throughput_ops_per_s=_number(row, "mw_throughput_ops_per_s"),
-        response_time_ms=_number(row, "response_time_ms"),
-        p50_ms=_number(row, "p50_ms"),
-        p90_ms=_number(row, "p90_ms"),
-        p99_ms=_number(row, "p99_ms"),
+        total_clients=int(row[TOTAL_CLIENTS]),
+        throughput_ops_per_s=_number(row, THROUGHPUT_OPS_PER_S),
+        mw_throughput_ops_per_s=_number(row, MW_THROUGHPUT_OPS_PER_S),
+        response_time_ms=_number(row, RESPONSE_TIME_MS),
+        p50_ms=_number(row, P50_MS),
+        p90_ms=_number(row, P90_MS),
+        p99_ms=_number(row, P99_MS),
         rate_verdict=str(row.get("rate_verdict") or ""),
-        cpu_loadgen_cores=_number(row, "cpu_loadgen_cores"),
+        cpu_loadgen_cores=_number(row, CPU_LOADGEN_CORES),
     )
     if data.record.extra.get("target") == "k8s":
         # the middleware's counters of a Kubernetes run span the whole Job (scraped before and

@@ -16,6 +16,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from cachelab.columns import ACHIEVED_FRAC
 from cachelab.openloop import VERDICT_SYSTEM, counting_tolerance_frac
 from cachelab.results.noise import CLIENT_MW_LIMIT_PCT, relative_difference_pct
 from cachelab.slo import Slo
@@ -79,7 +80,7 @@ class Step:
             "attempt": self.attempt,
             "load": self.load,
             **data,
-            "achieved_frac": m.achieved_frac,
+            ACHIEVED_FRAC: m.achieved_frac,
             "slo": slo.text,
             "slo_value_ms": m.statistic_ms(slo),
             "verdict": self.verdict,
@@ -93,7 +94,7 @@ CSV_COLUMNS = [
     "attempt",
     "load",
     *MEASUREMENT_FIELDS,
-    "achieved_frac",
+    ACHIEVED_FRAC,
     "slo",
     "slo_value_ms",
     "verdict",
