@@ -21,7 +21,7 @@ from typing import Any
 
 from rich.console import Console
 
-from cachelab.cli.arguments import Subparsers, add_results, add_target
+from cachelab.cli.arguments import CommandParser, Subparsers, add_results, add_target
 from cachelab.cli.common import EXPERIMENTS_DIR, error, note
 from cachelab.spec import Spec, SpecError, load_spec
 
@@ -170,9 +170,17 @@ def _narrowed_sweep(spec: Spec, curves: list[Any], notes: list[str]) -> list[str
     return terms
 
 
+def _run_parser() -> argparse.ArgumentParser:
+    """`cachelab run`'s own parser, for the arguments reproduce hands it."""
+    from cachelab.cli import run
+
+    parser = CommandParser(prog="cachelab")
+    run.add_parser(parser.add_subparsers(dest="command", parser_class=CommandParser))
+    return parser
+
+
 def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
     from cachelab.cli import fidelity, run
-    from cachelab.cli.main import build_parser
 
     can_shape = args.target == "k8s" or os.geteuid() == 0
     try:
@@ -194,7 +202,7 @@ def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
         cli_args += ["--results", str(args.results)]
     if args.dry_run:
         cli_args.append("--dry-run")
-    run_args = build_parser().parse_args(cli_args)
+    run_args = _run_parser().parse_args(cli_args)
     code, results = run.execute(run_args, console)
     if args.dry_run or results is None or not results.summary_file.is_file():
         return code
