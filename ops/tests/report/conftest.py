@@ -13,6 +13,7 @@ WHOLE_REPORT_MODULES = {
     "test_models.py",
     "test_compare.py",
     "test_recorded_reports.py",
+    "test_report_expected.py",
 }
 
 
