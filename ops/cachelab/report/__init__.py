@@ -1,15 +1,13 @@
 """The HTML report of a results folder and the comparison of several (docs/interfaces.md §4).
 
-``build`` assembles ``report/index.html``; ``analysis`` derives its tables; ``plots`` and
-``plots_analysis`` draw its figures (each takes an ``ax``); ``compare`` overlays several folders.
-Called from the CLI's thread only.
+``build`` drives the report's stages: ``read`` (the folder, once), ``analyse``, ``sections``
+(typed data), ``figures`` (each takes an ``ax``), ``tables`` (the CSVs) and ``render`` (the
+page); ``compare`` overlays several folders. Called from the CLI's thread only.
 """
 
-from cachelab.report.build import (
-    ReportError,
-    build_report,
-    format_number,
-    latency_distributions,
-)
+from cachelab.report.build import build_report
+from cachelab.report.read import ReportError
+from cachelab.report.render import format_number
+from cachelab.report.sections.latency import latency_distributions
 
 __all__ = ["ReportError", "build_report", "format_number", "latency_distributions"]

@@ -35,16 +35,11 @@ from cachelab.columns import (
     mean_column,
 )
 from cachelab.report import plots, plots_analysis
+from cachelab.report.analyse import METRICS, POINT_COLUMNS, choose_series
 from cachelab.report.analysis import add_noise_flags
-from cachelab.report.build import (
-    METRICS,
-    POINT_COLUMNS,
-    ReportError,
-    _without_empty,
-    choose_series,
-    format_number,
-    read_summary,
-)
+from cachelab.report.read import ReportError, read_summary
+from cachelab.report.render import format_number
+from cachelab.report.tables import without_empty
 from cachelab.results import ResultsError
 from cachelab.results.experiment import read_experiment
 from cachelab.results.noise import host_warnings
@@ -237,7 +232,7 @@ def build_comparison(
         figure.savefig(out / f"{metric}.png", dpi=110)
         images.append((f"{metric}.png", title))
     table = pd.concat([f.assign(series=k) for k, f in frames.items()], ignore_index=True)
-    _without_empty(table).to_csv(out / "points.csv", index=False)
+    without_empty(table).to_csv(out / "points.csv", index=False)
     diffs = differences(read, axis)
     diffs.to_csv(out / "differences.csv", index=False)
     index = out / "index.html"

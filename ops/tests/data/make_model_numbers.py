@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from cachelab.report.build import analyse_results
+from cachelab.report.analyse import analyse_results
 
 HERE = Path(__file__).parent
 FOLDERS = (

@@ -28,7 +28,7 @@ from k8s.conftest import Cluster
 from k8s.kube import wait_for
 
 from cachelab.cli import main
-from cachelab.report.build import run_info
+from cachelab.report.sections.run import run_info
 from cachelab.summary import summary_columns
 
 from .conftest import (
@@ -424,7 +424,7 @@ def test_cachelab_run_target_k8s_sweeps_workers_on_the_real_cluster(
     assert status["state"] == "complete" and status["runs_done"] == 2, status
     metadata = json.loads((results / "metadata.json").read_text())
     # the nodes' scale factor is a setting of the run, printed with the others on its report
-    assert run_info(metadata, status)["settings"]["node_scale"] == "0.088", metadata["settings"]
+    assert run_info(metadata, status).settings["node_scale"] == "0.088", metadata["settings"]
     with (results / "summary.csv").open() as f:
         reader = csv.DictReader(f)
         rows = list(reader)

@@ -10,7 +10,7 @@ import pytest
 
 from cachelab.analysis import factorial
 from cachelab.columns import FACTORIAL, describe
-from cachelab.report.build import FACTORIAL_RESPONSES, factorial_frame
+from cachelab.report.sections.factorial import FACTORIAL_RESPONSES, factorial_frame
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "results-recorded-2k"
 FACTORS = ["topology.workers", "topology.servers"]

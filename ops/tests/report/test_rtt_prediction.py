@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from cachelab.analysis.links import LinkDelays
 from cachelab.analysis.prediction import network_model, predict_curve
 from cachelab.report import build_report
-from cachelab.report.build import analyse_results
+from cachelab.report.analyse import analyse_results
 from cachelab.report.plots_analysis import plot_prediction_beside
 
 from .sample import generator, sample_spec

@@ -1,0 +1,123 @@
+"""Which figures the report draws and how: each a name, a size, its panels side by side and the
+function that draws them (`figures.points`, `figures.latency`, `figures.factorial`); `draw`
+saves each as ``<name>.png`` in the report folder."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from cachelab.report.analyse import AnalysedResults
+from cachelab.report.analysis import prediction_caption
+from cachelab.report.figures import factorial, latency, points
+from cachelab.report.sections import ReportSections
+
+WIDE = (12.0, 4.6)
+DPI = 110
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One figure to draw."""
+
+    key: str
+    draw: Callable[[Sequence[Axes]], None]
+    panels: int = 2
+    size: tuple[float, float] = WIDE
+    caption: str | None = None
+
+    @property
+    def file(self) -> str:
+        return f"{self.key}.png"
+
+
+@dataclass
+class Figures:
+    """PNG file names (relative to ``report/``) keyed by figure name, plus captions."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    captions: dict[str, str] = field(default_factory=dict)
+
+
+def _point_plans(a: AnalysedResults, sections: ReportSections) -> list[Plan]:
+    plans = [Plan("throughput", partial(points.throughput, a=a))]
+    if sections.points.has_mw:
+        plans += [
+            Plan("both_sides", partial(points.both_sides, a=a)),
+            Plan("mw_breakdown", partial(points.mw_breakdown, a=a), 1, points.mw_breakdown_size(a)),
+            Plan("queue_length", partial(points.queue_length, a=a)),
+        ]
+    if points.has_values(a, "hot_key_share_mean") or points.has_values(
+        a, "server_requests_max_over_mean_mean"
+    ):
+        plans.append(Plan("key_skew", partial(points.key_skew, a=a)))
+    return plans
+
+
+def _latency_plans(sections: ReportSections) -> list[Plan]:
+    plans = []
+    if sections.latency.densities:
+        plans.append(
+            Plan(
+                "latency_distribution",
+                partial(latency.latency_distribution, latency=sections.latency),
+            )
+        )
+    if sections.windows.samples or sections.windows.trace:
+        plans.append(Plan("windows", partial(latency.windows, data=sections.windows)))
+    return plans
+
+
+def _model_plans(a: AnalysedResults) -> list[Plan]:
+    plans = []
+    if a.section.ops:
+        plans.append(Plan("rt_per_op", partial(points.rt_per_op, a=a), 1))
+    plans.append(Plan("interactive_law", partial(points.interactive_law, a=a)))
+    if a.x == "total_clients" and "mva_throughput_ops_per_s" in a.points.columns:
+        plans.append(Plan("mva_model", partial(points.mva_model, a=a), 1))
+    if a.section.predictions:
+        caption = prediction_caption(a.section.predictions)
+        plans.append(
+            Plan("rtt_prediction", partial(points.rtt_prediction, a=a), 1, caption=caption)
+        )
+    if a.section.stages:
+        plans.append(Plan("utilisation", partial(points.utilisation, a=a)))
+    return plans
+
+
+def _factorial_plans(sections: ReportSections) -> list[Plan]:
+    return [
+        Plan(r.key, partial(factorial.variation, response=r), 1, (6.0, 3.6))
+        for r in sections.factorial
+        if r.result is not None
+    ]
+
+
+def figure_plans(a: AnalysedResults, sections: ReportSections) -> list[Plan]:
+    """The figures that apply to these results, in the report's order."""
+    return [
+        *_point_plans(a, sections),
+        *_latency_plans(sections),
+        *_model_plans(a),
+        *_factorial_plans(sections),
+    ]
+
+
+def draw(plans: Sequence[Plan], out: Path) -> Figures:
+    """Draw and save every planned figure in ``out``."""
+    figures = Figures()
+    for plan in plans:
+        figure = Figure(figsize=plan.size)
+        axes = figure.subplots(1, plan.panels)
+        plan.draw([axes] if plan.panels == 1 else list(axes))
+        figure.tight_layout()
+        figure.savefig(out / plan.file, dpi=DPI)
+        figures.files[plan.key] = plan.file
+        if plan.caption is not None:
+            figures.captions[plan.key] = plan.caption
+    return figures
