@@ -42,7 +42,7 @@ from cachelab.local.servers import start_servers
 from cachelab.network import PROFILES, Link
 from cachelab.paths import repo_root
 from cachelab.processes import ProcessSet
-from cachelab.report.network_section import network_section
+from cachelab.report.sections.network import network_section
 from cachelab.spec import SpecError, load_spec, parse_spec
 
 QUICKSTART = Path(__file__).resolve().parents[1] / "experiments" / "quickstart.yaml"
@@ -382,11 +382,11 @@ def test_the_spec_rtts_reach_the_local_runner(tmp_path: Path, toxiproxy: str) ->
     # the report states configured against achieved for every proxy
     section = network_section(results)
     assert section is not None
-    assert [(r["proxy"], r["configured_rtt_ms"]) for r in section["rows"]] == [
+    assert [(r["proxy"], r["configured_rtt_ms"]) for r in section.rows] == [
         ("mw0-server0", 2.0),
         ("clients-mw0", 1.0),
     ]
-    assert all(r["achieved_p50_ms"] >= 0.9 * r["configured_rtt_ms"] for r in section["rows"])
+    assert all(r["achieved_p50_ms"] >= 0.9 * r["configured_rtt_ms"] for r in section.rows)
     # stopped with the run, as every process it started
     assert len(emulators) == 1
     assert not any(alive(pid) for pid in emulators)

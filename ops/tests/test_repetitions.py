@@ -125,7 +125,9 @@ def test_a_resumed_loop_keeps_the_extra_runs_and_goes_on(tmp_path: Path) -> None
 def test_the_report_section_shows_n_and_the_intervals(tmp_path: Path) -> None:
     import yaml
 
-    from cachelab.report.repetitions_section import repetitions_section
+    from cachelab.report.read import read_summary_rows
+    from cachelab.report.sections.repetitions import repetitions_section
+    from cachelab.results.experiment import read_spec
     from cachelab.summary import write_summary_csv
 
     results = ResultsDir.create(tmp_path, "certain")
@@ -133,17 +135,17 @@ def test_the_report_section_shows_n_and_the_intervals(tmp_path: Path) -> None:
     steady = rows(0, [1000, 1002, 998])
     unsure = rows(1, [1000, 1300, 800, 1200, 900, 1100])
     write_summary_csv(steady + unsure, list(RAW["sweep"]), results.summary_file)
-    section = repetitions_section(results.path)
+    section = repetitions_section(read_spec(results), read_summary_rows(results.path))
     assert section is not None
-    first, second = section["rows"]
+    first, second = section.rows
     assert (first["n"], first["verdict"]) == (3, "certain")
     assert first["± % (tp)"] == pytest.approx(0.5, abs=0.05)  # t(2) 4.303 x sd 2 / sqrt 3
     assert (second["n"], second["verdict"]) == (6, "not certain after 6 (max)")
-    assert "1 of 2 points became certain" in section["note"]
+    assert "1 of 2 points became certain" in section.note
     fixed = ResultsDir.create(tmp_path, "fixed")
     fixed.spec_file.write_text(yaml.safe_dump({**RAW, "run": {"repetitions": 3}}))
     write_summary_csv(steady, list(RAW["sweep"]), fixed.summary_file)
-    assert repetitions_section(fixed.path) is None
+    assert repetitions_section(read_spec(fixed), read_summary_rows(fixed.path)) is None
 
 
 def test_validate_says_how_many_runs_it_may_take(

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from hdrh.histogram import HdrHistogram
 
-from cachelab.report.tail_section import TAIL_FIGURE, tail_section
+from cachelab.report.figures.plan import draw, tail_plan
+from cachelab.report.read import read_summary_rows
+from cachelab.report.sections.tail import TAIL_FIGURE, tail_section
 from cachelab.summary import summarize_run, write_summary_csv
 from cachelab.tail import measured_histogram, tail_columns_names
 
@@ -60,10 +62,11 @@ def test_a_run_gets_tail_columns_and_the_report_a_figure(tmp_path: Path) -> None
     assert row["tail_rest_p50_ms"] >= 0
     results = tmp_path / "results"
     write_summary_csv([row], [], results / "summary.csv")
-    section = tail_section(results, tmp_path, [])
+    section = tail_section(read_summary_rows(results), [])
     assert section is not None
+    draw([tail_plan(section)], tmp_path)
     assert (tmp_path / TAIL_FIGURE).stat().st_size > 10_000
-    assert section["rows"][0]["queue p99 ms"] == pytest.approx(5.0, rel=0.01)
+    assert section.rows[0]["queue p99 ms"] == pytest.approx(5.0, rel=0.01)
 
 
 def _origin_s(run: Path) -> float:

@@ -18,7 +18,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from cachelab.report.analyse import analyse
-from cachelab.report.extras import extra_sections
 from cachelab.report.figures.plan import draw, figure_plans
 from cachelab.report.read import SUMMARY_FILE, ReportError, read_results
 from cachelab.report.render import render, report_context
@@ -52,7 +51,6 @@ def build_report(results_dir: Path) -> Path:
     out = results_dir / REPORT_DIR
     out.mkdir(exist_ok=True)
     figures = draw(figure_plans(analysed, sections), out)
-    extras = extra_sections(results_dir, out, analysed.axes)
     write_factorial_csv(out, sections.factorial)
     write_point_csvs(out, analysed)
-    return render(report_context(analysed, sections, figures, extras), out)
+    return render(report_context(analysed, sections, figures), out)

@@ -67,8 +67,16 @@ def read_results(results_dir: Path) -> ReadResults:
         raise ReportError(str(error)) from None
     path = results_dir / SUMMARY_FILE
     text = _summary_text(path)
-    rows = list(csv.DictReader(io.StringIO(text, newline="")))
-    return ReadResults(results_dir, experiment, summary_frame(path, text), rows)
+    return ReadResults(results_dir, experiment, summary_frame(path, text), _rows(text))
+
+
+def read_summary_rows(results_dir: Path) -> list[dict[str, str]]:
+    """``summary.csv``'s rows as text."""
+    return _rows(_summary_text(results_dir / SUMMARY_FILE))
+
+
+def _rows(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text, newline="")))
 
 
 def _summary_text(path: Path) -> str:

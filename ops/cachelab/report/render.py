@@ -22,6 +22,7 @@ from cachelab.report import plots
 from cachelab.report.analyse import LAW_TOLERANCE_PCT, AnalysedResults
 from cachelab.report.figures.plan import Figures
 from cachelab.report.sections import ReportSections
+from cachelab.report.sections.extras import ExtraSection
 from cachelab.report.sections.factorial import FactorialResponse
 from cachelab.report.sections.models import ModelsSection
 from cachelab.report.sections.points import PointsSection
@@ -60,7 +61,7 @@ class ReportContext:
     models: ModelsSection
     factorial: list[FactorialResponse]
     figures: Figures
-    extras: list[dict[str, Any]]
+    extras: list[ExtraSection]
     limits: Limits = field(default_factory=Limits)
 
 
@@ -68,7 +69,6 @@ def report_context(
     analysed: AnalysedResults,
     sections: ReportSections,
     figures: Figures,
-    extras: list[dict[str, Any]],
 ) -> ReportContext:
     return ReportContext(
         spec=analysed.spec,
@@ -81,7 +81,7 @@ def report_context(
         models=sections.models,
         factorial=sections.factorial,
         figures=figures,
-        extras=extras,
+        extras=sections.extras,
     )
 
 

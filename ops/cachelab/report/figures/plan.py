@@ -14,10 +14,15 @@ from matplotlib.figure import Figure
 
 from cachelab.report.analyse import AnalysedResults
 from cachelab.report.analysis import prediction_caption
-from cachelab.report.figures import factorial, latency, points
+from cachelab.report.figures import factorial, faults, latency, points, seeds, tail
 from cachelab.report.sections import ReportSections
+from cachelab.report.sections.faults import FaultsSection
+from cachelab.report.sections.seeds import SeedsSection
+from cachelab.report.sections.tail import TailSection
 
 WIDE = (12.0, 4.6)
+ONE = (1, 1)
+PAIR = (1, 2)
 DPI = 110
 
 
@@ -27,9 +32,10 @@ class Plan:
 
     key: str
     draw: Callable[[Sequence[Axes]], None]
-    panels: int = 2
+    grid: tuple[int, int] = PAIR  # rows and columns of panels
     size: tuple[float, float] = WIDE
     caption: str | None = None
+    sharex: bool = False
 
     @property
     def file(self) -> str:
@@ -49,7 +55,9 @@ def _point_plans(a: AnalysedResults, sections: ReportSections) -> list[Plan]:
     if sections.points.has_mw:
         plans += [
             Plan("both_sides", partial(points.both_sides, a=a)),
-            Plan("mw_breakdown", partial(points.mw_breakdown, a=a), 1, points.mw_breakdown_size(a)),
+            Plan(
+                "mw_breakdown", partial(points.mw_breakdown, a=a), ONE, points.mw_breakdown_size(a)
+            ),
             Plan("queue_length", partial(points.queue_length, a=a)),
         ]
     if points.has_values(a, "hot_key_share_mean") or points.has_values(
@@ -76,14 +84,14 @@ def _latency_plans(sections: ReportSections) -> list[Plan]:
 def _model_plans(a: AnalysedResults) -> list[Plan]:
     plans = []
     if a.section.ops:
-        plans.append(Plan("rt_per_op", partial(points.rt_per_op, a=a), 1))
+        plans.append(Plan("rt_per_op", partial(points.rt_per_op, a=a), ONE))
     plans.append(Plan("interactive_law", partial(points.interactive_law, a=a)))
     if a.x == "total_clients" and "mva_throughput_ops_per_s" in a.points.columns:
-        plans.append(Plan("mva_model", partial(points.mva_model, a=a), 1))
+        plans.append(Plan("mva_model", partial(points.mva_model, a=a), ONE))
     if a.section.predictions:
         caption = prediction_caption(a.section.predictions)
         plans.append(
-            Plan("rtt_prediction", partial(points.rtt_prediction, a=a), 1, caption=caption)
+            Plan("rtt_prediction", partial(points.rtt_prediction, a=a), ONE, caption=caption)
         )
     if a.section.stages:
         plans.append(Plan("utilisation", partial(points.utilisation, a=a)))
@@ -92,10 +100,44 @@ def _model_plans(a: AnalysedResults) -> list[Plan]:
 
 def _factorial_plans(sections: ReportSections) -> list[Plan]:
     return [
-        Plan(r.key, partial(factorial.variation, response=r), 1, (6.0, 3.6))
+        Plan(r.key, partial(factorial.variation, response=r), ONE, (6.0, 3.6))
         for r in sections.factorial
         if r.result is not None
     ]
+
+
+def tail_plan(section: TailSection) -> Plan:
+    size = tail.tail_size(section)
+    return Plan("tail_breakdown", partial(tail.tail_breakdown, section=section), ONE, size)
+
+
+def seeds_plan(section: SeedsSection) -> Plan:
+    grid, size = (1, len(section.x_columns)), seeds.seeds_size(section)
+    return Plan("seeds", partial(seeds.seed_overlays, section=section), grid, size)
+
+
+def fault_plans(section: FaultsSection) -> list[Plan]:
+    return [
+        Plan(
+            run.figure.removesuffix(".png"),
+            partial(faults.fault_run, run=run),
+            (3, 1),
+            faults.SIZE,
+            sharex=True,
+        )
+        for run in section.runs
+    ]
+
+
+def _extra_plans(sections: ReportSections) -> list[Plan]:
+    plans = []
+    if sections.tail:
+        plans.append(tail_plan(sections.tail))
+    if sections.seeds:
+        plans.append(seeds_plan(sections.seeds))
+    if sections.faults:
+        plans += fault_plans(sections.faults)
+    return plans
 
 
 def figure_plans(a: AnalysedResults, sections: ReportSections) -> list[Plan]:
@@ -105,6 +147,7 @@ def figure_plans(a: AnalysedResults, sections: ReportSections) -> list[Plan]:
         *_latency_plans(sections),
         *_model_plans(a),
         *_factorial_plans(sections),
+        *_extra_plans(sections),
     ]
 
 
@@ -113,8 +156,8 @@ def draw(plans: Sequence[Plan], out: Path) -> Figures:
     figures = Figures()
     for plan in plans:
         figure = Figure(figsize=plan.size)
-        axes = figure.subplots(1, plan.panels)
-        plan.draw([axes] if plan.panels == 1 else list(axes))
+        axes = figure.subplots(*plan.grid, sharex=plan.sharex, squeeze=False)
+        plan.draw(list(axes.ravel()))
         figure.tight_layout()
         figure.savefig(out / plan.file, dpi=DPI)
         figures.files[plan.key] = plan.file

@@ -1,12 +1,15 @@
-"""The report's sections, each a function of the analysed results that returns typed data:
-the run, the points, the latency and window data, the models, the factorial analysis."""
+"""The report's sections, each a function of the folder read and analysed that returns typed
+data: the run, the points, the latency and window data, the models, the factorial analysis, and
+the sections that apply to some folders only (tail, seeds, repetitions, faults, network)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from cachelab.report.analyse import AnalysedResults
+from cachelab.report.sections.extras import ExtraSection
 from cachelab.report.sections.factorial import FactorialResponse, factorial_section
+from cachelab.report.sections.faults import FaultsSection, faults_section
 from cachelab.report.sections.latency import (
     LatencyDistributions,
     Windows,
@@ -14,8 +17,12 @@ from cachelab.report.sections.latency import (
     windows_section,
 )
 from cachelab.report.sections.models import ModelsSection, models_section
+from cachelab.report.sections.network import network_section
 from cachelab.report.sections.points import PointsSection, points_section
+from cachelab.report.sections.repetitions import repetitions_section
 from cachelab.report.sections.run import RowsAccount, RunInfo, rows_account, run_info
+from cachelab.report.sections.seeds import SeedsSection, seeds_section
+from cachelab.report.sections.tail import TailSection, tail_section
 
 
 @dataclass(frozen=True)
@@ -27,10 +34,21 @@ class ReportSections:
     windows: Windows
     models: ModelsSection
     factorial: list[FactorialResponse]
+    tail: TailSection | None
+    seeds: SeedsSection | None
+    repetitions: ExtraSection | None
+    faults: FaultsSection | None
+    network: ExtraSection | None
+
+    @property
+    def extras(self) -> list[ExtraSection]:
+        """The sections beyond the per-point analysis that apply, in report order."""
+        found = [self.tail, self.seeds, self.repetitions, self.faults, self.network]
+        return [s for s in found if s is not None]
 
 
 def report_sections(analysed: AnalysedResults) -> ReportSections:
-    experiment = analysed.experiment
+    experiment, read = analysed.experiment, analysed.read
     return ReportSections(
         info=run_info(experiment.metadata, experiment.status),
         rows=rows_account(analysed),
@@ -39,4 +57,9 @@ def report_sections(analysed: AnalysedResults) -> ReportSections:
         windows=windows_section(analysed),
         models=models_section(analysed),
         factorial=factorial_section(analysed),
+        tail=tail_section(read.summary_rows, analysed.axes),
+        seeds=seeds_section(read.results_dir),
+        repetitions=repetitions_section(read.spec, read.summary_rows),
+        faults=faults_section(read.results_dir),
+        network=network_section(read.results_dir),
     )

@@ -4,25 +4,17 @@ repetitions it got and the 95 % intervals of its mean throughput and response ti
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-from typing import Any
-
 from cachelab.columns import RESPONSE_TIME_MS, THROUGHPUT_OPS_PER_S
 from cachelab.repetitions import RepetitionPolicy
-from cachelab.results import ResultsDir
-from cachelab.results.experiment import read_spec
+from cachelab.report.sections.extras import ExtraSection
+from cachelab.spec import Spec
 
 
-def repetitions_section(results_dir: Path) -> dict[str, Any] | None:
-    """The section, or None for a fixed number of repetitions."""
-    results = ResultsDir(results_dir)
-    spec = read_spec(results)
+def repetitions_section(spec: Spec, summary: list[dict[str, str]]) -> ExtraSection | None:
+    """The section of the summary's rows (as text), or None for a fixed number of repetitions."""
     until = spec.run.until_certain
-    if until is None or not results.summary_file.is_file():
+    if until is None:
         return None
-    with results.summary_file.open(newline="") as handle:
-        summary = list(csv.DictReader(handle))
     policy = RepetitionPolicy(spec.run)
     rows = []
     for point in sorted({int(r["point"]) for r in summary}):
@@ -49,5 +41,4 @@ def repetitions_section(results_dir: Path) -> dict[str, Any] | None:
         f"each within ±{until.ci_pct:g} % of the mean. "
         f"{sum(r['verdict'] == 'certain' for r in rows)} of {len(rows)} points became certain."
     )
-    return {"id": "repetitions", "title": "Repetitions until certain", "figures": [],
-            "rows": rows, "note": note}  # fmt: skip
+    return ExtraSection("repetitions", "Repetitions until certain", note, rows)

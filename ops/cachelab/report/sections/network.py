@@ -8,11 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cachelab.report.sections.extras import ExtraSection
 from cachelab.results import ResultsDir
 from cachelab.results.records import PointRecord
 
 
-def network_section(results_dir: Path) -> dict[str, Any] | None:
+def network_section(results_dir: Path) -> ExtraSection | None:
     """The section, or None when no run emulated an RTT."""
     rows: list[dict[str, Any]] = []
     emulator = ""
@@ -52,5 +53,4 @@ def network_section(results_dir: Path) -> dict[str, Any] | None:
         "achieved a p50 within ±10 % of the configured RTT"
         + (f"; {missed} did not (their runs' status message names them)." if missed else ".")
     )
-    return {"id": "network", "title": "Round-trip times", "figures": [], "rows": rows,
-            "note": note}  # fmt: skip
+    return ExtraSection("network", "Round-trip times", note, rows)
