@@ -40,13 +40,18 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cachelab.columns import RESPONSE_TIME_MS, THROUGHPUT_OPS_PER_S, TOTAL_CLIENTS
 from cachelab.results import ResultsDir, ResultsError
 from cachelab.results.experiment import read_spec
 from cachelab.seeds import CONFIG_FIELDS, SeedBottleneck, SeedCurve, curves_for, differences
 from cachelab.spec import Spec
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from cachelab.results.experiment import Experiment
 
 KNEE_FRAC = 0.95
 THROUGHPUT = THROUGHPUT_OPS_PER_S
@@ -256,11 +261,17 @@ def compare(results_dir: Path) -> Comparison:
         raise FidelityError(f"{results_dir}: no summary.csv (is it a results folder?)")
     with results.summary_file.open(newline="") as handle:
         summary = list(csv.DictReader(handle))
+    return compare_read(results_dir, spec, summary, _Bottlenecks(results_dir))
+
+
+def compare_read(
+    results_dir: Path, spec: Spec, summary: list[dict[str, str]], bottlenecks: _Bottlenecks
+) -> Comparison:
+    """`compare` of a folder already read: its spec and its summary's rows as text."""
     if not spec.seeds:
         raise FidelityError(f"{results_dir}: its spec names no seed experiment (seeds:)")
     configs = point_configs(spec)
     candidates = [_row_config(r, configs) for r in summary] or list(configs.values())
-    bottlenecks = _Bottlenecks(results_dir)
     rows, refused, without = [], [], []
     for seed in spec.seeds:
         curves = curves_for(seed)
@@ -300,10 +311,14 @@ def _pair(
 class _Bottlenecks:
     """Our bottleneck at a series's saturation point, from the folder's raw runs (read once)."""
 
-    def __init__(self, results_dir: Path) -> None:
+    def __init__(
+        self, results_dir: Path, read: tuple[Experiment, pd.DataFrame] | None = None
+    ) -> None:
+        """`read`: the folder's runs and summary, when the caller has read them already."""
         self.results_dir = results_dir
-        self._experiment: Any = None
-        self._read = False
+        self._experiment: Any = read[0] if read else None
+        self._frame: Any = read[1] if read else None
+        self._read = read is not None
 
     def at_saturation(self, mine: list[dict[str, str]], x: str, ours: Curve) -> str:
         if not ours.throughput or not math.isfinite(ours.saturation):
@@ -325,7 +340,9 @@ class _Bottlenecks:
             return UNKNOWN
         host = experiment.metadata.get("host") or {}
         cores = int(host.get("cpu_count") or 0) if isinstance(host, dict) else 0
-        frame = pd.read_csv(ResultsDir(self.results_dir).summary_file)
+        frame = self._frame
+        if frame is None:
+            frame = pd.read_csv(ResultsDir(self.results_dir).summary_file)
         analysis, _, repetitions = analyse_point(point, frame, experiment, cores)
         if not any(m.process_cpu for m in repetitions) or analysis.bottleneck is None:
             return UNKNOWN
@@ -348,7 +365,23 @@ class _Bottlenecks:
 
 def fidelity_rows(results_dir: Path) -> list[FidelityRow]:
     """Every (seed curve, our like series) of one results folder; FidelityError when none."""
-    comparison = compare(results_dir)
+    return _matched(results_dir, compare(results_dir))
+
+
+def fidelity_rows_read(
+    results_dir: Path,
+    spec: Spec,
+    summary: list[dict[str, str]],
+    experiment: Experiment,
+    frame: pd.DataFrame,
+) -> list[FidelityRow]:
+    """`fidelity_rows` of a folder already read: its spec, its summary's rows as text and as a
+    frame, and its runs."""
+    bottlenecks = _Bottlenecks(results_dir, (experiment, frame))
+    return _matched(results_dir, compare_read(results_dir, spec, summary, bottlenecks))
+
+
+def _matched(results_dir: Path, comparison: Comparison) -> list[FidelityRow]:
     if comparison.rows:
         return comparison.rows
     raise FidelityError(nothing_matches(results_dir, comparison))

@@ -19,7 +19,8 @@ def shaped_run(
     tmp_path: Path, spec_name: str, throughput: Callable[[dict[str, Any]], float]
 ) -> Path:
     """A results folder of `spec_name` whose summary.csv has one row per point: the columns the
-    fidelity table reads, the throughput from `throughput(row)` and N / X as response time."""
+    fidelity table and the report read, the throughput from `throughput(row)` and N / X as
+    response time (no think time)."""
     folder = tmp_path / spec_name
     folder.mkdir()
     spec_file = EXPERIMENTS / f"{spec_name}.yaml"
@@ -32,6 +33,7 @@ def shaped_run(
             "repetition": 0,
             **point.values,
             "total_clients": t.total_clients,
+            "think_time_ms": 0.0,
             "workers": t.workers,
             "middlewares": t.middlewares,
             "status": "ok",

@@ -21,6 +21,7 @@ from cachelab.fidelity import (
 )
 from cachelab.paths import repo_root
 from cachelab.report.figures.plan import draw, seeds_plan
+from cachelab.report.read import read_results
 from cachelab.report.sections.seeds import SEEDS_FIGURE, seeds_section
 from cachelab.seeds import (
     BOTTLENECKS,
@@ -143,7 +144,7 @@ def test_the_cli_prints_the_table_and_the_refusals(
 
 
 def test_the_report_section_of_an_unlike_run_is_left_out(tmp_path: Path) -> None:
-    assert seeds_section(SAMPLE) is None
+    assert seeds_section(read_results(SAMPLE)) is None
 
 
 BEGIN = "<!-- fidelity table: begin"
@@ -171,7 +172,7 @@ def test_the_quickstart_is_not_put_beside_the_write_only_table(tmp_path: Path) -
     # the quickstart is read-only against 3 servers; ASL 2017 §3.1 published write-only numbers
     # against 1 server only, so there is nothing like for like to draw
     assert "asl17-3.1-one-mw" in (ROOT / "ops" / "experiments" / "quickstart.yaml").read_text()
-    assert seeds_section(QUICKSTART) is None
+    assert seeds_section(read_results(QUICKSTART)) is None
     (refusal,) = compare(QUICKSTART).refused
     assert [d[0] for d in refusal.differences] == ["workload.ratio", "topology.servers"]
 
@@ -188,7 +189,7 @@ def test_an_asl17_spec_gets_each_worker_count_beside_the_seeds_table(tmp_path: P
     assert eight.ours.saturation == 4000
     assert eight.ratios()["saturation"] == pytest.approx(4000 / 3520)
     assert eight.ours.knee == 30  # the spec's first point past 8 clients
-    section = seeds_section(folder)
+    section = seeds_section(read_results(folder))
     assert section is not None and len(section.rows) == 4
     draw([seeds_plan(section)], tmp_path)
     assert (tmp_path / SEEDS_FIGURE).stat().st_size > 20_000
@@ -208,7 +209,7 @@ def test_a_value_size_curve_compares_saturation_only(tmp_path: Path) -> None:
     assert row.ours.saturation == pytest.approx(1e7 / 64)
     assert math.isnan(row.ratios()["knee"]) and math.isnan(row.ratios()["low_load_rt"])
     assert not row.rt_from_law
-    assert seeds_section(folder) is not None
+    assert seeds_section(read_results(folder)) is not None
 
 
 def test_the_asl16_baseline_curve() -> None:

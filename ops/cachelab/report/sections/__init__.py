@@ -58,7 +58,7 @@ def report_sections(analysed: AnalysedResults) -> ReportSections:
         models=models_section(analysed),
         factorial=factorial_section(analysed),
         tail=tail_section(read.summary_rows, analysed.axes),
-        seeds=seeds_section(read.results_dir),
+        seeds=seeds_section(read),
         repetitions=repetitions_section(read.spec, read.summary_rows),
         faults=faults_section(read.results_dir),
         network=network_section(read.results_dir),

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from cachelab.fidelity import HEADER, FidelityError, FidelityRow, fidelity_rows, table_rows
+from cachelab.fidelity import HEADER, FidelityError, FidelityRow, fidelity_rows_read, table_rows
+from cachelab.report.read import ReadResults
 from cachelab.report.sections.extras import ExtraSection
 
 SEEDS_FIGURE = "seeds.png"
@@ -27,10 +27,12 @@ class SeedsSection(ExtraSection):
         return sorted({row.x for row in self.curves})
 
 
-def seeds_section(results_dir: Path) -> SeedsSection | None:
+def seeds_section(read: ReadResults) -> SeedsSection | None:
     """The section, or None when no published curve matches the run's series."""
     try:
-        rows = fidelity_rows(results_dir)
+        rows = fidelity_rows_read(
+            read.results_dir, read.spec, read.summary_rows, read.experiment, read.summary
+        )
     except FidelityError:
         return None
     table = [dict(zip(HEADER, cells, strict=True)) for cells in table_rows(rows)]
