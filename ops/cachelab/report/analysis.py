@@ -1,7 +1,7 @@
 """The analysis section of a report, computed from data: per point the operational analysis
 (stage utilisations, bottleneck), the calibrated models beside the measurement, noise flags,
 CPU per process, response time per op type, measured think time and the seeds' maximum
-throughput table. `report.py` draws and renders; this module only computes."""
+throughput table. `report.figures` draws and `report.render` renders; this module only computes."""
 
 from __future__ import annotations
 
