@@ -83,14 +83,14 @@ _NOT_COLUMNS: list[tuple[str, str, tuple[str, ...], str]] = [
     ("local/latency.py", "off_links", ("p50_ms",), "a field of a link's calibration"),
     ("summary.py", "_achieved_rtts", ("p50_ms",), "a field of a link's calibration"),
     (
-        "report/network_section.py",
+        "report/sections/network.py",
         "network_section",
         ("p50_ms", "p90_ms"),
         "a field of a link's calibration",
     ),
     ("summary.py", "row_of", ("think_time_ms",), "the spec's workload field the column copies"),
     ("dashboards.py", "overview_dashboard", ("errors",), "a panel's legend"),
-    ("report/faults_section.py", "plot_fault_run", ("errors",), "an axis label"),
+    ("report/figures/faults.py", "plot_fault_run", ("errors",), "an axis label"),
 ]
 NOT_COLUMNS = {(m, f, s) for m, f, strings, _ in _NOT_COLUMNS for s in strings}
 

@@ -18,7 +18,25 @@ from cachelab.analysis import interactive_law
 from cachelab.analysis.aggregate import window_std
 from cachelab.analysis.intervals import mean_interval
 from cachelab.analysis.pointstats import point_statistics, runs_by_point, select_rows
-from cachelab.columns import CONFIG_COLUMNS, METRIC_COLUMNS, TEXT_COLUMNS
+from cachelab.columns import (
+    CONFIG_COLUMNS,
+    LAW_DEVIATION_PCT,
+    LAW_DEVIATION_WORST_PCT,
+    LAW_HOLDS,
+    LAW_RESPONSE_TIME_MS,
+    LAW_THROUGHPUT_OPS_PER_S,
+    METRIC_COLUMNS,
+    MW_RESPONSE_TIME_MS,
+    MW_THROUGHPUT_OPS_PER_S,
+    RESPONSE_TIME_MS,
+    TEXT_COLUMNS,
+    THINK_TIME_MS,
+    THROUGHPUT_OPS_PER_S,
+    TOTAL_CLIENTS,
+    Z_CLIENT_MS,
+    Z_MW_MS,
+    ci95_column,
+)
 from cachelab.report import analysis as report_analysis
 from cachelab.report import plots
 from cachelab.report.read import ReadResults, ReportError, read_results
@@ -94,16 +112,16 @@ def _interactive_law_frame(points: pd.DataFrame, summary: pd.DataFrame) -> pd.Da
 def _interactive_law_row(row: pd.Series, summary: pd.DataFrame) -> dict[str, Any]:
     """The interactive law's columns of one point."""
     reps = summary[summary["point"] == row["point"]]
-    clients, think = float(row["total_clients"]), float(row["think_time_ms"])
+    clients, think = float(row[TOTAL_CLIENTS]), float(row[THINK_TIME_MS])
     law = interactive_law.check_repetitions(
         clients,
-        _floats(reps, "throughput_ops_per_s"),
-        _floats(reps, "response_time_ms"),
+        _floats(reps, THROUGHPUT_OPS_PER_S),
+        _floats(reps, RESPONSE_TIME_MS),
         think,
     )
     z_client = mean_interval(_resolved(law))
     mw = interactive_law.check_repetitions(
-        clients, _floats(reps, "mw_throughput_ops_per_s"), _floats(reps, "mw_response_time_ms")
+        clients, _floats(reps, MW_THROUGHPUT_OPS_PER_S), _floats(reps, MW_RESPONSE_TIME_MS)
     )
     z_mw = mean_interval(_resolved(mw))
     flags = [
@@ -113,20 +131,18 @@ def _interactive_law_row(row: pd.Series, summary: pd.DataFrame) -> dict[str, Any
     if z_client.mean < 0 and not flags:
         flags.append(f"measured Z {z_client.mean:.3f} ms < 0: R > N/X, inputs disagree")
     return {
-        "law_response_time_ms": mean_interval(
-            c.predicted_response_time_ms for c in law.checks
-        ).mean,
-        "law_throughput_ops_per_s": mean_interval(
+        LAW_RESPONSE_TIME_MS: mean_interval(c.predicted_response_time_ms for c in law.checks).mean,
+        LAW_THROUGHPUT_OPS_PER_S: mean_interval(
             c.predicted_throughput_ops_per_s for c in law.checks
         ).mean,
-        "law_deviation_pct": mean_interval(law.deviations_pct).mean,
-        "law_deviation_worst_pct": law.worst_deviation_pct,
-        "law_holds": law.holds(LAW_TOLERANCE_PCT) if law.checks else math.nan,
+        LAW_DEVIATION_PCT: mean_interval(law.deviations_pct).mean,
+        LAW_DEVIATION_WORST_PCT: law.worst_deviation_pct,
+        LAW_HOLDS: law.holds(LAW_TOLERANCE_PCT) if law.checks else math.nan,
         "law_flag": "; ".join(flags),
-        "z_client_ms": z_client.mean,
-        "z_client_ms_ci95": z_client.half_width,
-        "z_mw_ms": z_mw.mean,
-        "z_mw_ms_ci95": z_mw.half_width,
+        Z_CLIENT_MS: z_client.mean,
+        ci95_column(Z_CLIENT_MS): z_client.half_width,
+        Z_MW_MS: z_mw.mean,
+        ci95_column(Z_MW_MS): z_mw.half_width,
     }
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from cachelab.columns import RESPONSE_TIME_MS, THINK_TIME_MS, THROUGHPUT_OPS_PER_S, TOTAL_CLIENTS
 from cachelab.results import ResultsError
 from cachelab.results.experiment import Experiment, read_experiment
 from cachelab.spec import Spec
@@ -20,10 +21,10 @@ SUMMARY_FILE = "summary.csv"
 REQUIRED_COLUMNS = (
     "point",
     "repetition",
-    "total_clients",
-    "think_time_ms",
-    "throughput_ops_per_s",
-    "response_time_ms",
+    TOTAL_CLIENTS,
+    THINK_TIME_MS,
+    THROUGHPUT_OPS_PER_S,
+    RESPONSE_TIME_MS,
 )
 
 

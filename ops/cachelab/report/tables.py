@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from cachelab.columns import TOTAL_CLIENTS
 from cachelab.report.analyse import AnalysedResults
 from cachelab.report.sections.factorial import FactorialResponse, analysed_frame
 
@@ -23,7 +24,7 @@ def without_empty(frame: pd.DataFrame) -> pd.DataFrame:
 def write_point_csvs(out: Path, analysed: AnalysedResults) -> None:
     """points.csv, models.csv and bottlenecks.csv."""
     points, section = analysed.points, analysed.section
-    keys = list(dict.fromkeys(k for k in [*analysed.axes, "total_clients"] if k in points.columns))
+    keys = list(dict.fromkeys(k for k in [*analysed.axes, TOTAL_CLIENTS] if k in points.columns))
     ids = points[["point", *keys]]
     without_empty(points).to_csv(out / "points.csv", index=False)
     for name, frame in (

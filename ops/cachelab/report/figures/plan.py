@@ -12,6 +12,13 @@ from pathlib import Path
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from cachelab.columns import (
+    HOT_KEY_SHARE,
+    MVA_THROUGHPUT_OPS_PER_S,
+    SERVER_REQUESTS_MAX_OVER_MEAN,
+    TOTAL_CLIENTS,
+    mean_column,
+)
 from cachelab.report.analyse import AnalysedResults
 from cachelab.report.analysis import prediction_caption
 from cachelab.report.figures import factorial, faults, latency, points, seeds, tail
@@ -60,8 +67,8 @@ def _point_plans(a: AnalysedResults, sections: ReportSections) -> list[Plan]:
             ),
             Plan("queue_length", partial(points.queue_length, a=a)),
         ]
-    if points.has_values(a, "hot_key_share_mean") or points.has_values(
-        a, "server_requests_max_over_mean_mean"
+    if points.has_values(a, mean_column(HOT_KEY_SHARE)) or points.has_values(
+        a, mean_column(SERVER_REQUESTS_MAX_OVER_MEAN)
     ):
         plans.append(Plan("key_skew", partial(points.key_skew, a=a)))
     return plans
@@ -86,7 +93,7 @@ def _model_plans(a: AnalysedResults) -> list[Plan]:
     if a.section.ops:
         plans.append(Plan("rt_per_op", partial(points.rt_per_op, a=a), ONE))
     plans.append(Plan("interactive_law", partial(points.interactive_law, a=a)))
-    if a.x == "total_clients" and "mva_throughput_ops_per_s" in a.points.columns:
+    if a.x == TOTAL_CLIENTS and MVA_THROUGHPUT_OPS_PER_S in a.points.columns:
         plans.append(Plan("mva_model", partial(points.mva_model, a=a), ONE))
     if a.section.predictions:
         caption = prediction_caption(a.section.predictions)

@@ -7,6 +7,14 @@ from collections.abc import Sequence
 
 from matplotlib.axes import Axes
 
+from cachelab.columns import (
+    HOT_KEY_SHARE,
+    MVA_THROUGHPUT_OPS_PER_S,
+    RESPONSE_TIME_MS,
+    SERVER_REQUESTS_MAX_OVER_MEAN,
+    THROUGHPUT_OPS_PER_S,
+    mean_column,
+)
 from cachelab.report import plots, plots_analysis
 from cachelab.report.analyse import AnalysedResults
 
@@ -18,9 +26,9 @@ def has_values(a: AnalysedResults, column: str) -> bool:
 def throughput(axes: Sequence[Axes], a: AnalysedResults) -> None:
     left, right = axes
     plots.plot_throughput(left, a.points, a.x, a.series)
-    plots_analysis.mark_flagged(left, a.points, a.x, "throughput_ops_per_s_mean")
+    plots_analysis.mark_flagged(left, a.points, a.x, mean_column(THROUGHPUT_OPS_PER_S))
     plots.plot_response_time(right, a.points, a.x, a.series)
-    plots_analysis.mark_flagged(right, a.points, a.x, "response_time_ms_mean")
+    plots_analysis.mark_flagged(right, a.points, a.x, mean_column(RESPONSE_TIME_MS))
 
 
 def both_sides(axes: Sequence[Axes], a: AnalysedResults) -> None:
@@ -45,9 +53,9 @@ def queue_length(axes: Sequence[Axes], a: AnalysedResults) -> None:
 
 def key_skew(axes: Sequence[Axes], a: AnalysedResults) -> None:
     left, right = axes
-    if has_values(a, "hot_key_share_mean"):
+    if has_values(a, mean_column(HOT_KEY_SHARE)):
         plots.plot_hot_key_share(left, a.points, a.x, a.series)
-    if has_values(a, "server_requests_max_over_mean_mean"):
+    if has_values(a, mean_column(SERVER_REQUESTS_MAX_OVER_MEAN)):
         plots.plot_server_balance(right, a.points, a.x, a.series)
 
 
@@ -58,7 +66,7 @@ def rt_per_op(axes: Sequence[Axes], a: AnalysedResults) -> None:
 def interactive_law(axes: Sequence[Axes], a: AnalysedResults) -> None:
     left, right = axes
     plots.plot_interactive_law(left, a.points, a.x, a.series)
-    if "mva_throughput_ops_per_s" in a.points.columns:
+    if MVA_THROUGHPUT_OPS_PER_S in a.points.columns:
         plots_analysis.plot_model_response_time(right, a.points, a.x, a.series)
     else:
         right.set_axis_off()

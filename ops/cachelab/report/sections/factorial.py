@@ -11,12 +11,13 @@ from typing import Any
 import pandas as pd
 
 from cachelab.analysis import factorial
+from cachelab.columns import RESPONSE_TIME_MS, THROUGHPUT_OPS_PER_S
 from cachelab.report import plots
 from cachelab.report.analyse import AnalysedResults
 
 FACTORIAL_RESPONSES = (
-    ("throughput_ops_per_s", "throughput", "factorial_tp"),
-    ("response_time_ms", "response time", "factorial_rt"),
+    (THROUGHPUT_OPS_PER_S, "throughput", "factorial_tp"),
+    (RESPONSE_TIME_MS, "response time", "factorial_rt"),
     ("1/response_time_ms", "1 / response time", "factorial_inv_rt"),
 )
 FACTORIAL_ERROR_LIMIT_PCT = 5.0

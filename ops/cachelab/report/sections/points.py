@@ -9,10 +9,17 @@ from typing import Any
 
 import pandas as pd
 
+from cachelab.columns import (
+    MW_QUEUE_TIME_MS,
+    MW_RESPONSE_TIME_MS,
+    MW_SERVICE_TIME_MS,
+    THROUGHPUT_WINDOW_STD_OPS_PER_S,
+    mean_column,
+)
 from cachelab.report.analyse import AnalysedResults
 from cachelab.report.analysis import max_throughput_table
 
-MW_COLUMNS = ("mw_queue_time_ms", "mw_service_time_ms", "mw_response_time_ms")
+MW_COLUMNS = (MW_QUEUE_TIME_MS, MW_SERVICE_TIME_MS, MW_RESPONSE_TIME_MS)
 
 
 @dataclass(frozen=True)
@@ -25,7 +32,7 @@ class PointsSection:
 
 
 def has_middleware(points: pd.DataFrame) -> bool:
-    columns = [f"{c}_mean" for c in MW_COLUMNS]
+    columns = [mean_column(c) for c in MW_COLUMNS]
     if not all(c in points.columns for c in columns):
         return False
     return bool(points[columns].notna().all(axis=1).any())
@@ -36,7 +43,7 @@ def points_section(analysed: AnalysedResults) -> PointsSection:
     return PointsSection(
         rows=points.to_dict(orient="records"),
         has_mw=has_middleware(points),
-        has_window_std="throughput_window_std_ops_per_s" in points.columns,
+        has_window_std=THROUGHPUT_WINDOW_STD_OPS_PER_S in points.columns,
         flagged=int((points["flags"].astype(str).str.len() > 0).sum()),
         max_rows=max_throughput_table(points, analysed.series),
     )
