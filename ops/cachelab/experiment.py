@@ -318,7 +318,7 @@ class ExperimentLoop:
             self._another(todo, len(todo), point, made, more, status)
         current: tuple[Point, int] | None = None
         try:
-            with _signals_as_interrupt():
+            with signals_as_interrupt():
                 number = 0
                 while number < len(todo):
                     point, repetition = todo[number]
@@ -395,7 +395,7 @@ def shielded() -> Iterator[None]:
 
 
 @contextmanager
-def _signals_as_interrupt() -> Iterator[None]:
+def signals_as_interrupt() -> Iterator[None]:
     """Ctrl-C, SIGTERM and SIGHUP (the terminal closed) raise KeyboardInterrupt while the
     experiment runs (also when the parent shell started us with SIGINT ignored), so the children,
     each in its own session and so untouched by the terminal's signals, are stopped on the way

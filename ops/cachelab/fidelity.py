@@ -333,7 +333,7 @@ class _Bottlenecks:
         """The busiest station's kind at `point`; UNKNOWN without its CPU samples."""
         import pandas as pd
 
-        from cachelab.report.analysis import analyse_point
+        from cachelab.analysis.perpoint import analyse_point
 
         experiment = self.experiment()
         if experiment is None or not experiment.runs_of(point):

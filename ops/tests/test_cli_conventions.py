@@ -63,31 +63,25 @@ def test_one_option_name_per_folder_meaning() -> None:
 def test_namespace_and_release_are_options_of_the_k8s_commands(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import cachelab.k8s.collect_results
-    import cachelab.k8s.runner
     import cachelab.search
+    from cachelab.k8s.collect_results import CollectTarget
     from cachelab.k8s.kube import K8sError
+    from cachelab.k8s.target import K8sTarget
+    from cachelab.spec import Spec
 
     seen: list[tuple[str | None, str | None]] = []
 
-    def fake_run(spec: object, options: RunOptions, *rest: object) -> None:
-        seen.append((options.namespace, options.release))
+    def fake_check(target: K8sTarget, spec: Spec) -> None:
+        seen.append((target.options.namespace, target.options.release))
         raise K8sError("stopped before the cluster")
 
-    def fake_search(
-        spec: Path, settings: object, point: object, options: RunOptions, _: object
-    ) -> None:
-        seen.append((options.namespace, options.release))
+    def fake_point_spec(target: CollectTarget) -> Spec:
+        seen.append((target.namespace, None))
         raise K8sError("stopped before the cluster")
 
-    def fake_collect(namespace: str | None, results: Path | None, console: object) -> Path:
-        seen.append((namespace, None))
-        raise K8sError("stopped before the cluster")
-
-    monkeypatch.setattr(cachelab.k8s.runner, "run", fake_run)
+    monkeypatch.setattr(K8sTarget, "check", fake_check)
     monkeypatch.setattr(cachelab.search, "k8s_problem", lambda *args: None)
-    monkeypatch.setattr(cachelab.search, "run_k8s", fake_search)
-    monkeypatch.setattr(cachelab.k8s.collect_results, "collect", fake_collect)
+    monkeypatch.setattr(CollectTarget, "point_spec", fake_point_spec)
     k8s = ["--target", "k8s", "--namespace", "lab", "--release", "tb"]
     assert main(["run", str(QUICKSTART), *k8s]) == 2
     assert main(["search", str(QUICKSTART), "--point", "0", "--slo", "p99<=2ms", *k8s]) == 2
@@ -237,18 +231,18 @@ def test_fidelity_json_holds_the_table_as_numbers(
 def test_search_json_is_the_answer_and_its_progress_goes_to_stderr(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import cachelab.search
+    import cachelab.cli.search
     from cachelab.search import Answer, Bracket
 
     answer = Answer(8.0, Bracket(8.0, 9.0), 5, 6, 20_000.0, 1.5, float("nan"), False)
 
-    def fake_local(spec: Path, settings: object, point: object, base: object, resume: object,
-                   console: Console) -> tuple[Path, Answer]:  # fmt: skip
+    def fake_search(
+        args: object, settings: object, options: object, console: Console
+    ) -> tuple[Path, Answer, str]:
         console.print("  step 0 attempt 0: 4 -> pass")
-        (tmp_path / "answer.txt").write_text("8 clients per thread meets p99<=2ms\n")
-        return tmp_path, answer
+        return tmp_path, answer, "8 clients per thread meets p99<=2ms"
 
-    monkeypatch.setattr(cachelab.search, "run_local", fake_local)
+    monkeypatch.setattr(cachelab.cli.search, "_search", fake_search)
     cli_args = ["search", str(QUICKSTART), "--point", "0", "--slo", "p99<=2ms", "--json"]
     assert main(cli_args) == 0
     captured = capsys.readouterr()

@@ -13,8 +13,8 @@ import pytest
 
 from cachelab.faults import FaultInjector, fault_columns, read_timeline
 from cachelab.faults.injector import FaultEvent
-from cachelab.faults.local import check_local_faults
 from cachelab.faults.recovery import Second, recovery
+from cachelab.local.faults import check_local_faults
 from cachelab.local.shaping import ShapingError
 from cachelab.spec import SpecError, parse_spec
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cachelab.faults.k8s import (
+from cachelab.k8s.faults import (
     K8sFaultError,
     K8sFaultTargets,
     LinkShaper,
@@ -20,7 +20,8 @@ from cachelab.faults.k8s import (
     parent_pid,
     resolve,
 )
-from cachelab.k8s.runner import OriginTracker, instance_log
+from cachelab.k8s.loadgens import instance_log
+from cachelab.k8s.progress import OriginTracker
 from cachelab.spec import parse_spec
 from cachelab.terminal import LiveSample
 

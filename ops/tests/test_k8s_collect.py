@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from cachelab.k8s import plan
 from cachelab.k8s.collect import CollectError, log_without_blocks, result_blocks
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
 
@@ -94,7 +97,7 @@ def test_a_log_that_ends_inside_a_block_is_read_again_until_it_is_whole(
 ) -> None:
     """A finished pod's log may lack its last lines for a moment on a busy node: the runner
     reads it again, and fails naming the block only when it stays cut."""
-    from cachelab.k8s import runner as runner_module
+    from cachelab.k8s import jobs as jobs_module
 
     begin = "=== cachelab-result-begin job=benchmark machine=0 instance=hdr-1 ==="
     end = "=== cachelab-result-end job=benchmark machine=0 instance=hdr-1 ==="
@@ -108,14 +111,13 @@ def test_a_log_that_ends_inside_a_block_is_read_again_until_it_is_whole(
             self.reads += 1
             return self.texts[min(self.reads, len(self.texts)) - 1]
 
-    monkeypatch.setattr(runner_module.time, "sleep", lambda _s: None)
-    reader = runner_module.K8sRunner.__new__(runner_module.K8sRunner)
-    reader.kube = Logs([f"{begin}\n#[hist", whole])  # type: ignore[assignment]
-    log, blocks = reader._logs_with_blocks("benchmark-0", "loadgen")
+    monkeypatch.setattr(jobs_module.time, "sleep", lambda _s: None)
+    reader = jobs_module.Jobs(Logs([f"{begin}\n#[hist", whole]), plan.Target(), Path())  # type: ignore[arg-type]
+    log, blocks = reader.logs_with_blocks("benchmark-0", "loadgen")
     assert log == whole and [b.instance for b in blocks] == ["hdr-1"]
     assert reader.kube.reads == 2  # type: ignore[attr-defined]
 
     reader.kube = Logs([f"{begin}\n#[hist"])  # type: ignore[assignment]
     with pytest.raises(CollectError, match="has no end marker"):
-        reader._logs_with_blocks("benchmark-0", "loadgen")
-    assert reader.kube.reads == runner_module.LOG_READS  # type: ignore[attr-defined]
+        reader.logs_with_blocks("benchmark-0", "loadgen")
+    assert reader.kube.reads == jobs_module.LOG_READS  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from cachelab.k8s import plan
-from cachelab.k8s.runner import with_job_resources
+from cachelab.k8s.jobs import with_job_resources
 from cachelab.paths import repo_root
 from cachelab.spec import parse_spec
 

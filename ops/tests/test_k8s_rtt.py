@@ -239,13 +239,15 @@ class FakeKube:
 
 
 def probe_step(tmp_path: Path, kube: FakeKube) -> dict[str, Any]:
-    from rich.console import Console
-
-    from cachelab.k8s.runner import K8sRunner
+    from cachelab.k8s.links import LinkProber
+    from cachelab.k8s.release import ReleaseKeeper
+    from cachelab.k8s.scrape import MiddlewareScraper
 
     spec = load_spec(QUICKSTART, ["network.profile=asl2017"])
-    runner = K8sRunner(spec, None, kube, plan.Target(), [], 60, Console())  # type: ignore[arg-type]
-    return runner._probe_links(spec, VALUES, {"cachelab.dev/run": "p0-r0"}, tmp_path)
+    release = ReleaseKeeper(kube, "testbed", Path(), [], 60)  # type: ignore[arg-type]
+    scraper = MiddlewareScraper(kube, release)  # type: ignore[arg-type]
+    prober = LinkProber(kube, plan.Target(), release, scraper)  # type: ignore[arg-type]
+    return prober.probe(spec, VALUES, {"cachelab.dev/run": "p0-r0"}, tmp_path)
 
 
 def test_the_runner_calibrates_and_times_each_link_from_probe_pods(tmp_path: Path) -> None:

@@ -37,10 +37,11 @@ def test_no_checkout_is_one_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_pat
 
 def test_every_part_uses_the_one_repo_root() -> None:
     from cachelab.k8s import runner as k8s_runner
-    from cachelab.local import runner as local_runner
+    from cachelab.k8s import target as k8s_target
+    from cachelab.local import target as local_target
     from cachelab.local import tools
 
-    for module in (k8s_runner, local_runner, tools):
+    for module in (k8s_runner, k8s_target, local_target, tools):
         assert module.repo_root is repo_root, module.__name__
     sources = [p for p in (CHECKOUT / "ops" / "cachelab").rglob("*.py") if p.name != "paths.py"]
     defining = [str(p) for p in sources if "def repo_root" in p.read_text()]

@@ -9,8 +9,9 @@ from typing import Any
 
 import pandas as pd
 
+from cachelab.analysis import models as model_lib
 from cachelab.analysis.links import NO_LINKS, LinkDelay, LinkDelays, achieved_delays
-from cachelab.analysis.operational import PointMeasurement
+from cachelab.analysis.operational import OperationalAnalysis, PointMeasurement, analyse, combine
 from cachelab.columns import (
     MW_QUEUE_LENGTH,
     MW_QUEUE_TIME_MS,
@@ -24,6 +25,7 @@ from cachelab.columns import (
     THROUGHPUT_OPS_PER_S,
     TOTAL_CLIENTS,
 )
+from cachelab.results.experiment import Experiment
 from cachelab.results.run import RunData
 from cachelab.spec import Network
 
@@ -194,3 +196,22 @@ def server_threads_of(spec_dump: dict[str, Any]) -> int:
     server = spec_dump.get("server")
     threads = ((server or {}).get("memcached") or {}).get("threads") if server else None
     return int(threads) if isinstance(threads, int) and threads > 0 else 4
+
+
+def analyse_point(
+    point: int, summary: pd.DataFrame, experiment: Experiment, host_cores: int
+) -> tuple[OperationalAnalysis, list[model_lib.ModelRow], list[PointMeasurement]]:
+    """A point's analysis and model rows, each repetition calibrated and solved with its own
+    measured demands and then averaged (the means of noisy repetitions do not obey the
+    interactive law, their own numbers do). Returns the repetitions' measurements too."""
+    analyses, rows = [], []
+    measurements = []
+    for _, rep in summary[summary["point"] == point].iterrows():
+        run = experiment.run(point, int(rep["repetition"]))
+        runs = [run] if run is not None else []
+        threads = server_threads_of(run.record.spec) if run is not None else 4
+        m = measurement(rep, runs, host_cores, threads)
+        measurements.append(m)
+        analyses.append(analyse(m))
+        rows.append(model_lib.model_rows(m, analyses[-1]))
+    return combine(analyses), model_lib.combine_rows(rows), measurements

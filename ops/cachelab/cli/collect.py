@@ -27,13 +27,18 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def cmd_collect(args: argparse.Namespace, console: Console) -> int:
-    from cachelab.k8s.collect_results import collect
+    from cachelab.k8s.collect_results import CollectTarget
     from cachelab.k8s.kube import K8sError
+    from cachelab.target import run_experiment
 
+    target = CollectTarget(args.namespace, args.results, console)
     try:
-        folder = collect(args.namespace, args.results, console)
+        results, status = run_experiment(target, target.point_spec())
     except K8sError as problem:
         return error(console, str(problem))
+    if status.state != "complete":
+        return error(console, f"{status.message} (results in {results.path})")
+    folder = results.path
     console.print(f"results: [bold]{escape(str(folder))}[/]", highlight=False)
     if args.report:
         from cachelab.report import build_report

@@ -31,6 +31,7 @@ from cachelab.cli.common import (
 from cachelab.options import RunOptions
 from cachelab.results import ResultsDir
 from cachelab.spec import Spec, SpecError, load_spec
+from cachelab.target import Target
 
 # FIELD=VALUE terms (whitespace-separated) applied to every `cachelab run`'s spec after its --set
 # terms: a script shortens any command's runs, e.g. CACHELAB_SET="run.duration_s=4".
@@ -115,6 +116,16 @@ def _dry_run(spec: Spec, selection: Any, console: Console) -> int:
     return 0
 
 
+def _target(options: RunOptions, console: Console) -> Target:
+    if options.target == "k8s":
+        from cachelab.k8s.target import K8sTarget
+
+        return K8sTarget(options, console)
+    from cachelab.local.target import LocalTarget
+
+    return LocalTarget(options, console)
+
+
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     return execute(args, console)[0]
 
@@ -128,6 +139,7 @@ def execute(args: argparse.Namespace, console: Console) -> tuple[int, ResultsDir
     from cachelab.monitor import MonitorError
     from cachelab.paths import RepoRootError
     from cachelab.processes import ProcessError
+    from cachelab.target import run_experiment
     from cachelab.terminal import summary_table
 
     overrides = [*(getattr(args, "set", None) or []), *os.environ.get(SET_ENV, "").split()]
@@ -165,14 +177,7 @@ def execute(args: argparse.Namespace, console: Console) -> tuple[int, ResultsDir
             return error(console, f"--results {args.results}: {unwritable}"), None
     options = RunOptions.from_args(args)
     try:
-        if args.target == "k8s":
-            from cachelab.k8s.runner import run as k8s_run
-
-            results, status = k8s_run(spec, options, console, selection, args.resume)
-        else:
-            from cachelab.local.runner import run as local_run
-
-            results, status = local_run(spec, args.spec, options, console, selection, args.resume)
+        results, status = run_experiment(_target(options, console), spec, selection, args.resume)
     except (
         ProcessError,
         MonitorError,

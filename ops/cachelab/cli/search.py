@@ -99,19 +99,48 @@ def _search_json(
     }
 
 
+def _search(
+    args: argparse.Namespace, settings: SearchSettings, options: RunOptions, console: Console
+) -> tuple[Path, Answer, str]:
+    """The search on its target: the folder, the answer and its text; the figure is drawn
+    whatever happens once the steps have started."""
+    from cachelab.experiment import shielded
+    from cachelab.report.search_plots import write_search_figure
+    from cachelab.search.run import SearchRun, open_search
+    from cachelab.target import Target
+    from cachelab.terminal import RunLines
+
+    target: Target
+    if args.target == "k8s":
+        from cachelab.k8s.target import K8sTarget
+
+        target = K8sTarget(options, console)
+    else:
+        from cachelab.local.target import LocalTarget
+
+        target = LocalTarget(options, console, search=True)
+    spec, results = open_search(target, args.spec, settings, args.point, args.resume)
+    reporter = RunLines(console, spec.run.duration_s)
+    try:
+        executor = target.executor(spec, results, reporter.live)
+        search = SearchRun(spec, settings, results, executor, reporter, console)
+        try:
+            answer = search.run()
+        finally:
+            with shielded():
+                slo, best = search.slo, search.best_load()
+                write_search_figure(results.path, search.steps, slo, best, search.label)
+    finally:
+        with shielded():
+            target.close(results)
+    return results.path, answer, search.write_answer(answer).strip()
+
+
 def cmd_search(args: argparse.Namespace, console: Console) -> int:
     from cachelab.k8s.kube import K8sError
     from cachelab.k8s.plan import PlanError
     from cachelab.processes import ProcessError
-    from cachelab.search import (
-        ANSWER_FILE,
-        SearchError,
-        choose_point,
-        k8s_problem,
-        run_k8s,
-        run_local,
-        settings_for,
-    )
+    from cachelab.search import SearchError, choose_point, k8s_problem, settings_for
     from cachelab.slo import SloError
 
     try:
@@ -129,18 +158,12 @@ def cmd_search(args: argparse.Namespace, console: Console) -> int:
     if args.target == "k8s" and (unfit := k8s_problem(spec, settings, options)) is not None:
         return error(console, unfit)
     try:
-        if args.target == "k8s":
-            folder, answer = run_k8s(args.spec, settings, args.point, options, console)
-        else:
-            folder, answer = run_local(
-                args.spec, settings, args.point, args.results, args.resume, console
-            )
+        folder, answer, text = _search(args, settings, options, console)
     except (SearchError, ProcessError, PlanError, K8sError) as failure:
         return error(console, str(failure))
     except KeyboardInterrupt:
         error(console, "interrupted; every step measured is in search.csv (go on with --resume)")
         return 130
-    text = (folder / ANSWER_FILE).read_text().strip()
     if args.json:
         print_json(_search_json(folder, settings, answer, text))
         return 0

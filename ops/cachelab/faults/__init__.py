@@ -1,5 +1,5 @@
 """Faults as experiment steps: a spec's `faults` carried out while a run measures
-(cachelab.faults.injector), on a local run's processes (cachelab.faults.local), and what they did
+(cachelab.faults.injector), on a local run's processes (cachelab.local.faults), and what they did
 to the clients per second, with the time to detect and to recover (cachelab.faults.recovery)."""
 
 from cachelab.faults.injector import FAULTS_FILE, FaultEvent, FaultInjector, FaultTargets

@@ -31,9 +31,12 @@ from rich.console import Console
 from cachelab.k8s import plan
 from cachelab.k8s.kube import K8sError, Kube
 from cachelab.k8s.render import POINT_CONFIGMAP, POINT_ROLE_LABEL
+from cachelab.k8s.runner import K8sRunner
+from cachelab.k8s.target import K8sTarget, cluster_facts
 from cachelab.options import RunOptions
-from cachelab.paths import repo_root
-from cachelab.spec import Spec, SpecError, parse_spec
+from cachelab.results import ResultsDir, RunStatus
+from cachelab.spec import Point, Spec, SpecError, parse_spec
+from cachelab.target import Live
 
 RUN_LABEL = "cachelab.dev/run"
 
@@ -102,33 +105,80 @@ def _benchmark(kube: Kube, run_label: str) -> tuple[dict[str, Any], str]:
     return job, loadgen
 
 
-def collect(namespace: str | None, results_base: Path | None, console: Console) -> Path:
-    """Write the results folder of the Jobs in `namespace` (None: $CACHELAB_K8S_NAMESPACE, else
-    default) under `results_base` (None: <repo>/results); returns it. Raises K8sError."""
-    from cachelab.experiment import ExperimentLoop
-    from cachelab.k8s import runner
-    from cachelab.results import finish_metadata
-    from cachelab.terminal import RunLines
+class CollectedRun(K8sRunner):
+    """The executor of `cachelab collect`: one run read from Jobs that completed before; it
+    applies and waits for nothing."""
 
-    namespace = namespace or os.environ.get("CACHELAB_K8S_NAMESPACE", "default")
-    kube = Kube(namespace=namespace, helm_binary=shutil.which("helm") or "helm")
-    facts = kube.cluster_facts()
-    if "error" in facts:
-        raise K8sError(f"cannot reach the cluster: {facts['error']}")
-    spec, run_label = _point_spec(kube)
-    job, loadgen = _benchmark(kube, run_label)
-    target = plan.Target(loadgen=loadgen)
-    root = repo_root()
-    options = RunOptions(spec_path=Path(), results=results_base)
-    results = runner.prepare_results(spec, options, root, kube, facts, target, [])
-    executor = runner.K8sRunner(spec, results, kube, target, [], 60.0, console)
-    executor.collect_only = True  # the Jobs ran: read them, apply nothing
-    executor.released_epoch_ms = _epoch_ms(job["status"].get("startTime"))
-    loop = ExperimentLoop(spec, results, executor, RunLines(console, spec.run.duration_s))
-    try:
-        status = loop.run()
-    finally:
-        finish_metadata(results.metadata_file)
-    if status.state != "complete":
-        raise K8sError(f"{status.message} (results in {results.path})")
-    return results.path
+    def __init__(
+        self,
+        spec: Spec,
+        results: ResultsDir,
+        kube: Kube,
+        target: plan.Target,
+        released_epoch_ms: float | None,
+        live: Live | None = None,
+    ) -> None:
+        super().__init__(spec, results, kube, target, [], 60.0, live)
+        self.released_epoch_ms = released_epoch_ms  # the benchmark Job's start
+
+    def _measure(
+        self, point: Point, repetition: int, run_dir: Path, record: dict[str, Any]
+    ) -> tuple[RunStatus, str]:
+        """The middleware's counters were not scraped before the benchmark, so there are
+        none."""
+        spec = point.spec
+        if spec.preload.enabled:
+            record["preload"] = self.preload.read(spec)
+        record["benchmark_released_epoch_ms"] = self.released_epoch_ms
+        record["collected_by"] = "cachelab collect"
+        unavailable = (
+            "not scraped: cachelab collect runs after the Jobs (cachelab run --target k8s "
+            "scrapes the middleware before and after the benchmark)"
+        )
+        record["middlewares"] = [
+            {
+                "index": j,
+                "address": name,
+                "stats_dir": f"middleware-{j}",
+                "unavailable": unavailable,
+            }
+            for j, name in enumerate(self.scraper.pods())
+        ]
+        return self.loadgens.collect(spec, run_dir, record)
+
+
+class CollectTarget(K8sTarget):
+    """The Jobs of an overlay in `namespace` (None: $CACHELAB_K8S_NAMESPACE, else default),
+    written under `results_base` (None: <repo>/results)."""
+
+    def __init__(self, namespace: str | None, results_base: Path | None, console: Console) -> None:
+        super().__init__(RunOptions(spec_path=Path(), results=results_base), console)
+        self.namespace = namespace or os.environ.get("CACHELAB_K8S_NAMESPACE", "default")
+        self.released_epoch_ms: float | None = None
+
+    def point_spec(self) -> Spec:
+        """The overlay's one-point spec, once its benchmark Job has completed; K8sError
+        otherwise."""
+        kube = Kube(namespace=self.namespace, helm_binary=shutil.which("helm") or "helm")
+        facts = cluster_facts(kube)
+        spec, run_label = _point_spec(kube)
+        job, loadgen = _benchmark(kube, run_label)
+        self.kube, self.facts = kube, facts
+        self.target = plan.Target(loadgen=loadgen)
+        self.released_epoch_ms = _epoch_ms(job["status"].get("startTime"))
+        return spec
+
+    def check(self, spec: Spec) -> None:
+        """`point_spec` checked the overlay's spec and Jobs."""
+        self._cluster()
+
+    def announce(self, results: ResultsDir) -> None:
+        """Nothing runs on this machine: the command names the folder when it is written."""
+
+    def executor(self, spec: Spec, results: ResultsDir, live: Live | None) -> CollectedRun:
+        return CollectedRun(
+            spec, results, self._cluster(), self.target, self.released_epoch_ms, live
+        )
+
+    def resume_hint(self, results: ResultsDir) -> str | None:
+        return None

@@ -13,8 +13,12 @@ line where it was. Called from the runner's thread.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterable
 
+from cachelab.k8s.jobs import Jobs
+from cachelab.k8s.kube import K8sError
+from cachelab.spec import Spec
 from cachelab.terminal import LiveSample, combine, parse_progress
 
 # The tag run-benchmark.sh puts in front of a progress line.
@@ -74,3 +78,57 @@ class ProgressFollower:
         self._last_second = sample.second
         self.live(sample)
         return sample
+
+
+class OriginTracker:
+    """When the loadgens' second 0 was (monotonic), from the first progress second the
+    runner sees in the pods' logs: late by up to one poll and one `kubectl logs`, so a fault's
+    times are early by as much. The runner's thread calls `seen`, the injector's `origin`."""
+
+    def __init__(self) -> None:
+        self._origin: float | None = None
+
+    def seen(self, sample: LiveSample) -> None:
+        if self._origin is None:
+            self._origin = time.monotonic() - sample.second
+
+    def origin(self) -> float | None:
+        return self._origin
+
+
+def benchmark_poll(
+    jobs: Jobs,
+    spec: Spec,
+    live: Callable[[LiveSample], None] | None,
+    origin: OriginTracker | None = None,
+) -> Callable[[], None] | None:
+    """What the wait for the benchmark Job calls once per poll: the pods' progress lines to
+    the live line and to `origin` (None with neither)."""
+    if live is None and origin is None:
+        return None
+
+    def each_second(sample: LiveSample) -> None:
+        if origin is not None:
+            origin.seen(sample)
+        if live is not None:
+            live(sample)
+
+    follower = ProgressFollower(
+        lambda pod: jobs.kube.kubectl(
+            "logs", pod, "-c", "loadgen", f"--tail={TAIL_LINES}", timeout_s=10
+        ),
+        each_second,
+        (K8sError,),
+    )
+    pods: list[str] = []
+
+    def poll() -> None:
+        nonlocal pods
+        if len(pods) < spec.topology.client_machines:  # until every machine's pod exists
+            try:
+                pods = [p["metadata"]["name"] for p in jobs.pods("benchmark")]
+            except (K8sError, ValueError, KeyError):
+                return
+        follower.poll(pods)
+
+    return poll

@@ -4,7 +4,8 @@ For each run (`LocalRunner.run_one`): make sure the servers are up and preloaded
 back), start the middleware(s) and wait for their "listening" line, start all loadgen instances
 together and pass their per-second progress to the live line while they run, SIGTERM the
 middleware(s) so they write their summary, record servers' counters and write `point.json`.
-cachelab.experiment owns the rest (order, selection, resume, status.json, summary.csv).
+cachelab.experiment owns the rest (order, selection, resume, status.json, summary.csv), and
+cachelab.local.target the results folder around the runs.
 
 A spec with `network:` round-trip times gets one toxiproxy-server per run (cachelab.local.latency):
 the middlewares reach their servers and the loadgens their targets through its proxies, which it
@@ -19,7 +20,6 @@ and marks the run `partial` before the loop marks the experiment `interrupted`.
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,17 +28,16 @@ from typing import Any
 
 from rich.console import Console
 
-from cachelab.experiment import ExperimentLoop, Selection, open_for_resume, shielded
+from cachelab.experiment import shielded
 from cachelab.faults import FaultInjector
-from cachelab.faults.local import (
+from cachelab.local.commands import loadgen_argv, middleware_argv, preload_argv, verify_argv
+from cachelab.local.cpu import ProcessCpuSampler
+from cachelab.local.faults import (
+    FaultProcess,
     LocalFaultTargets,
-    LocalTarget,
-    check_local_faults,
     progress_origin,
     targets_touched,
 )
-from cachelab.local.commands import loadgen_argv, middleware_argv, preload_argv, verify_argv
-from cachelab.local.cpu import ProcessCpuSampler
 from cachelab.local.latency import ROLE as EMULATOR_ROLE
 from cachelab.local.latency import Toxiproxy, off_message, toxiproxy_binary
 from cachelab.local.servers import HOST, Server, server_stats, start_servers
@@ -52,28 +51,21 @@ from cachelab.local.shaping import (
 )
 from cachelab.local.tools import Toolchain
 from cachelab.monitor import LocalMonitor, MonitorSettings
-from cachelab.options import RunOptions
-from cachelab.paths import repo_root
 from cachelab.processes import ManagedProcess, ProcessError, ProcessSet, free_port
 from cachelab.results import (
     MeasuredInterval,
     ResultsDir,
     RunRecord,
     RunStatus,
-    Status,
-    collect_metadata,
-    finish_metadata,
     finish_point_record,
     start_point_record,
-    update_metadata,
     write_json,
 )
 from cachelab.results.layout import CPU_FILE
-from cachelab.results.noise import load_warning
 from cachelab.results.run import client_stats
-from cachelab.spec import Point, Spec, save_spec
+from cachelab.spec import Point, Spec
 from cachelab.summary import SummaryError
-from cachelab.terminal import LiveSample, RunLines, combine, last_progress
+from cachelab.terminal import LiveSample, combine, last_progress
 
 LISTENING = "cachelab middleware listening on"
 LIVE_POLL_S = 0.5  # how often the runner looks at the loadgens' progress lines
@@ -460,11 +452,11 @@ def _fault_targets(
 ) -> LocalFaultTargets:
     """The processes the spec's faults may hit: servers (restarted into the servers' set) and
     middlewares (into the run's)."""
-    targets: dict[str, LocalTarget] = {}
+    targets: dict[str, FaultProcess] = {}
     for i, server in enumerate(group.servers):
-        targets[f"server-{i}"] = LocalTarget(server.proc, server.port, _port_ready(server.port))
+        targets[f"server-{i}"] = FaultProcess(server.proc, server.port, _port_ready(server.port))
     for j, (proc, port) in enumerate(middlewares):
-        targets[f"middleware-{j}"] = LocalTarget(
+        targets[f"middleware-{j}"] = FaultProcess(
             proc, port, lambda p: p.wait_for_line(LISTENING, timeout_s=60.0)
         )
     return _ServerAwareTargets(group.procs, targets, procs)
@@ -481,7 +473,7 @@ class _ServerAwareTargets(LocalFaultTargets):
     """Restarted servers join the servers' process set, restarted middlewares the run's."""
 
     def __init__(
-        self, server_procs: ProcessSet, targets: dict[str, LocalTarget], run_procs: ProcessSet
+        self, server_procs: ProcessSet, targets: dict[str, FaultProcess], run_procs: ProcessSet
     ) -> None:
         super().__init__(server_procs, targets)
         self.run_procs = run_procs
@@ -524,89 +516,6 @@ def _cpu_processes(procs: ProcessSet, servers: list[Server]) -> list[tuple[str, 
         if role in ("loadgen", "middleware", EMULATOR_ROLE):
             found.append((role, proc.name, proc.pid))
     return found
-
-
-def prepare_results(
-    spec: Spec,
-    spec_path: Path,
-    base: Path,
-    tools: Toolchain,
-    settings: dict[str, Any] | None = None,
-) -> ResultsDir:
-    results = ResultsDir.create(base, spec.name)
-    save_spec(spec, spec_path, results.spec_file)
-    metadata = collect_metadata(tools.root, tools.java, tools.jars(), settings)
-    metadata["target"] = "local"
-    metadata["experiment"] = spec.name
-    metadata["points"] = [{"point": p.index, "values": p.values} for p in spec.points()]
-    write_json(results.metadata_file, metadata)
-    return results
-
-
-def run(
-    spec: Spec,
-    spec_path: Path,
-    options: RunOptions,
-    console: Console,
-    selection: Selection,
-    resume: Path | None = None,
-) -> tuple[ResultsDir, Status]:
-    """Entry point of `cachelab run --target local` (a new results folder, or `resume`'s)."""
-    root = repo_root()
-    tools = Toolchain.discover(root, need_middleware=spec.topology.middlewares > 0)
-    bandwidth = options.bandwidth or "off"
-    check_local_faults(spec, bandwidth)  # before a results folder is made
-    toxiproxy = None
-    if any(p.spec.links() for p in spec.points()):  # RTTs: toxiproxy-server, built once
-        toxiproxy = toxiproxy_binary(root, lambda line: console.print(line, highlight=False))
-    settings = {
-        "target": "local",
-        "bandwidth": bandwidth,
-        "monitor": {"enabled": options.monitor},
-    }
-    previous: Status | None = None
-    if resume is not None:
-        results, previous = open_for_resume(spec, resume, "local")
-    else:
-        base = options.results if options.results is not None else root / "results"
-        results = prepare_results(spec, spec_path, base, tools, settings)
-    console.print(f"results: {results.path}", highlight=False)
-    warning = load_warning(os.getloadavg()[0], os.cpu_count(), "at the start")
-    if warning:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-    runner = LocalRunner(spec, spec_path, results, tools)
-    runner.bandwidth = bandwidth
-    runner.toxiproxy = toxiproxy
-    if runner.bandwidth != "off":
-        role_rates(runner.bandwidth, spec.topology.hosts)  # the profile sizes every role
-        LoopbackShaper().check()
-        console.print(
-            f"bandwidth: {runner.bandwidth} shaped on lo while each run measures", highlight=False
-        )
-    reporter = RunLines(console, spec.run.duration_s)
-    runner.live = reporter.live
-    if options.monitor:
-        runner.monitor = start_monitor(spec, results.path / "prometheus", console)
-        update_metadata(
-            results.metadata_file,
-            {"settings": {**settings, "monitor": dataclasses.asdict(runner.monitor.settings)}},
-        )
-    try:
-        loop = ExperimentLoop(
-            spec,
-            results,
-            runner,
-            reporter,
-            selection,
-            previous,
-            resume_hint=options.resume_command(results.path),
-        )
-        status = loop.run()
-    finally:
-        if runner.monitor is not None:
-            runner.monitor.stop()
-        finish_metadata(results.metadata_file)
-    return results, status
 
 
 def start_monitor(spec: Spec, workdir: Path, console: Console) -> LocalMonitor:

@@ -20,9 +20,8 @@ from cachelab.analysis.operational import (
     OperationalAnalysis,
     PointMeasurement,
     analyse,
-    combine,
 )
-from cachelab.analysis.perpoint import measurement, server_threads_of
+from cachelab.analysis.perpoint import analyse_point, measurement, server_threads_of
 from cachelab.analysis.pointmeans import PointMeans
 from cachelab.analysis.prediction import CurvePrediction, predict_curve
 from cachelab.columns import (
@@ -188,25 +187,6 @@ def _op_columns(experiment: Experiment, point: int) -> dict[str, float]:
             if count > 0:
                 per_run.setdefault(name, []).append(total_ms / count)
     return {name: mean_interval(values).mean for name, values in per_run.items()}
-
-
-def analyse_point(
-    point: int, summary: pd.DataFrame, experiment: Experiment, host_cores: int
-) -> tuple[OperationalAnalysis, list[model_lib.ModelRow], list[PointMeasurement]]:
-    """A point's analysis and model rows, each repetition calibrated and solved with its own
-    measured demands and then averaged (the means of noisy repetitions do not obey the
-    interactive law, their own numbers do). Returns the repetitions' measurements too."""
-    analyses, rows = [], []
-    measurements = []
-    for _, rep in summary[summary["point"] == point].iterrows():
-        run = experiment.run(point, int(rep["repetition"]))
-        runs = [run] if run is not None else []
-        threads = server_threads_of(run.record.spec) if run is not None else 4
-        m = measurement(rep, runs, host_cores, threads)
-        measurements.append(m)
-        analyses.append(analyse(m))
-        rows.append(model_lib.model_rows(m, analyses[-1]))
-    return combine(analyses), model_lib.combine_rows(rows), measurements
 
 
 def analyse_points(

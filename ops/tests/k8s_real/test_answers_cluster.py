@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from cachelab.cli import main
-from cachelab.faults.k8s import container_pids, pod_link_ends, run_tc
 from cachelab.faults.recovery import loadgen_logs, read_timeline
+from cachelab.k8s.faults import container_pids, pod_link_ends, run_tc
 from cachelab.report import build_report
 
 from .conftest import LOCAL_VALUES, NAMESPACE, RELEASE, LocalCluster

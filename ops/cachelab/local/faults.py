@@ -22,7 +22,7 @@ from cachelab.terminal import last_progress
 
 
 @dataclass
-class LocalTarget:
+class FaultProcess:
     """One process a fault can hit: its process, its port and how to tell it is ready."""
 
     proc: ManagedProcess
@@ -36,11 +36,11 @@ class LocalFaultTargets:
     """Targets by name (`server-0`, `middleware-1`), the process set new ones join."""
 
     procs: ProcessSet
-    targets: dict[str, LocalTarget]
+    targets: dict[str, FaultProcess]
     killed: set[str] = field(default_factory=set)
     _shapers: dict[str, LoopbackShaper] = field(default_factory=dict)
 
-    def _target(self, name: str) -> LocalTarget:
+    def _target(self, name: str) -> FaultProcess:
         return self.targets[name]
 
     def stop(self, target: str) -> int:

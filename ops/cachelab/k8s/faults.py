@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cachelab.k8s.kube import K8sError
+from cachelab.k8s.kube import K8sError, Kube
+from cachelab.k8s.release import ReleaseKeeper
 from cachelab.spec import Spec
 
 PROC = Path("/proc")
@@ -312,3 +313,20 @@ def resolve(
                 )
             found[fault.target] = (middlewares[fault.index], MIDDLEWARE_CONTAINER)
     return found
+
+
+def fault_targets(
+    kube: Kube,
+    release: ReleaseKeeper,
+    fullname: str,
+    spec: Spec,
+    middlewares: dict[str, dict[str, Any]],
+) -> K8sFaultTargets:
+    """The pods and containers the spec's faults hit (K8sFaultError names a missing one)."""
+    backend = spec.topology.backend
+    selector = release.component_selector(backend)
+    servers = [p["metadata"]["name"] for p in kube.get("pod", "-l", selector)["items"]]
+    pods = resolve(spec, servers, list(middlewares), fullname)
+    targets = K8sFaultTargets(pods, lambda name: kube.get("pod", name))
+    targets.prepare()
+    return targets
