@@ -1,11 +1,12 @@
 """The experiment loop, one for every target: which runs to do, in which order, and what is left.
 
-A target (the local runner, the Kubernetes runner, a fake in the tests) is an `Executor`: it runs
-one point and repetition into its run folder and returns that run's `RunRecord`. `ExperimentLoop`
-owns everything around it: the selection of points (`--only`), resuming a results folder
-(`--resume`: only runs that are missing, partial or failed run again), status.json after every
-run, the summary.csv rows, the run lines of the terminal, and Ctrl-C / SIGTERM (the current run is
-marked partial, the experiment interrupted). Called from the CLI's main thread only.
+A target's executor (the local runner, the Kubernetes runner, a fake in the tests) is an
+`Executor`: it runs one point and repetition into its run folder and returns that run's
+`RunRecord`. `ExperimentLoop` owns everything around it: the selection of points (`--only`),
+resuming a results folder (`--resume`: only runs that are missing, partial or failed run again),
+status.json after every run, the summary.csv rows, the run lines of the terminal, and Ctrl-C /
+SIGTERM (the current run is marked partial, the experiment interrupted). The results folder
+around the loop is the target's (cachelab.target). Called from the CLI's main thread only.
 """
 
 from __future__ import annotations
