@@ -79,7 +79,7 @@ _NOT_COLUMNS: list[tuple[str, str, tuple[str, ...], str]] = [
         "groups of the loadgen's progress line",
     ),
     ("local/runner.py", "_preload", ("hits", "misses", "miss_ratio"), "the preload check's record"),
-    ("k8s/runner.py", "_preload_checks", ("miss_ratio",), "the preload check's record"),
+    ("k8s/preload.py", "read", ("miss_ratio",), "the preload check's record"),
     ("local/latency.py", "off_links", ("p50_ms",), "a field of a link's calibration"),
     ("summary.py", "_achieved_rtts", ("p50_ms",), "a field of a link's calibration"),
     (
