@@ -270,6 +270,11 @@ overlays: venv ## Render every manifests/overlays/* again from its spec (the `ca
 	  eval "$(CACHELAB) render $$args"; \
 	done
 
+.PHONY: options
+options: venv ## Export the middleware's and the loadgen's flags (ops/cachelab/schemas/*-options.json) from their picocli models and render the docs' flag tables from them.
+	@$(MVN) -pl middleware,loadgen test -Dtest='OptionsDescriptionTest' -Dsurefire.failIfNoSpecifiedTests=false -Dcachelab.options.write=true
+	@cd ops && $(PY) -m cachelab.program_options $(ROOT)
+
 .PHONY: dashboards
 dashboards: venv ## Regenerate the Grafana dashboards in charts/testbed/dashboards from ops/cachelab/dashboards.py.
 	@$(PY) -m cachelab.dashboards charts/testbed/dashboards

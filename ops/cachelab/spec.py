@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
+from cachelab import program_options
 from cachelab.columns import CONFIG_COLUMNS, TOTAL_CLIENTS, summary_columns
 from cachelab.network import LINK_WORDS, LINKS, MAX_RTT_MS, PROFILE_NAMES, PROFILES, Link, links_of
 from cachelab.seeds import known_seed
@@ -57,6 +58,16 @@ class Hosts(_Model):
     server: str = Field(default="a1", pattern=r"^[a-z0-9-]+$", description="pool of the servers")
 
 
+# The middleware's bounds, as its options say (schemas/middleware-options.json).
+_MW = program_options.middleware()
+_WORKERS = _MW.bounds("-t")
+_WORKER_BATCH = _MW.bounds("--worker-batch")
+_EVENT_LOOPS = _MW.bounds("--event-loops")
+_SERVERS = _MW.bounds("-m")
+_REPLICATION = _MW.bounds("--replication")
+_ZIPF_EXPONENT = program_options.loadgen().bounds("--key-zipf-exp")
+
+
 class Topology(_Model):
     """Who talks to whom: clients, middlewares, servers."""
 
@@ -71,22 +82,24 @@ class Topology(_Model):
     )
     clients_per_thread: int = Field(default=1, ge=1, le=1024, description="memtier -c")
     middlewares: int = Field(default=1, ge=0, le=16, description="0 = loadgen talks to the servers")
-    workers: int = Field(default=8, ge=1, le=1024, description="middleware worker threads (-t)")
+    workers: int = Field(
+        default=8, ge=_WORKERS[0], le=_WORKERS[1], description="middleware worker threads (-t)"
+    )
     worker_batch: int = Field(
         default=1,
-        ge=1,
-        le=1024,
+        ge=_WORKER_BATCH[0],
+        le=_WORKER_BATCH[1],
         description="middleware --worker-batch, requests a worker takes at once (1 = ASL worker)",
     )
     event_loops: int = Field(
         default=0,
-        ge=0,
-        le=64,
+        ge=_EVENT_LOOPS[0],
+        le=_EVENT_LOOPS[1],
         description="middleware --event-loops, net threads that send their clients' single-server "
         "requests to the servers themselves (no queue, no worker wake-up), for throughput; 0 = the "
         "ASL's one net thread and request queue, the queueing model under study",
     )
-    servers: int = Field(default=1, ge=1, le=64, description="backend servers")
+    servers: int = Field(default=1, ge=_SERVERS[0], le=_SERVERS[1], description="backend servers")
     backend: Literal["memcached", "redis"] = "memcached"
     hosts: Hosts = Field(default_factory=Hosts)
 
@@ -111,8 +124,8 @@ class Workload(_Model):
     )
     key_zipf_exp: float = Field(
         default=1.0,
-        gt=0,
-        lt=5,
+        gt=_ZIPF_EXPONENT[0],
+        lt=_ZIPF_EXPONENT[1],
         description="memtier --key-zipf-exp: key n of the Z pattern is requested with weight "
         "n^-key_zipf_exp (memtier's range (0, 5), default 1); used only when key_pattern has a Z",
     )
@@ -121,7 +134,12 @@ class Workload(_Model):
     )
     sharded: bool = Field(default=False, description="middleware -s")
     routing: Literal["round-robin", "hash"] = "round-robin"
-    replication: int = Field(default=1, ge=1, le=64, description="replicas per key in hash mode")
+    replication: int = Field(
+        default=1,
+        ge=_REPLICATION[0],
+        le=_REPLICATION[1],
+        description="replicas per key in hash mode",
+    )
     think_time_ms: float = Field(default=0, ge=0, le=60_000, description="loadgen --think-time (Z)")
     rate_ops: float = Field(
         default=0,

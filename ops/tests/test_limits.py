@@ -1,51 +1,68 @@
-"""Limits that the spec, the chart's values schema and the Java programs each enforce are the
-same numbers: a change to one of them fails here until the others follow."""
+"""Limits that the spec, the chart and the Java programs each enforce are the same numbers. The
+programs' ranges are exported from their picocli models (`schemas/*-options.json`); the spec reads
+them from there, and the chart's values schema, its value comments and README rows are compared
+with them here."""
 
 from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from typing import Any
 
 import pytest
 
+from cachelab import program_options as options
 from cachelab.paths import repo_root
 from cachelab.spec import json_schema
 
 ROOT = repo_root()
-MIDDLEWARE_CONFIG = (
-    ROOT / "middleware/src/main/java/dev/cachelab/middleware/config/MiddlewareConfig.java"
-)
-LOADGEN_COMMAND = ROOT / "loadgen/src/main/java/dev/cachelab/loadgen/config/LoadgenCommand.java"
-CHART_SCHEMA = ROOT / "charts/testbed/values.schema.json"
+CHART = ROOT / "charts/testbed"
+MW = options.middleware()
 
-Bounds = tuple[float | None, float | None]
+# (min, max, 0 also accepted)
+Bounds = tuple[float | None, float | None, bool]
 
-
-def _java_constants(source: str) -> dict[str, str]:
-    return dict(re.findall(r"static final (?:int|long|double) (\w+) = ([^;]+);", source))
-
-
-def _java_number(expression: str, constants: dict[str, str]) -> float | None:
-    """A constant expression (digits, <<, *, +, named constants) as a number; None otherwise."""
-    text = expression.strip()
-    for name, value in constants.items():
-        text = re.sub(rf"\b{name}\b", f"({value})", text)
-    if not re.fullmatch(r"[\d_ ().<*+-]+", text):
-        return None
-    return float(eval(text.replace("_", "")))
+# Chart values with a narrower range than their flag, and why.
+NARROWER = {
+    "metricsPort": "the chart always serves /metrics (0, off, is not a chart value)",
+}
 
 
-def middleware_checks() -> dict[str, Bounds]:
-    """Every `check("<flag>", value, min, max[, unit])` of MiddlewareConfig, by flag (a bound
-    that depends on another value, such as the server count, is None)."""
-    source = MIDDLEWARE_CONFIG.read_text()
-    constants = _java_constants(source)
-    found: dict[str, Bounds] = {}
-    for flag, rest in re.findall(r'^\s+check\("([^"]+)",\s*(.*?)\);$', source, re.MULTILINE):
-        args = re.split(r",\s*(?![^()]*\))", rest)
-        found[flag] = (_java_number(args[1], constants), _java_number(args[2], constants))
+def chart_flags() -> dict[str, str]:
+    """Each middleware value and the flag the chart gives it to, as the template passes it: an
+    argument `- --flag` followed by `- {{ $mw.key ... }}`, or a `flag={{ $mw.key }}` line of the
+    servers file."""
+    lines = [line.strip() for line in (CHART / "templates/middleware-deployment.yaml").open()]
+    found: dict[str, str] = {}
+    for flag_line, value_line in pairwise(lines):
+        flag = re.fullmatch(r"- (-[-\w]+)", flag_line)
+        value = re.fullmatch(r"- \{\{ \$mw\.(\w+)\b.*\}\}", value_line)
+        if flag and value:
+            found[value.group(1)] = flag.group(1)
+    for line in lines:
+        setting = re.fullmatch(r"([a-z-]+)=\{\{ \$mw\.(\w+) \}\}", line)
+        if setting:
+            found[setting.group(2)] = f"--{setting.group(1)}"
     return found
+
+
+CHART_FLAGS = {key: flag for key, flag in chart_flags().items() if MW[flag].min is not None}
+
+
+def option_bounds(flag: str) -> Bounds:
+    option = MW[flag]
+    return option.min, option.max, option.or_zero
+
+
+def chart_bounds(section: str, key: str) -> Bounds:
+    schema: Any = json.loads((CHART / "values.schema.json").read_text())
+    node = schema["properties"][section]["properties"][key]
+    if "anyOf" in node:
+        (zero, low) = node["anyOf"]
+        assert zero == {"const": 0}
+        return low.get("minimum"), low.get("maximum"), True
+    return node.get("minimum"), node.get("maximum"), False
 
 
 def spec_bounds(model: str, field: str) -> Bounds:
@@ -53,92 +70,84 @@ def spec_bounds(model: str, field: str) -> Bounds:
     return (
         node.get("minimum", node.get("exclusiveMinimum")),
         node.get("maximum", node.get("exclusiveMaximum")),
+        False,
     )
 
 
-def chart_bounds(section: str, key: str) -> Bounds:
-    schema: Any = json.loads(CHART_SCHEMA.read_text())
-    node = schema["properties"][section]["properties"][key]
-    return node.get("minimum"), node.get("maximum")
+def test_the_chart_passes_every_bounded_value_to_its_flag() -> None:
+    # a template the reader no longer understands would leave the chart's limits untested
+    assert CHART_FLAGS.get("workers") == "-t"
+    assert CHART_FLAGS.get("backendTimeoutMs") == "--backend-timeout-ms"
+    assert len(CHART_FLAGS) >= 12
 
 
-MW = middleware_checks()
-MAX_SERVERS = _java_number("MAX_SERVERS", _java_constants(MIDDLEWARE_CONFIG.read_text()))
+@pytest.mark.parametrize(("key", "flag"), sorted(CHART_FLAGS.items()))
+def test_a_chart_value_has_its_flags_range(key: str, flag: str) -> None:
+    low, high, zero = chart_bounds("middleware", key)
+    want_low, want_high, want_zero = option_bounds(flag)
+    if key in NARROWER:
+        assert want_low is not None and low is not None and low >= want_low
+        assert want_high is not None and high is not None and high <= want_high
+    else:
+        assert (low, high, zero) == (want_low, want_high, want_zero), (
+            f"charts/testbed/values.schema.json middleware.{key}: {flag} accepts "
+            f"{MW[flag].range_text}"
+        )
 
-# (what, [bounds as each place states them])
-SHARED: list[tuple[str, list[Bounds]]] = [
-    (
-        "middleware workers",
-        [spec_bounds("Topology", "workers"), chart_bounds("middleware", "workers"), MW["-t"]],
-    ),
-    (
-        "worker batch",
-        [
-            spec_bounds("Topology", "worker_batch"),
-            chart_bounds("middleware", "workerBatch"),
-            MW["--worker-batch"],
-        ],
-    ),
-    (
-        "event loops",
-        [
-            spec_bounds("Topology", "event_loops"),
-            chart_bounds("middleware", "eventLoops"),
-            MW["--event-loops"],
-        ],
-    ),
-    (
-        "servers",
-        [
-            spec_bounds("Topology", "servers"),
-            chart_bounds("memcached", "replicas"),
-            chart_bounds("redis", "replicas"),
-            MW["-m"],
-        ],
-    ),
-    (
-        # the middleware bounds it by the servers it has, at most MAX_SERVERS
-        "replication",
-        [
-            spec_bounds("Workload", "replication"),
-            chart_bounds("middleware", "replication"),
-            (1, MAX_SERVERS),
-        ],
-    ),
-    (
-        "backend max waiters",
-        [chart_bounds("middleware", "backendMaxWaiters"), MW["--backend-max-waiters"]],
-    ),
-    (
-        "eject after failures",
-        [chart_bounds("middleware", "ejectAfterFailures"), MW["--eject-after-failures"]],
-    ),
-    ("eject retry", [chart_bounds("middleware", "ejectRetryMs"), MW["--eject-retry-ms"]]),
-    ("idle timeout", [chart_bounds("middleware", "idleTimeoutS"), MW["--idle-timeout-s"]]),
-    ("statistics window", [chart_bounds("middleware", "windowMs"), MW["--window-ms"]]),
-    ("queue capacity", [chart_bounds("middleware", "queueCapacity"), MW["--queue-capacity"]]),
-    (
-        "backend timeout",
-        [chart_bounds("middleware", "backendTimeoutMs"), MW["--backend-timeout-ms"]],
-    ),
-    (
-        "memcached threads",
-        [spec_bounds("MemcachedSettings", "threads"), chart_bounds("memcached", "threads")],
-    ),
-    (
-        "memcached memory",
-        [spec_bounds("MemcachedSettings", "memory_mib"), chart_bounds("memcached", "memoryMiB")],
-    ),
-    (
-        "redis maxmemory",
-        [spec_bounds("RedisSettings", "maxmemory_mib"), chart_bounds("redis", "maxmemoryMiB")],
-    ),
+
+def _stated_ranges(text: str) -> list[str]:
+    return re.findall(r"\b\d+\.\.\w+|0 or >= \d+|>= \d+", text)
+
+
+@pytest.mark.parametrize(("key", "flag"), sorted(CHART_FLAGS.items()))
+def test_a_chart_values_comment_and_readme_row_state_its_flags_range(key: str, flag: str) -> None:
+    option = MW[flag]
+    docs = [
+        line
+        for path in ("values.yaml", "README.md")
+        for line in (CHART / path).read_text().splitlines()
+        if f"@param middleware.{key} " in line or f"| `middleware.{key}` |" in line
+    ]
+    assert len(docs) == 2
+    for line in docs:
+        for stated in _stated_ranges(line):
+            assert stated in (option.range_text, f">= {option.min}"), (
+                f"middleware.{key}: {line!r} states {stated}, {flag} accepts {option.range_text}"
+            )
+
+
+@pytest.mark.parametrize("section", ["memcached", "redis"])
+def test_the_chart_runs_as_many_servers_as_the_middleware_takes(section: str) -> None:
+    assert chart_bounds(section, "replicas") == option_bounds("-m")
+
+
+SPEC_FLAGS = [
+    ("Topology", "workers", "-t"),
+    ("Topology", "worker_batch", "--worker-batch"),
+    ("Topology", "event_loops", "--event-loops"),
+    ("Topology", "servers", "-m"),
+    ("Workload", "replication", "--replication"),
 ]
 
 
-@pytest.mark.parametrize(("what", "places"), SHARED, ids=[s[0] for s in SHARED])
-def test_a_shared_limit_is_the_same_everywhere(what: str, places: list[Bounds]) -> None:
-    assert all(p == places[0] for p in places), f"{what}: {places}"
+@pytest.mark.parametrize(("model", "field", "flag"), SPEC_FLAGS)
+def test_a_spec_field_has_its_flags_range(model: str, field: str, flag: str) -> None:
+    assert spec_bounds(model, field) == option_bounds(flag)
+
+
+# Limits of the servers' own settings: the spec and the chart state them (no Java program).
+SERVER_SETTINGS = [
+    ("MemcachedSettings", "threads", "memcached", "threads"),
+    ("MemcachedSettings", "memory_mib", "memcached", "memoryMiB"),
+    ("RedisSettings", "maxmemory_mib", "redis", "maxmemoryMiB"),
+]
+
+
+@pytest.mark.parametrize(("model", "field", "section", "key"), SERVER_SETTINGS)
+def test_a_server_setting_has_the_same_range_in_spec_and_chart(
+    model: str, field: str, section: str, key: str
+) -> None:
+    assert spec_bounds(model, field) == chart_bounds(section, key)
 
 
 def test_the_middleware_count_has_the_charts_maximum() -> None:
@@ -147,14 +156,7 @@ def test_the_middleware_count_has_the_charts_maximum() -> None:
 
 
 def test_the_zipf_exponent_range_is_the_loadgens() -> None:
-    high = _java_number("MAX_ZIPF_EXPONENT", _java_constants(LOADGEN_COMMAND.read_text()))
+    option = options.loadgen()["--key-zipf-exp"]
+    assert option.exclusive
     schema = json_schema()["$defs"]["Workload"]["properties"]["key_zipf_exp"]
-    assert (schema["exclusiveMinimum"], schema["exclusiveMaximum"]) == (0, high)
-
-
-def test_the_reader_finds_every_check_of_the_middleware() -> None:
-    # a check the pattern missed would leave a limit untested
-    calls = MIDDLEWARE_CONFIG.read_text().count(' check("')
-    assert len(MW) == calls
-    assert MW["-t"] == (1, 1024)
-    assert MW["--replication"] == (1, None)  # up to the servers given
+    assert (schema["exclusiveMinimum"], schema["exclusiveMaximum"]) == (option.min, option.max)

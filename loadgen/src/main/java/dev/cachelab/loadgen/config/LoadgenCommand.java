@@ -214,6 +214,7 @@ public final class LoadgenCommand {
       description =
           "Exponent of the Z pattern, in (0, 5); higher puts more requests on the first keys"
               + " (default 1).")
+  @Range(min = 0, max = MAX_ZIPF_EXPONENT, exclusive = true)
   Double keyZipfExp;
 
   @Option(

@@ -38,7 +38,10 @@ public final class ConfigParser {
         showDefaultValue = Visibility.NEVER,
         paramLabel = "<port>",
         description =
-            "Listen port, 0..65535; 0 = any free port (the line on stdout says which). Required.")
+            "Listen port, 0.."
+                + MiddlewareConfig.MAX_PORT
+                + "; 0 = any free port (the line on stdout says which). Required.")
+    @Range(min = 0, max = MiddlewareConfig.MAX_PORT)
     int port;
 
     @Option(
@@ -46,7 +49,8 @@ public final class ConfigParser {
         required = true,
         showDefaultValue = Visibility.NEVER,
         paramLabel = "<workers>",
-        description = "Worker threads, 1..1024. Required.")
+        description = "Worker threads, 1.." + MiddlewareConfig.MAX_WORKERS + ". Required.")
+    @Range(min = 1, max = MiddlewareConfig.MAX_WORKERS)
     int workers;
 
     @Option(
@@ -64,8 +68,11 @@ public final class ConfigParser {
         arity = "1..*",
         paramLabel = "<host:port>",
         description =
-            "Backend servers (memcached, or redis with --protocol redis): 1..64, each given once,"
-                + " ports 1..65535. Required unless --servers-file is given. Default: none.")
+            "Backend servers (memcached, or redis with --protocol redis): 1.."
+                + MiddlewareConfig.MAX_SERVERS
+                + ", each given once, ports 1..65535. Required unless --servers-file is given."
+                + " Default: none.")
+    @Range(min = 1, max = MiddlewareConfig.MAX_SERVERS, count = true)
     List<String> servers;
 
     @Option(
@@ -106,6 +113,7 @@ public final class ConfigParser {
         description =
             "Replicas per key with --routing hash, 1..servers (round-robin writes to every"
                 + " server and ignores it).")
+    @Range(min = 1, max = MiddlewareConfig.MAX_SERVERS, maxIs = "servers")
     int replication;
 
     @Option(
@@ -113,8 +121,11 @@ public final class ConfigParser {
         defaultValue = "0",
         paramLabel = "<n>",
         description =
-            "Bound of the request queue, 0..16777216; 0 = unbounded. A full queue stops reading"
-                + " from clients until a worker makes room.")
+            "Bound of the request queue, 0.."
+                + MiddlewareConfig.MAX_QUEUE_CAPACITY
+                + "; 0 = unbounded. A full queue stops reading from clients until a worker makes"
+                + " room.")
+    @Range(min = 0, max = MiddlewareConfig.MAX_QUEUE_CAPACITY)
     int queueCapacity;
 
     @Option(
@@ -122,8 +133,10 @@ public final class ConfigParser {
         defaultValue = "1",
         paramLabel = "<n>",
         description =
-            "Requests a worker takes from the queue at once and pipelines, 1..1024; 1 = one at"
-                + " a time, as in the ASL.")
+            "Requests a worker takes from the queue at once and pipelines, 1.."
+                + MiddlewareConfig.MAX_WORKER_BATCH
+                + "; 1 = one at a time, as in the ASL.")
+    @Range(min = 1, max = MiddlewareConfig.MAX_WORKER_BATCH)
     int workerBatch;
 
     @Option(
@@ -131,11 +144,14 @@ public final class ConfigParser {
         defaultValue = "0",
         paramLabel = "<n>",
         description =
-            "Event loops, 0..64: net threads that each serve their share of the clients and send"
+            "Event loops, 0.."
+                + MiddlewareConfig.MAX_EVENT_LOOPS
+                + ": net threads that each serve their share of the clients and send"
                 + " their single-server requests to the servers themselves (no queue, no worker"
                 + " wake-up); requests needing several servers still go to the -t workers, and"
                 + " --worker-batch bounds one client's pipelined requests sent together. 0 = one"
                 + " net thread queueing every request for the workers, as in the ASL.")
+    @Range(min = 0, max = MiddlewareConfig.MAX_EVENT_LOOPS)
     int eventLoops;
 
     @Option(
@@ -144,21 +160,34 @@ public final class ConfigParser {
         paramLabel = "<ms>",
         description =
             "How long a worker waits for a server's reply before answering that the server timed"
-                + " out, 1..600000.")
+                + " out, 1.."
+                + MiddlewareConfig.MAX_BACKEND_TIMEOUT_MS
+                + ".")
+    @Range(min = 1, max = MiddlewareConfig.MAX_BACKEND_TIMEOUT_MS)
     int backendTimeoutMs;
 
     @Option(
         names = "--max-value-bytes",
         defaultValue = "1048576",
         paramLabel = "<n>",
-        description = "Largest value (data block or bulk string) accepted, 1..134217728.")
+        description =
+            "Largest value (data block or bulk string) accepted, 1.."
+                + MiddlewareConfig.MAX_VALUE_BYTES
+                + ".")
+    @Range(min = 1, max = MiddlewareConfig.MAX_VALUE_BYTES)
     int maxValueBytes;
 
     @Option(
         names = "--window-ms",
         defaultValue = "1000",
         paramLabel = "<ms>",
-        description = "Length of a statistics window, 10..3600000.")
+        description =
+            "Length of a statistics window, "
+                + MiddlewareConfig.MIN_WINDOW_MS
+                + ".."
+                + MiddlewareConfig.MAX_WINDOW_MS
+                + ".")
+    @Range(min = MiddlewareConfig.MIN_WINDOW_MS, max = MiddlewareConfig.MAX_WINDOW_MS)
     int windowMs;
 
     @Option(
@@ -173,21 +202,33 @@ public final class ConfigParser {
         names = "--warmup-s",
         defaultValue = "0",
         paramLabel = "<s>",
-        description = "Seconds of windows left out at the start of the summary, 0..86400.")
+        description =
+            "Seconds of windows left out at the start of the summary, 0.."
+                + MiddlewareConfig.MAX_TRIM_SECONDS
+                + ".")
+    @Range(min = 0, max = MiddlewareConfig.MAX_TRIM_SECONDS)
     int warmupSeconds;
 
     @Option(
         names = "--cooldown-s",
         defaultValue = "0",
         paramLabel = "<s>",
-        description = "Seconds of windows left out at the end of the summary, 0..86400.")
+        description =
+            "Seconds of windows left out at the end of the summary, 0.."
+                + MiddlewareConfig.MAX_TRIM_SECONDS
+                + ".")
+    @Range(min = 0, max = MiddlewareConfig.MAX_TRIM_SECONDS)
     int cooldownSeconds;
 
     @Option(
         names = "--metrics-port",
         defaultValue = "0",
         paramLabel = "<port>",
-        description = "Port of the Prometheus /metrics endpoint, 0..65535; 0 = off.")
+        description =
+            "Port of the Prometheus /metrics endpoint, 0.."
+                + MiddlewareConfig.MAX_PORT
+                + "; 0 = off.")
+    @Range(min = 0, max = MiddlewareConfig.MAX_PORT)
     int metricsPort;
 
     @Option(
@@ -205,7 +246,10 @@ public final class ConfigParser {
         paramLabel = "<n>",
         description =
             "Consecutive failures (timeouts, refused or broken connections) that take a server"
-                + " out of rotation, 0..1000000; 0 = never (mcrouter's TKO: 3).")
+                + " out of rotation, 0.."
+                + MiddlewareConfig.MAX_EJECT_AFTER_FAILURES
+                + "; 0 = never (mcrouter's TKO: 3).")
+    @Range(min = 0, max = MiddlewareConfig.MAX_EJECT_AFTER_FAILURES)
     int ejectAfterFailures;
 
     @Option(
@@ -214,7 +258,10 @@ public final class ConfigParser {
         paramLabel = "<ms>",
         description =
             "How long an ejected server stays out before it is probed (version, or PING for"
-                + " redis) on a new connection; again after each failed probe. 1..3600000.")
+                + " redis) on a new connection; again after each failed probe. 1.."
+                + MiddlewareConfig.MAX_EJECT_RETRY_MS
+                + ".")
+    @Range(min = 1, max = MiddlewareConfig.MAX_EJECT_RETRY_MS)
     int ejectRetryMs;
 
     @Option(
@@ -223,7 +270,10 @@ public final class ConfigParser {
         paramLabel = "<n>",
         description =
             "Workers that may wait at once on a server that has failed and not answered since,"
-                + " 0..1024; 0 = half the workers (at least 1).")
+                + " 0.."
+                + MiddlewareConfig.MAX_WORKERS
+                + "; 0 = half the workers (at least 1).")
+    @Range(min = 0, max = MiddlewareConfig.MAX_WORKERS)
     int backendMaxWaiters;
 
     @Option(
@@ -231,9 +281,11 @@ public final class ConfigParser {
         defaultValue = "0",
         paramLabel = "<n>",
         description =
-            "Bytes buffered for all clients' requests and replies, 0 or >= 1048576; a"
-                + " connection that would pass it is closed with an out-of-memory error; 0 = a"
+            "Bytes buffered for all clients' requests and replies, 0 or >= "
+                + MiddlewareConfig.MIN_BUFFER_BUDGET_BYTES
+                + "; a connection that would pass it is closed with an out-of-memory error; 0 = a"
                 + " sixth of the maximum heap.")
+    @Range(min = MiddlewareConfig.MIN_BUFFER_BUDGET_BYTES, max = Long.MAX_VALUE, orZero = true)
     long bufferBudgetBytes;
 
     @Option(
@@ -242,7 +294,10 @@ public final class ConfigParser {
         paramLabel = "<s>",
         description =
             "Close a client connection with nothing in flight and no input for this long,"
-                + " 0..2592000; 0 = never.")
+                + " 0.."
+                + MiddlewareConfig.MAX_IDLE_TIMEOUT_S
+                + "; 0 = never.")
+    @Range(min = 0, max = MiddlewareConfig.MAX_IDLE_TIMEOUT_S)
     int idleTimeoutSeconds;
 
     @Option(

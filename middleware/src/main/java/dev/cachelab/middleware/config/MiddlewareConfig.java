@@ -78,11 +78,22 @@ public record MiddlewareConfig(
     int eventLoops,
     boolean adminCommands) {
 
+  // The bounds of the flags: ConfigParser.Flags states them in @Range and in the help, from here.
+  public static final int MAX_PORT = 65535;
   public static final int MAX_WORKERS = 1024;
   public static final int MAX_SERVERS = 64;
+  public static final int MAX_QUEUE_CAPACITY = 1 << 24;
   public static final int MAX_WORKER_BATCH = 1024;
   public static final int MAX_EVENT_LOOPS = 64;
+  public static final int MAX_BACKEND_TIMEOUT_MS = 600_000;
+  public static final int MAX_VALUE_BYTES = 128 << 20;
+  public static final int MIN_WINDOW_MS = 10;
+  public static final int MAX_WINDOW_MS = 3_600_000;
+  public static final int MAX_TRIM_SECONDS = 86_400;
+  public static final int MAX_EJECT_AFTER_FAILURES = 1_000_000;
+  public static final int MAX_EJECT_RETRY_MS = 3_600_000;
   public static final long MIN_BUFFER_BUDGET_BYTES = 1 << 20;
+  public static final int MAX_IDLE_TIMEOUT_S = 86_400 * 30;
 
   /**
    * The buffer budget in effect: the flag, or a sixth of the maximum heap. A sixth, not a third:
@@ -105,7 +116,7 @@ public record MiddlewareConfig(
     if (protocol == null) {
       throw new ConfigException("--protocol: missing (expected: memcached or redis)");
     }
-    check("-p", port, 0, 65535);
+    check("-p", port, 0, MAX_PORT);
     check("-t", workers, 1, MAX_WORKERS);
     check("-m", servers.size(), 1, MAX_SERVERS, "servers");
     for (int i = 0; i < servers.size(); i++) {
@@ -119,21 +130,21 @@ public record MiddlewareConfig(
       }
     }
     check("--replication", replication, 1, servers.size());
-    check("--queue-capacity", queueCapacity, 0, 1 << 24);
+    check("--queue-capacity", queueCapacity, 0, MAX_QUEUE_CAPACITY);
     check("--worker-batch", workerBatch, 1, MAX_WORKER_BATCH);
     check("--event-loops", eventLoops, 0, MAX_EVENT_LOOPS);
-    check("--backend-timeout-ms", backendTimeoutMs, 1, 600_000);
-    check("--max-value-bytes", maxValueBytes, 1, 128 << 20);
-    check("--window-ms", windowMs, 10, 3_600_000);
-    check("--warmup-s", warmupSeconds, 0, 86_400);
-    check("--cooldown-s", cooldownSeconds, 0, 86_400);
-    check("--metrics-port", metricsPort, 0, 65535);
+    check("--backend-timeout-ms", backendTimeoutMs, 1, MAX_BACKEND_TIMEOUT_MS);
+    check("--max-value-bytes", maxValueBytes, 1, MAX_VALUE_BYTES);
+    check("--window-ms", windowMs, MIN_WINDOW_MS, MAX_WINDOW_MS);
+    check("--warmup-s", warmupSeconds, 0, MAX_TRIM_SECONDS);
+    check("--cooldown-s", cooldownSeconds, 0, MAX_TRIM_SECONDS);
+    check("--metrics-port", metricsPort, 0, MAX_PORT);
     if (metricsPort != 0 && metricsPort == port) {
       throw new ConfigException(
           "--metrics-port: " + metricsPort + " (expected: 0 = off, or a port other than -p's)");
     }
-    check("--eject-after-failures", ejectAfterFailures, 0, 1_000_000);
-    check("--eject-retry-ms", ejectRetryMs, 1, 3_600_000);
+    check("--eject-after-failures", ejectAfterFailures, 0, MAX_EJECT_AFTER_FAILURES);
+    check("--eject-retry-ms", ejectRetryMs, 1, MAX_EJECT_RETRY_MS);
     check("--backend-max-waiters", backendMaxWaiters, 0, MAX_WORKERS);
     if (bufferBudgetBytes != 0 && (bufferBudgetBytes < MIN_BUFFER_BUDGET_BYTES)) {
       throw new ConfigException(
@@ -143,7 +154,7 @@ public record MiddlewareConfig(
               + MIN_BUFFER_BUDGET_BYTES
               + ")");
     }
-    check("--idle-timeout-s", idleTimeoutSeconds, 0, 86_400 * 30);
+    check("--idle-timeout-s", idleTimeoutSeconds, 0, MAX_IDLE_TIMEOUT_S);
     if (listenAddress == null || listenAddress.isBlank()) {
       throw new ConfigException("-l: missing (expected: an IP address or host name)");
     }

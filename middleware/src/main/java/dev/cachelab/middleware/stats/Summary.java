@@ -141,7 +141,8 @@ public final class Summary {
     return String.format(Locale.ROOT, "%.3f", value);
   }
 
-  private static String quoteAll(List<String> values) {
+  /** {@code values} as a JSON array of strings. */
+  public static String quoteAll(List<String> values) {
     StringBuilder s = new StringBuilder("[");
     for (int i = 0; i < values.size(); i++) {
       s.append(i == 0 ? "" : ", ").append(quote(values.get(i)));
@@ -149,7 +150,8 @@ public final class Summary {
     return s.append(']').toString();
   }
 
-  private static String quote(String value) {
+  /** {@code value} as a JSON string. */
+  public static String quote(String value) {
     StringBuilder s = new StringBuilder(value.length() + 2).append('"');
     for (char c : value.toCharArray()) {
       switch (c) {

@@ -1,0 +1,34 @@
+"""The programs' exported option descriptions and the tables rendered from them."""
+
+from __future__ import annotations
+
+from cachelab import program_options as options
+from cachelab.paths import repo_root
+
+
+def test_the_rendered_tables_are_current() -> None:
+    assert options.stale_tables(repo_root()) == [], "`make options` renders them again"
+
+
+def test_the_description_reads_as_the_help_states_it() -> None:
+    mw = options.middleware()
+    assert mw["--event-loops"].range_text == "0..64"
+    assert mw["--replication"].range_text == "1..servers"
+    assert mw["--buffer-budget-bytes"].range_text == "0 or >= 1048576"
+    assert mw.bounds("-t") == (1, 1024)
+    for option in mw.options:
+        if option.range_text:
+            assert option.range_text in option.description, option.name
+
+
+def test_a_table_replaces_only_what_lies_between_its_markers() -> None:
+    text = "before\n<!-- t:begin (make options) -->\nold\n<!-- t:end -->\nafter\n"
+    assert options.rendered(text, "t", "new\n") == (
+        "before\n<!-- t:begin (make options) -->\nnew\n<!-- t:end -->\nafter\n"
+    )
+
+
+def test_the_loadgens_zipf_exponent_is_an_open_range() -> None:
+    zipf = options.loadgen()["--key-zipf-exp"]
+    assert (zipf.min, zipf.max, zipf.range_text) == (0, 5, "(0, 5)")
+    assert zipf.range_text is not None and zipf.range_text in zipf.description
