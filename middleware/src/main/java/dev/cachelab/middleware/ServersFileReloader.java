@@ -20,14 +20,14 @@ import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
 /**
- * Re-reads the servers file on SIGHUP and when its contents change (checked every second; a mounted
- * ConfigMap is changed in place by swapping a symbolic link, so the contents are compared, not the
- * modification time), and applies a changed server list. An invalid file is refused with one log
- * line and a counter; the servers in use keep serving. Runs on its own daemon thread; the signal
- * handler only wakes it, so a storm of signals costs one reload per wake-up.
+ * Re-reads the servers file on SIGHUP and when its contents change (checked every {@code
+ * --servers-file-check-ms}; a mounted ConfigMap is changed in place by swapping a symbolic link, so
+ * the contents are compared, not the modification time), and applies a changed server list. An
+ * invalid file is refused with one log line and a counter; the servers in use keep serving. Runs on
+ * its own daemon thread; the signal handler only wakes it, so a storm of signals costs one reload
+ * per wake-up.
  */
 final class ServersFileReloader implements Runnable {
-  private static final long CHECK_PERIOD_MILLIS = 1_000;
   private static final List<ServersFileReloader> LISTENING = new CopyOnWriteArrayList<>();
   private static boolean signalHandled;
   private static boolean sighupIgnored;
@@ -74,7 +74,9 @@ final class ServersFileReloader implements Runnable {
           "cachelab middleware: SIGHUP is ignored in this process (started under nohup?), so it"
               + " cannot ask for a reload of "
               + file
-              + "; the file is still re-read within a second of a change");
+              + "; the file is still re-read within "
+              + config.serversFileCheckMs()
+              + " ms of a change (--servers-file-check-ms)");
     }
   }
 
@@ -99,7 +101,7 @@ final class ServersFileReloader implements Runnable {
     while (running) {
       boolean signalled;
       try {
-        signalled = wake.tryAcquire(CHECK_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+        signalled = wake.tryAcquire(config.serversFileCheckMs(), TimeUnit.MILLISECONDS);
       } catch (InterruptedException e) {
         return;
       }

@@ -83,10 +83,25 @@ public final class ConfigParser {
             "File with the backend servers instead of -m: host:port, one a line (# comments),"
                 + " and optionally backend-timeout-ms=<ms> and eject-retry-ms=<ms> lines, which"
                 + " override those flags while they are in the file. Re-read on SIGHUP and when it"
-                + " changes (checked every second): added servers join, removed ones finish their"
+                + " changes (checked every --servers-file-check-ms): added servers join, removed ones finish their"
                 + " requests, new timeouts apply to the requests routed after; an invalid file is"
                 + " refused and the servers and timeouts in use keep serving. Default: none.")
     Path serversFile;
+
+    @Option(
+        names = "--servers-file-check-ms",
+        defaultValue = "1000",
+        paramLabel = "<ms>",
+        description =
+            "How often --servers-file is checked for a change, "
+                + MiddlewareConfig.MIN_SERVERS_FILE_CHECK_MS
+                + ".."
+                + MiddlewareConfig.MAX_SERVERS_FILE_CHECK_MS
+                + "; a file that names a host that does not resolve is read again as often.")
+    @Range(
+        min = MiddlewareConfig.MIN_SERVERS_FILE_CHECK_MS,
+        max = MiddlewareConfig.MAX_SERVERS_FILE_CHECK_MS)
+    int serversFileCheckMs;
 
     @Option(
         names = "--protocol",
@@ -392,7 +407,8 @@ public final class ConfigParser {
         flags.divergenceDelete,
         flags.serversFile,
         flags.eventLoops,
-        flags.adminCommands);
+        flags.adminCommands,
+        flags.serversFileCheckMs);
   }
 
   /**

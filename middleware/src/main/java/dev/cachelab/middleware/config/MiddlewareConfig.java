@@ -48,6 +48,8 @@ import java.util.Locale;
  * @param adminCommands {@code --admin-commands}: forward the commands that act on every server for
  *     every client ({@code flush_all}, {@code verbosity}; redis {@code FLUSHALL}, {@code FLUSHDB});
  *     refused when false
+ * @param serversFileCheckMs {@code --servers-file-check-ms}: how often {@code serversFile} is
+ *     checked for a change
  */
 public record MiddlewareConfig(
     String listenAddress,
@@ -76,7 +78,8 @@ public record MiddlewareConfig(
     boolean divergenceDelete,
     Path serversFile,
     int eventLoops,
-    boolean adminCommands) {
+    boolean adminCommands,
+    int serversFileCheckMs) {
 
   // The bounds of the flags: ConfigParser.Flags states them in @Range and in the help, from here.
   public static final int MAX_PORT = 65535;
@@ -94,6 +97,8 @@ public record MiddlewareConfig(
   public static final int MAX_EJECT_RETRY_MS = 3_600_000;
   public static final long MIN_BUFFER_BUDGET_BYTES = 1 << 20;
   public static final int MAX_IDLE_TIMEOUT_S = 86_400 * 30;
+  public static final int MIN_SERVERS_FILE_CHECK_MS = 10;
+  public static final int MAX_SERVERS_FILE_CHECK_MS = 60_000;
 
   /**
    * The buffer budget in effect: the flag, or a sixth of the maximum heap. A sixth, not a third:
@@ -155,6 +160,11 @@ public record MiddlewareConfig(
               + ")");
     }
     check("--idle-timeout-s", idleTimeoutSeconds, 0, MAX_IDLE_TIMEOUT_S);
+    check(
+        "--servers-file-check-ms",
+        serversFileCheckMs,
+        MIN_SERVERS_FILE_CHECK_MS,
+        MAX_SERVERS_FILE_CHECK_MS);
     if (listenAddress == null || listenAddress.isBlank()) {
       throw new ConfigException("-l: missing (expected: an IP address or host name)");
     }

@@ -35,6 +35,16 @@ class ConfigParserTest {
     assertThat(config.cooldownSeconds()).isZero();
     assertThat(config.metricsPort()).isZero();
     assertThat(config.metricsAddress()).as("-l's address").isEqualTo(config.listenAddress());
+    assertThat(config.serversFileCheckMs()).isEqualTo(1000);
+  }
+
+  @Test
+  void theServersFileCheckPeriodIsAFlag() {
+    String[] args = new String[BASE.length + 2];
+    System.arraycopy(BASE, 0, args, 0, BASE.length);
+    args[BASE.length] = "--servers-file-check-ms";
+    args[BASE.length + 1] = "50";
+    assertThat(ConfigParser.parse(args).serversFileCheckMs()).isEqualTo(50);
   }
 
   @Test
