@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from cachelab import program_options as options
 from cachelab.paths import repo_root
 
@@ -32,3 +34,33 @@ def test_the_loadgens_zipf_exponent_is_an_open_range() -> None:
     zipf = options.loadgen()["--key-zipf-exp"]
     assert (zipf.min, zipf.max, zipf.range_text) == (0, 5, "(0, 5)")
     assert zipf.range_text is not None and zipf.range_text in zipf.description
+
+
+def _loadgen_rows() -> list[tuple[list[str], str, list[str]]]:
+    """The option rows of loadgen/README.md (Options): names, meaning, backticked defaults."""
+    text = (repo_root() / "loadgen" / "README.md").read_text()
+    section = text[text.index("## Options") : text.index("\nRejected:")]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            names = re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", cells[0])
+            rows.append((names, cells[1], re.findall(r"`([^`]*)`", cells[2])))
+    return rows
+
+
+def test_the_loadgen_readme_lists_every_option_with_its_default_and_range() -> None:
+    loadgen = options.loadgen()
+    rows = _loadgen_rows()
+    listed = {name for names, _, _ in rows for name in names}
+    assert {o.name for o in loadgen.options} <= listed
+    assert {n for n in listed if n.startswith("--")} <= {o.name for o in loadgen.options}
+    for names, meaning, defaults in rows:
+        longs = [loadgen[n] for n in names if n.startswith("--")]
+        if len(defaults) == len(longs):
+            for option, stated in zip(longs, defaults, strict=True):
+                if option.default is not None:
+                    assert stated == option.default, option.name
+        for option in longs:
+            if option.range_text:
+                assert option.range_text in meaning, option.name
