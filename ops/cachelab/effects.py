@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cachelab.fidelity import LOAD_AXES, Curve, our_curve
+from cachelab.fidelity import LOAD_AXES, Curve, number, our_curve, point_configs
 from cachelab.results import ResultsDir
 from cachelab.results.experiment import read_spec
 from cachelab.seeds import SeedEffect, effects_for
-from cachelab.spec import Spec
 
 
 @dataclass(frozen=True)
@@ -54,21 +53,6 @@ class EffectRow:
         return abs(shift - self.effect.knee_shift_clients) <= self.effect.knee_tolerance_clients
 
 
-def _value(dumped: dict[str, Any], path: str) -> Any:
-    node: Any = dumped
-    for part in path.split("."):
-        node = node.get(part) if isinstance(node, dict) else None
-    return node
-
-
-def _point_values(spec: Spec, fields: list[str]) -> dict[int, dict[str, Any]]:
-    values = {}
-    for point in spec.points():
-        dumped = point.spec.model_dump(mode="json")
-        values[point.index] = {f: _value(dumped, f) for f in fields}
-    return values
-
-
 def effect_rows(results_dir: Path) -> list[EffectRow]:
     """Each effect of the spec's seeds against the run's like groups ([] when the spec does not
     sweep the effect's field over both of its values)."""
@@ -85,7 +69,7 @@ def effect_rows(results_dir: Path) -> list[EffectRow]:
             if effect.field not in swept:
                 continue
             others = [f for f in swept if f != effect.field and f not in (effect.x, *LOAD_AXES)]
-            values = _point_values(spec, [effect.field, *others])
+            values = point_configs(spec, [effect.field, *others])
             groups: dict[tuple[Any, ...], dict[str, list[dict[str, str]]]] = {}
             for row in summary:
                 point = values.get(int(row["point"])) if row.get("point", "").isdigit() else None
@@ -111,10 +95,6 @@ def _verdict(agrees: bool | None) -> str:
     return {True: "as the seed", False: "not as the seed", None: "not known"}[agrees]
 
 
-def _n(value: float, digits: int = 0) -> str:
-    return f"{value:,.{digits}f}" if math.isfinite(value) else "\u2013"
-
-
 HEADER = [
     "experiment",
     "seed",
@@ -136,11 +116,11 @@ def table_rows(rows: list[EffectRow]) -> list[list[str]]:
                 e.seed,
                 f"{e.field} {e.base} -> {e.variant}",
                 ", ".join(f"{k.split('.')[-1]} {v}" for k, v in row.group.items()) or "all",
-                f"{_n(row.base.saturation)} -> {_n(row.variant.saturation)} = "
-                f"{_n(row.saturation_ratio, 2)}; seed: {e.saturation} "
+                f"{number(row.base.saturation)} -> {number(row.variant.saturation)} = "
+                f"{number(row.saturation_ratio, 2)}; seed: {e.saturation} "
                 f"({_verdict(row.saturation_agrees)})",
-                f"{_n(row.base.knee)} -> {_n(row.variant.knee)} = "
-                f"{_n(row.knee_shift_clients):s}; seed: {e.knee_shift_clients:+g} "
+                f"{number(row.base.knee)} -> {number(row.variant.knee)} = "
+                f"{number(row.knee_shift_clients):s}; seed: {e.knee_shift_clients:+g} "
                 f"± {e.knee_tolerance_clients:g} ({_verdict(row.knee_agrees)})",
                 e.source,
             ]

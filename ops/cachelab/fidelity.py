@@ -232,12 +232,13 @@ class Comparison:
     without_numbers: list[str]
 
 
-def point_configs(spec: Spec) -> dict[int, dict[str, Any]]:
-    """Each point's configuration: the CONFIG_FIELDS of the spec with its sweep values set."""
+def point_configs(spec: Spec, fields: Sequence[str] = CONFIG_FIELDS) -> dict[int, dict[str, Any]]:
+    """Each point's configuration: `fields` (dotted spec paths; the CONFIG_FIELDS by default)
+    of the spec with its sweep values set."""
     configs = {}
     for point in spec.points():
         dumped = point.spec.model_dump(mode="json")
-        configs[point.index] = {name: _field(dumped, name) for name in CONFIG_FIELDS}
+        configs[point.index] = {name: _field(dumped, name) for name in fields}
     return configs
 
 
@@ -402,7 +403,8 @@ def nothing_matches(results_dir: Path, comparison: Comparison) -> str:
     )
 
 
-def _n(value: float, digits: int = 0) -> str:
+def number(value: float, digits: int = 0) -> str:
+    """A table cell: `value` with thousands separators, a dash when it is not finite."""
     if not math.isfinite(value):
         return "\u2013"
     return f"{value:,.{digits}f}"
@@ -426,12 +428,12 @@ def table_rows(rows: Sequence[FidelityRow]) -> list[list[str]]:
                 row.experiment,
                 row.seed,
                 row.series,
-                f"{_n(row.ours.saturation)} / {_n(row.theirs.saturation)} = "
-                f"{_n(r['saturation'], 2)}",
-                f"{_n(row.ours.knee)} / {_n(row.theirs.knee)} = {_n(r['knee'], 2)}",
-                f"{_n(row.ours.low_load_rt_ms, 2)} / {_n(row.theirs.low_load_rt_ms, 2)} ms = "
-                f"{_n(r['low_load_rt'], 2)}{law}",
-                _n(row.shape_difference, 2),
+                f"{number(row.ours.saturation)} / {number(row.theirs.saturation)} = "
+                f"{number(r['saturation'], 2)}",
+                f"{number(row.ours.knee)} / {number(row.theirs.knee)} = {number(r['knee'], 2)}",
+                f"{number(row.ours.low_load_rt_ms, 2)} / "
+                f"{number(row.theirs.low_load_rt_ms, 2)} ms = {number(r['low_load_rt'], 2)}{law}",
+                number(row.shape_difference, 2),
                 bottleneck_cell(row),
                 row.source,
             ]
