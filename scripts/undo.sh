@@ -42,6 +42,7 @@ done
 
 failed=()
 say() { echo "[undo] $*"; }
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 step() {  # step WHAT CMD...: run CMD (or only say it with --dry-run); remember a failure
   local what="$1"; shift
   if [[ $dry == 1 ]]; then say "would $what: $*"; return 0; fi
@@ -83,20 +84,20 @@ fi
 
 if [[ $packages == 1 ]]; then
   mapfile -t recorded < <(sort -u "$record" 2>/dev/null)
-  installed=()
+  present=()
   for p in "${recorded[@]}"; do
-    if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then installed+=("$p"); fi
+    if installed "$p"; then present+=("$p"); fi
   done
-  if [[ ${#installed[@]} -gt 0 ]]; then
-    step "remove the Debian packages this project installed (${installed[*]})" \
-      env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq "${installed[@]}"
+  if [[ ${#present[@]} -gt 0 ]]; then
+    step "remove the Debian packages this project installed (${present[*]})" \
+      env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq "${present[@]}"
   else
     say "no Debian package installed by this project is left (${#recorded[@]} recorded)"
   fi
   if [[ $dry == 0 && -f $record ]]; then
     left=()
     for p in "${recorded[@]}"; do
-      if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then left+=("$p"); fi
+      if installed "$p"; then left+=("$p"); fi
     done
     if [[ ${#left[@]} -gt 0 ]]; then printf '%s\n' "${left[@]}" > "$record"; else rm -f "$record"; fi
   fi
