@@ -8,10 +8,12 @@
 # Built inside a copy of its module with one patch to its `latency` toxic
 # (toxiproxy-latency-sub-ms.patch), so that a link's half round trip (1.15 ms of ASL 2017's
 # 2.3 ms, 0.25 ms of its 0.5 ms) is what the toxic waits: latency and jitter in fractional
-# milliseconds instead of whole ones; waits up to 50 ms in nanosleep, because Go's timers wake an
-# idle process on whole milliseconds (a 0.25 ms wait took about 1.1 ms); jitter uniform in
-# +-jitter (upstream's whole-millisecond draw averages half a millisecond low). Proxies, API and
-# the other toxics are upstream's.
+# milliseconds instead of whole ones; waits up to 50 ms on a timerfd read through Go's netpoller,
+# because Go's timers wake an idle process on whole milliseconds (a 0.25 ms wait took about
+# 1.1 ms), and a timerfd, unlike a blocking nanosleep, holds no thread or GOMAXPROCS slot while
+# it waits (so Go's default GOMAXPROCS, the CPUs, serves any number of connections); jitter
+# uniform in +-jitter (upstream's whole-millisecond draw averages half a millisecond low).
+# Proxies, API and the other toxics are upstream's.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"

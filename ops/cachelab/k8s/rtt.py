@@ -23,12 +23,11 @@ RTT, the toxic's wait, achieved p50/p90/mean/min/max, within ±10 %), summary.cs
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from cachelab.k8s.kube import K8sError
-from cachelab.local.latency import MAX_PROCS, PROBE_NAME, PROBES, TOLERANCE, Rtt, probes_for
+from cachelab.local.latency import PROBE_NAME, PROBES, TOLERANCE, Rtt, probes_for
 from cachelab.network import Link
 from cachelab.spec import Spec
 
@@ -43,25 +42,6 @@ class ProbeError(K8sError):
     """A probe pod could not time its link (names the pod and what it printed)."""
 
 
-def sidecar_connections(spec: Spec) -> int:
-    """Connections one sidecar carries at most: a middleware's share of the loadgens'
-    connections, or every middleware thread's connection to one server (the loadgens' in a
-    baseline)."""
-    topo = spec.topology
-    if topo.middlewares == 0:
-        return topo.total_clients
-    per_middleware = math.ceil(topo.total_clients / topo.middlewares)
-    threads = topo.workers + topo.event_loops + 1
-    return max(per_middleware, topo.middlewares * threads)
-
-
-def sidecar_gomaxprocs(spec: Spec) -> int:
-    """GOMAXPROCS of a sidecar's toxiproxy-server: one per direction of each connection it
-    carries and a few for its API and accept loops (cachelab.local.latency.gomaxprocs), since
-    its latency toxic holds one while it waits."""
-    return min(MAX_PROCS, 2 * sidecar_connections(spec) + 8)
-
-
 def links_values(spec: Spec) -> dict[str, Any] | None:
     """The chart's `links` values of a point (None: no RTT, no sidecar, the chart's default)."""
     links = spec.links()
@@ -70,7 +50,6 @@ def links_values(spec: Spec) -> dict[str, Any] | None:
     return {
         "rttMs": {CHART_KEYS[link.name]: link.rtt_ms for link in links},
         "jitterMs": {CHART_KEYS[link.name]: link.jitter_ms for link in links},
-        "toxiproxy": {"gomaxprocs": sidecar_gomaxprocs(spec)},
     }
 
 

@@ -11,11 +11,11 @@ toxiproxy-server on a free loopback port and creates one proxy per link instance
 - `clients-server<i>`: the loadgens to server i in a baseline without middleware.
 
 Each proxy has a `latency` toxic on both directions (upstream and downstream), half the link's
-RTT each way, jitter likewise. Preloads go to the servers directly, unshaped. The toxic waits in
-nanosleep, which holds one of the Go runtime's processors (GOMAXPROCS) until the thread wakes up:
-the server gets one for every direction of every connection it carries (`gomaxprocs`), so that a
-wait never holds up another connection's data (with the default, two on this machine, 48 clients
-through a 2 ms link gave 17 ms service times instead of 2).
+RTT each way, jitter likewise. Preloads go to the servers directly, unshaped. The toxic waits on
+a timerfd read through Go's netpoller (scripts/toxiproxy.sh's patch): a wait holds no thread and
+none of the runtime's processors, so the server runs with Go's default GOMAXPROCS, the machine's
+CPUs, whatever the number of connections it carries (the blocking nanosleep it replaced held one
+per waiting direction, and so needed as many; ops/README.md has the CPU each costs per request).
 
 Calibrated, not assumed (`calibrate_links`): before the loadgens start, with the system idle, one
 client times N small round trips through each proxy (memcached `mn`, answered `MN` by memcached
@@ -54,7 +54,6 @@ TOLERANCE = 0.10  # a link's achieved p50 within ±10 % of its configured RTT
 API_TIMEOUT_S = 5.0
 PROBE_TIMEOUT_S = 5.0
 SEED = 1  # toxiproxy's jitter draws, the same in every run
-MAX_PROCS = 1024  # the Go runtime's largest GOMAXPROCS
 
 # A request each kind of endpoint answers at once, and the reply's end.
 PROBE = {
@@ -64,10 +63,11 @@ PROBE = {
 PROBE_NAME = {"memcache_text": "mn", "redis": "PING"}
 
 
-def gomaxprocs(connections: int) -> int:
-    """GOMAXPROCS for a toxiproxy-server carrying `connections`: one per direction of each,
-    a few for its API and accept loops, at least the machine's CPUs."""
-    return min(MAX_PROCS, max(os.cpu_count() or 1, 2 * connections + 8))
+def gomaxprocs() -> int:
+    """GOMAXPROCS of a run's toxiproxy-server: the user's GOMAXPROCS when set, else Go's default,
+    the machine's CPUs (its waits hold none)."""
+    configured = os.environ.get("GOMAXPROCS", "")
+    return int(configured) if configured.isdigit() and int(configured) > 0 else os.cpu_count() or 1
 
 
 class LatencyError(ProcessError):
@@ -192,12 +192,11 @@ class Toxiproxy:
     gomaxprocs: int = 0
     proxies: list[Proxy] = field(default_factory=list)
 
-    def start(self, procs: ProcessSet, log: Path, connections: int) -> None:
-        """Starts the server in `procs` (stopped with the run's other processes), sized for
-        `connections` proxied connections."""
+    def start(self, procs: ProcessSet, log: Path) -> None:
+        """Starts the server in `procs` (stopped with the run's other processes)."""
         self.api_port = free_port(HOST)
         argv = [self.binary, "-host", HOST, "-port", str(self.api_port), "-seed", str(SEED)]
-        self.gomaxprocs = gomaxprocs(connections)
+        self.gomaxprocs = gomaxprocs()
         env = {"GOMAXPROCS": str(self.gomaxprocs)}
         self.proc = procs.start(ROLE, argv, log, env=env)
         self.proc.wait_for_port(HOST, self.api_port, timeout_s=20.0)

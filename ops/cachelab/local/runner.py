@@ -261,7 +261,7 @@ class LocalRunner:
             if self.toxiproxy is None:
                 self.toxiproxy = toxiproxy_binary(t.root)
             emulator = Toxiproxy(self.toxiproxy)
-            emulator.start(procs, run_dir / "toxiproxy.log", _proxied_connections(spec))
+            emulator.start(procs, run_dir / "toxiproxy.log")
         middlewares: list[tuple[ManagedProcess, int]] = []
         for j in range(spec.topology.middlewares):
             port = free_port(HOST)
@@ -497,14 +497,6 @@ def _after_faults(spec: Spec, group: ServerGroup, faulty: LocalFaultTargets) -> 
     ]
     if targets_touched(spec.faults, "server"):
         group.dirty = True
-
-
-def _proxied_connections(spec: Spec) -> int:
-    """Connections a run's proxies carry at most: every loadgen connection, and every
-    middleware thread's connection to each server (workers and event loops)."""
-    topology = spec.topology
-    threads = topology.workers + topology.event_loops + 1
-    return topology.total_clients + topology.middlewares * threads * topology.servers
 
 
 def _cpu_processes(procs: ProcessSet, servers: list[Server]) -> list[tuple[str, str, int]]:
