@@ -19,7 +19,8 @@ numbers on each side:
 
 A curve over something other than the load (a value size at the seed's highest client count) has
 no knee and no low load: it compares its saturation (the highest throughput over its x) and is
-drawn over its own x.
+drawn over its own x. So does a maximum the seed states in its text without the load it was
+reached at (a curve without x): ours is the series's highest mean throughput over its clients.
 
 Two more per pair: the shape, the largest absolute difference between the two throughput curves
 each divided by its own maximum, over the x values both have (0 = the same shape; NaN without a
@@ -147,6 +148,8 @@ def seed_curve(curve: SeedCurve) -> tuple[Curve, bool]:
     """The seed's points as a Curve, and whether its response time comes from N / X."""
     xs, tps = curve.series(THROUGHPUT)
     load = curve.x in LOAD_AXES
+    if curve.stated:
+        return Curve(xs, tps, [math.nan] * len(xs), load_axis=False), False
     if curve.has(RESPONSE_TIME):
         return Curve(xs, tps, curve.series(RESPONSE_TIME)[1], load), False
     if not load:
@@ -280,7 +283,7 @@ def compare_read(
             without.append(seed)
         for curve in curves:
             mine = [r for r in summary if not differences(curve, _row_config(r, configs))]
-            if mine and curve.x in mine[0]:
+            if mine and _axis(curve) in mine[0]:
                 rows.append(_pair(spec.name, curve, mine, bottlenecks))
                 continue
             closest = min((differences(curve, c) for c in candidates), key=len)
@@ -289,11 +292,18 @@ def compare_read(
     return Comparison(spec.name, rows, refused, without)
 
 
+def _axis(curve: SeedCurve) -> str:
+    """The summary.csv column our series is drawn over: the curve's x, clients for a stated
+    maximum."""
+    return curve.x or TOTAL_CLIENTS
+
+
 def _pair(
     experiment: str, curve: SeedCurve, mine: list[dict[str, str]], bottlenecks: _Bottlenecks
 ) -> FidelityRow:
     theirs, from_law = seed_curve(curve)
-    ours = our_curve(mine, curve.x)
+    x = _axis(curve)
+    ours = our_curve(mine, x)
     return FidelityRow(
         experiment,
         curve.seed,
@@ -302,10 +312,10 @@ def _pair(
         ours,
         theirs,
         from_law,
-        curve.x,
-        {k: v for k, v in curve.config.items() if v is not None and k != curve.x},
+        x,
+        {k: v for k, v in curve.config.items() if v is not None and k != x},
         curve.bottleneck,
-        bottlenecks.at_saturation(mine, curve.x, ours),
+        bottlenecks.at_saturation(mine, x, ours),
     )
 
 

@@ -43,6 +43,11 @@ def test_every_curve_names_a_catalogued_seed_and_is_well_formed() -> None:
     assert "asl17-3.1-one-mw" in catalogue()
     for curve in all_curves():
         assert curve.seed in catalogue(), curve.seed
+        if curve.x is None:  # a maximum stated in the text: one throughput, no load
+            assert list(curve.points) == ["throughput_ops_per_s"], curve.label
+            assert len(curve.points["throughput_ops_per_s"]) == 1 and curve.excerpt is not None
+            assert "stated in the text" in curve.source, curve.label
+            continue
         xs = curve.points[curve.x]
         assert xs == sorted(xs)
         for values in curve.points.values():
@@ -85,7 +90,11 @@ def test_the_read_only_sample_is_refused_naming_the_fields(
 
 
 def _one_mw_curve() -> SeedCurve:
-    (curve,) = [c for c in all_curves() if c.seed == "asl17-3.1-one-mw"]
+    (curve,) = [
+        c
+        for c in all_curves()
+        if c.seed == "asl17-3.1-one-mw" and c.label == "8 workers, write-only"
+    ]
     return curve
 
 
@@ -173,8 +182,12 @@ def test_the_quickstart_is_not_put_beside_the_write_only_table(tmp_path: Path) -
     # against 1 server only, so there is nothing like for like to draw
     assert "asl17-3.1-one-mw" in (ROOT / "ops" / "experiments" / "quickstart.yaml").read_text()
     assert seeds_section(read_results(QUICKSTART)) is None
-    (refusal,) = compare(QUICKSTART).refused
+    refused = {r.curve: r for r in compare(QUICKSTART).refused}
+    refusal = refused["8 workers, write-only"]
     assert [d[0] for d in refusal.differences] == ["workload.ratio", "topology.servers"]
+    # a read-only maximum the seed states at 1 server is refused for the servers alone
+    stated = refused["32 workers, read-only, stated maximum"]
+    assert [d[0] for d in stated.differences] == ["topology.servers"]
 
 
 def test_an_asl17_spec_gets_each_worker_count_beside_the_seeds_table(tmp_path: Path) -> None:
@@ -221,3 +234,39 @@ def test_the_asl16_baseline_curve() -> None:
     assert theirs.saturation == 34101
     assert theirs.knee == 112  # the first at >= 95 % of 34,101 (32,396)
     assert theirs.low_load_rt_ms == 0.64
+
+
+def test_a_maximum_stated_in_the_text_is_compared_as_a_saturation_only() -> None:
+    from cachelab import fidelity
+    from cachelab.columns import RESPONSE_TIME_MS, THROUGHPUT_OPS_PER_S, TOTAL_CLIENTS
+    from cachelab.spec import load_spec
+
+    spec = load_spec(
+        ROOT / "ops" / "experiments" / "asl17-one-mw.yaml",
+        [
+            "sweep.topology.workers=[16]",
+            'sweep.workload.ratio=["1:0"]',
+            "sweep.topology.clients_per_thread=[8, 16, 24]",
+        ],
+    )
+    summary = [
+        {
+            "point": str(point.index),
+            "status": "ok",
+            TOTAL_CLIENTS: str(point.spec.topology.total_clients),
+            THROUGHPUT_OPS_PER_S: str(throughput),
+            RESPONSE_TIME_MS: "5.0",
+        }
+        for point, throughput in zip(spec.points(), [4000, 6000, 6100], strict=True)
+    ]
+    folder = Path("not-a-results-folder")
+    comparison = fidelity.compare_read(folder, spec, summary, fidelity._Bottlenecks(folder))
+    (row,) = comparison.rows
+    assert row.series == "16 workers, write-only, stated maximum"
+    assert (row.ours.saturation, row.theirs.saturation) == (6100, 7700)
+    assert row.ratios()["saturation"] == pytest.approx(6100 / 7700)
+    assert math.isnan(row.ratios()["knee"]) and math.isnan(row.shape_difference)
+    cells = fidelity.table_rows([row])[0]
+    assert cells[3] == "6,100 / 7,700 = 0.79" and cells[4].startswith("32 / \u2013")
+    refused = {r.curve for r in comparison.refused}
+    assert "16 workers, read-only, stated maximum" in refused  # read-only is not write-only

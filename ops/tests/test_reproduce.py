@@ -44,15 +44,16 @@ def test_a_seed_runs_with_its_reports_link_capacities_where_the_target_can_shape
 
 
 def test_quick_keeps_only_the_points_with_published_numbers() -> None:
-    chosen = plan("asl17-3.1-one-mw", quick=True)
-    assert "sweep.topology.workers=[8]" in chosen.overrides
-    assert 'sweep.workload.ratio=["1:0"]' in chosen.overrides
+    # §3.2 states maxima at 8 workers (write-only) and 64 (read-only) per middleware
+    chosen = plan("asl17-3.2-two-mw", quick=True)
+    assert "sweep.topology.workers=[8, 64]" in chosen.overrides
+    assert not any(term.startswith("sweep.workload.ratio") for term in chosen.overrides)
     assert "run.repetitions=1" in chosen.overrides
     spec = load_spec(chosen.spec_path, chosen.overrides)
     points = spec.points()
-    assert {p.spec.topology.workers for p in points} == {8}
-    assert {p.spec.workload.ratio for p in points} == {"1:0"}
-    assert len(points) == 9  # every client count of the spec's sweep
+    assert {p.spec.topology.workers for p in points} == {8, 64}
+    assert {p.spec.workload.ratio for p in points} == {"1:0", "0:1"}
+    assert len(points) == 2 * 2 * 9  # every client count of the spec's sweep
 
 
 def test_a_seed_spec_without_its_profile_gets_it_from_reproduce(tmp_path: Path) -> None:
@@ -102,14 +103,14 @@ def test_a_seed_that_cannot_be_reproduced_is_one_clear_line(
 
 
 def test_a_sweep_without_the_seeds_values_is_refused(tmp_path: Path) -> None:
-    spec = (repo_root() / "ops" / "experiments" / "asl17-one-mw.yaml").read_text()
-    (tmp_path / "only-32.yaml").write_text(
-        spec.replace("topology.workers: [8, 16, 32, 64]", "topology.workers: [32, 64]")
+    spec = (repo_root() / "ops" / "experiments" / "asl17-two-mw.yaml").read_text()
+    (tmp_path / "only-16-32.yaml").write_text(
+        spec.replace("topology.workers: [8, 16, 32, 64]", "topology.workers: [16, 32]")
     )
     with pytest.raises(
-        ReproduceError, match=r"its sweep of topology.workers \(\[32, 64\]\) has none"
+        ReproduceError, match=r"its sweep of topology.workers \(\[16, 32\]\) has none"
     ):
-        plan("asl17-3.1-one-mw", quick=True, folder=tmp_path)
+        plan("asl17-3.2-two-mw", quick=True, folder=tmp_path)
 
 
 def test_dry_run_lists_the_points_and_runs_nothing(
@@ -121,7 +122,8 @@ def test_dry_run_lists_the_points_and_runs_nothing(
     out = capsys.readouterr().out
     assert code == 0
     assert "asl17-one-mw.yaml --bandwidth=asl2017 --set run.repetitions=1" in out
-    assert "dry run: 9 of 9 points, 9 runs of 20 s" in out
+    # 8 and 16 workers of both workloads, 32 and 64 read-only: the sweep's product, 4 x 2 x 9
+    assert "dry run: 72 of 72 points, 72 runs of 20 s" in out
     assert list(tmp_path.iterdir()) == []
 
 
@@ -138,6 +140,10 @@ def test_one_command_runs_the_seed_and_prints_its_fidelity_table(
             str(tmp_path),
             "--set",
             "sweep.topology.clients_per_thread=[1, 4]",
+            "--set",
+            "sweep.topology.workers=[8]",
+            "--set",
+            'sweep.workload.ratio=["1:0"]',
             "--set",
             "run.duration_s=3",
             "--set",

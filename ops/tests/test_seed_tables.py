@@ -12,13 +12,14 @@ import pytest
 from cachelab.paths import repo_root
 from cachelab.seeds import TABLES_DIR, Excerpt, SeedCurve, all_curves, all_effects
 
-NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+# A number as printed; "11k" (thousands, in a sentence) is 11000.
+NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)(k?)(?![\w.])")
 SEED_TEXTS = repo_root().parent / "shared" / "seeds"
 WITH_EXCERPT = [c for c in all_curves() if c.excerpt is not None]
 
 
 def numbers(line: str) -> list[float]:
-    return [float(n) for n in NUMBER.findall(line)]
+    return [float(n) * (1000 if k else 1) for n, k in NUMBER.findall(line)]
 
 
 def excerpt_lines(excerpt: Excerpt) -> list[str]:
@@ -59,7 +60,7 @@ def test_each_published_number_is_the_one_printed(curve: SeedCurve) -> None:
                 theirs.pop(match)
         else:
             assert theirs[-len(ours) :] == pytest.approx(ours), (curve.label, metric)
-    if excerpt.columns:  # a column-wise table prints one row per x
+    if excerpt.columns and curve.x is not None:  # a column-wise table prints one row per x
         first, last = excerpt.rows
         assert last - first + 1 == len(curve.points[curve.x])
 

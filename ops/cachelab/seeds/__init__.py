@@ -4,7 +4,9 @@ the numbers published for some of them (`curves.yaml`), for the overlay and the 
 Each curve carries the configuration it was measured under (`config`: spec fields by their
 dotted path, the names of summary.csv's swept columns; null = not fixed along the curve or not
 applicable), the bottleneck its seed's text names for it, and, where the numbers are printed in
-the seed's text, the verbatim lines they come from (`tables/<excerpt>.txt`).
+the seed's text, the verbatim lines they come from (`tables/<excerpt>.txt`). A curve without an
+x is a maximum the seed's text states in words ("throughput stops at 7700 rps") without the load
+it was reached at: one throughput value, compared as a saturation only.
 
 Some seeds state an effect in words instead of numbers (`effects.yaml`: a change of one field
 lowered the maximum, moved the knee by so many clients); `effects_for` gives them.
@@ -17,6 +19,7 @@ once per process; any thread.
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
@@ -24,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from cachelab.columns import THROUGHPUT_OPS_PER_S
 
 DATA_DIR = Path(__file__).parent
 CATALOGUE = DATA_DIR / "catalogue.csv"
@@ -101,12 +106,13 @@ class Excerpt:
 class SeedCurve:
     """One published series: its configuration, x values and metrics named as summary.csv
     columns, the bottleneck the seed names and the excerpt its numbers are printed in (None when
-    they were read from a figure)."""
+    they were read from a figure). `x` None: a maximum stated in the text, its one throughput
+    value at no stated load (`stated`)."""
 
     seed: str
     source: str
     label: str
-    x: str
+    x: str | None
     config: dict[str, Any]
     bottleneck: SeedBottleneck
     points: dict[str, list[float]]
@@ -115,8 +121,16 @@ class SeedCurve:
     def has(self, metric: str) -> bool:
         return metric in self.points
 
+    @property
+    def stated(self) -> bool:
+        """A maximum the text states without its load (no x)."""
+        return self.x is None
+
     def series(self, metric: str) -> tuple[list[float], list[float]]:
-        return list(self.points[self.x]), list(self.points[metric])
+        values = list(self.points[metric])
+        if self.x is None:
+            return [math.nan] * len(values), values
+        return list(self.points[self.x]), values
 
 
 @dataclass(frozen=True)
@@ -177,12 +191,17 @@ def _curve(entry: dict[str, Any]) -> SeedCurve:
             f"{CURVES}: {entry['seed']} {entry['label']!r}: config lacks {missing}, has unknown "
             f"{unknown}, or bottleneck {kind!r} is not one of {BOTTLENECKS}"
         )
+    if entry.get("x") is None and set(entry["points"]) != {THROUGHPUT_OPS_PER_S}:
+        raise ValueError(
+            f"{CURVES}: {entry['seed']} {entry['label']!r}: a curve without x states one "
+            "maximum: its points are throughput_ops_per_s only"
+        )
     excerpt = entry.get("excerpt")
     return SeedCurve(
         seed=entry["seed"],
         source=entry["source"],
         label=entry["label"],
-        x=entry["x"],
+        x=entry.get("x"),
         config=dict(entry["config"]),
         bottleneck=SeedBottleneck(**entry["bottleneck"]),
         points=entry["points"],

@@ -3,6 +3,7 @@ one panel per x, each on its own ``ax``."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from matplotlib.axes import Axes
@@ -23,15 +24,19 @@ def x_label(column: str) -> str:
 
 def plot_seed_overlay(ax: Axes, rows: Sequence[FidelityRow], x_label: str) -> None:
     """Throughput over its own maximum against x: ours solid, the seed's dashed, one colour per
-    pair."""
+    pair (a maximum the seed only states has no curve: its label gives the number)."""
     for row in rows:
         ours, theirs = row.ours, row.theirs
+        stated = not any(math.isfinite(x) for x in theirs.x)
+        seed_max = f"; {row.seed} states {theirs.saturation:,.0f} ops/s" if stated else ""
         line = ax.plot(
             ours.x,
             [tp / ours.saturation for tp in ours.throughput],
             marker="o",
-            label=f"ours, {row.series} (max {ours.saturation:,.0f} ops/s)",
+            label=f"ours, {row.series} (max {ours.saturation:,.0f} ops/s{seed_max})",
         )[0]
+        if stated:
+            continue
         ax.plot(
             theirs.x,
             [tp / theirs.saturation for tp in theirs.throughput],
