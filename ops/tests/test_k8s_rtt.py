@@ -239,7 +239,7 @@ def probe_step(tmp_path: Path, kube: FakeKube) -> dict[str, Any]:
 
     spec = load_spec(QUICKSTART, ["network.profile=asl2017"])
     release = ReleaseKeeper(kube, "testbed", Path(), [], 60)  # type: ignore[arg-type]
-    scraper = MiddlewareScraper(kube, release)  # type: ignore[arg-type]
+    scraper = MiddlewareScraper(kube, "testbed")  # type: ignore[arg-type]
     prober = LinkProber(kube, plan.Target(), release, scraper)  # type: ignore[arg-type]
     return prober.probe(spec, VALUES, {"cachelab.dev/run": "p0-r0"}, tmp_path)
 

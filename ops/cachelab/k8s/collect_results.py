@@ -28,13 +28,19 @@ from typing import Any
 import yaml
 from rich.console import Console
 
+from cachelab.experiment import Executor
 from cachelab.k8s import plan
+from cachelab.k8s.frame import RunFrame
+from cachelab.k8s.jobs import Jobs
 from cachelab.k8s.kube import K8sError, Kube
+from cachelab.k8s.loadgens import LoadgenCollector
+from cachelab.k8s.preload import PreloadChecks
 from cachelab.k8s.render import POINT_CONFIGMAP, POINT_ROLE_LABEL
-from cachelab.k8s.runner import K8sRunner
+from cachelab.k8s.scrape import MiddlewareScraper
 from cachelab.k8s.target import K8sTarget, cluster_facts
 from cachelab.options import RunOptions
-from cachelab.results import ResultsDir, RunStatus
+from cachelab.paths import repo_root
+from cachelab.results import ResultsDir, RunRecord, RunStatus
 from cachelab.spec import Point, Spec, SpecError, parse_spec
 from cachelab.target import Live
 
@@ -105,21 +111,31 @@ def _benchmark(kube: Kube, run_label: str) -> tuple[dict[str, Any], str]:
     return job, loadgen
 
 
-class CollectedRun(K8sRunner):
+class CollectedRun:
     """The executor of `cachelab collect`: one run read from Jobs that completed before; it
-    applies and waits for nothing."""
+    applies and waits for nothing. Called from the CLI's thread only."""
+
+    target_name = "k8s"
 
     def __init__(
         self,
-        spec: Spec,
         results: ResultsDir,
         kube: Kube,
         target: plan.Target,
         released_epoch_ms: float | None,
-        live: Live | None = None,
     ) -> None:
-        super().__init__(spec, results, kube, target, [], 60.0, live)
+        self.frame = RunFrame(results, kube.namespace, target.release)
+        jobs = Jobs(kube, target, repo_root() / "manifests")
+        self.preload = PreloadChecks(jobs)
+        self.loadgens = LoadgenCollector(jobs)
+        self.scraper = MiddlewareScraper(kube, target.release)
         self.released_epoch_ms = released_epoch_ms  # the benchmark Job's start
+
+    def run_one(self, point: Point, repetition: int) -> RunRecord:
+        return self.frame.run(point, repetition, self._measure)
+
+    def close(self) -> None:
+        """Nothing to stop: the Jobs stay in the namespace."""
 
     def _measure(
         self, point: Point, repetition: int, run_dir: Path, record: dict[str, Any]
@@ -175,10 +191,8 @@ class CollectTarget(K8sTarget):
     def announce(self, results: ResultsDir) -> None:
         """Nothing runs on this machine: the command names the folder when it is written."""
 
-    def executor(self, spec: Spec, results: ResultsDir, live: Live | None) -> CollectedRun:
-        return CollectedRun(
-            spec, results, self._cluster(), self.target, self.released_epoch_ms, live
-        )
+    def executor(self, spec: Spec, results: ResultsDir, live: Live | None) -> Executor:
+        return CollectedRun(results, self._cluster(), self.target, self.released_epoch_ms)
 
     def resume_hint(self, results: ResultsDir) -> str | None:
         return None

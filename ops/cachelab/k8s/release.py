@@ -16,6 +16,12 @@ PRELOAD_KEPT = (
 )
 
 
+def component_selector(release: str, component: str) -> str:
+    """The label selector of the pods of `component` (memcached, redis, middleware) of the
+    release named `release`."""
+    return f"app.kubernetes.io/instance={release},app.kubernetes.io/component={component}"
+
+
 class ReleaseKeeper:
     """One Helm release of charts/testbed in the runner's namespace. Called from the runner's
     thread only."""
@@ -62,7 +68,7 @@ class ReleaseKeeper:
     def component_selector(self, component: str) -> str:
         """The label selector of the release's pods of `component` (memcached, redis,
         middleware)."""
-        return f"app.kubernetes.io/instance={self.name},app.kubernetes.io/component={component}"
+        return component_selector(self.name, component)
 
     def preload_key(self, spec: Spec) -> str:
         """What a preload's data depends on: the revision of the last upgrade (servers, routing,

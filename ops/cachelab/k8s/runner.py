@@ -13,7 +13,8 @@ toxiproxy sidecar on each link's far end) and, after the preload, times each lin
 pod on its near end (cachelab.k8s.rtt) into point.json's `network`, as the local runner does;
 a link outside ±10 % of its RTT is named in the run's message.
 `K8sRunner` is the Kubernetes executor of cachelab.experiment's loop, which owns the order,
-selection, resume, status.json and the summary.csv rows.
+selection, resume, status.json and the summary.csv rows; each run's point.json is
+cachelab.k8s.frame's, around the runner's steps.
 
 The run's steps are collaborators, one job each: cachelab.k8s.release (the Helm release),
 cachelab.k8s.servers (restarts), cachelab.k8s.jobs (the Jobs and their pods' logs),
@@ -41,10 +42,10 @@ import yaml
 
 from cachelab.faults import FaultInjector
 from cachelab.k8s import plan
-from cachelab.k8s.collect import CollectError
 from cachelab.k8s.faults import fault_targets
+from cachelab.k8s.frame import RunFrame
 from cachelab.k8s.jobs import BARRIER_TIMEOUT_S, Jobs
-from cachelab.k8s.kube import K8sError, Kube
+from cachelab.k8s.kube import Kube
 from cachelab.k8s.links import LinkProber
 from cachelab.k8s.loadgens import LoadgenCollector
 from cachelab.k8s.phases import PhaseClock
@@ -56,13 +57,7 @@ from cachelab.k8s.servers import ServerRestarts
 from cachelab.k8s.usage import UsageSampler
 from cachelab.local.latency import off_message
 from cachelab.paths import repo_root
-from cachelab.results import (
-    ResultsDir,
-    RunRecord,
-    RunStatus,
-    finish_point_record,
-    start_point_record,
-)
+from cachelab.results import ResultsDir, RunRecord, RunStatus
 from cachelab.spec import Point, Spec
 from cachelab.terminal import LiveSample
 
@@ -84,7 +79,7 @@ class K8sRunner:
         live: Callable[[LiveSample], None] | None = None,
     ) -> None:
         self.spec = spec
-        self.results = results
+        self.frame = RunFrame(results, kube.namespace, target.release)
         self.kube = kube
         self.target = target
         self.timeout_s = timeout_s
@@ -97,35 +92,13 @@ class K8sRunner:
         self.servers = ServerRestarts(kube, target, self.release, timeout_s)
         self.jobs = Jobs(kube, target, root / "manifests")
         self.preload = PreloadChecks(self.jobs)
-        self.scraper = MiddlewareScraper(kube, self.release)
+        self.scraper = MiddlewareScraper(kube, target.release)
         self.links = LinkProber(kube, target, self.release, self.scraper)
         self.loadgens = LoadgenCollector(self.jobs)
         self._preloaded: str | None = None  # the preload_key of the last complete preload
 
     def run_one(self, point: Point, repetition: int) -> RunRecord:
-        run_dir = self.results.run_dir(point.index, repetition)
-        record = start_point_record(
-            point,
-            repetition,
-            target="k8s",
-            namespace=self.kube.namespace,
-            release=self.target.release,
-        )
-        record["loadgens"], record["middlewares"] = [], []
-        status: RunStatus = "failed"
-        message = ""
-        try:
-            status, message = self._measure(point, repetition, run_dir, record)
-        except (K8sError, plan.PlanError, CollectError, OSError) as error:
-            status, message = "failed", str(error)
-        except KeyboardInterrupt:
-            status, message = "partial", "interrupted (the Jobs are left in the namespace)"
-            raise
-        finally:
-            finish_point_record(run_dir, record, status, message)
-            if "timing" in record:
-                self.timings.append(record["timing"])
-        return RunRecord(point.index, repetition, status, message)
+        return self.frame.run(point, repetition, self._measure)
 
     def close(self) -> None:
         """Nothing to stop: the release stays installed for the next experiment."""
@@ -138,6 +111,7 @@ class K8sRunner:
             return self._measure_steps(point, repetition, run_dir, record, clock)
         finally:
             record["timing"] = clock.record(float(point.spec.run.duration_s))
+            self.timings.append(record["timing"])
 
     def _measure_steps(
         self,

@@ -9,7 +9,7 @@ from typing import Any
 
 from cachelab.k8s.kube import K8sError, Kube
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
-from cachelab.k8s.release import ReleaseKeeper
+from cachelab.k8s.release import component_selector
 from cachelab.results import write_json
 
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
@@ -26,15 +26,15 @@ def is_kwok_node(kube: Kube, node: str | None) -> bool:
 
 
 class MiddlewareScraper:
-    """The release's running middleware pods and their counters."""
+    """The running middleware pods of the release named `release`, and their counters."""
 
-    def __init__(self, kube: Kube, release: ReleaseKeeper) -> None:
+    def __init__(self, kube: Kube, release: str) -> None:
         self.kube = kube
-        self.release = release
+        self.selector = component_selector(release, "middleware")
 
     def pods(self) -> dict[str, dict[str, Any]]:
         """The running middleware pods by name, in name order."""
-        pods = self.kube.get("pods", "-l", self.release.component_selector("middleware"))["items"]
+        pods = self.kube.get("pods", "-l", self.selector)["items"]
         running = [p for p in pods if p["status"].get("phase") == "Running"]
         return {
             p["metadata"]["name"]: p for p in sorted(running, key=lambda p: p["metadata"]["name"])

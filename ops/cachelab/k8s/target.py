@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from rich.console import Console
 
+from cachelab.experiment import Executor
 from cachelab.k8s import plan
 from cachelab.k8s.faults import is_local_cluster, k8s_fault_problem
 from cachelab.k8s.kube import K8sError, Kube, find_helm
@@ -162,7 +163,7 @@ class K8sTarget(Target):
         write_json(results.metadata_file, metadata)
         return results
 
-    def executor(self, spec: Spec, results: ResultsDir, live: Live | None) -> K8sRunner:
+    def executor(self, spec: Spec, results: ResultsDir, live: Live | None) -> Executor:
         self.runner = K8sRunner(
             spec, results, self._cluster(), self.target, self.extra, self.timeout_s, live
         )
