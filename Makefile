@@ -225,7 +225,7 @@ SOAK_TRIES  ?= 2000
 
 .PHONY: soak
 soak: deps ## Client isolation soak: ClientIsolationPropertyIT's generated pipelines of four clients, each reply checked against a memcached of the client's own, SOAK_TRIES tries in each of the three modes (default 2000, 3-4 min on 2 cores); a failure prints its shrunk requests.
-	@$(MVN) -pl middleware verify -DskipUnitTests=true -Dit.test=ClientIsolationPropertyIT -Dcachelab.property.tries=$(SOAK_TRIES)
+	@$(MVN) -pl middleware -am verify -DskipUnitTests=true -Dit.test=ClientIsolationPropertyIT -Dfailsafe.failIfNoSpecifiedTests=false -Dcachelab.property.tries=$(SOAK_TRIES)
 
 ##@ Benchmark
 
@@ -272,7 +272,7 @@ overlays: venv ## Render every manifests/overlays/* again from its spec (the `ca
 
 .PHONY: options
 options: venv ## Export the middleware's and the loadgen's flags (ops/cachelab/schemas/*-options.json) from their picocli models and render the docs' flag tables from them.
-	@$(MVN) -pl middleware,loadgen test -Dtest='OptionsDescriptionTest' -Dsurefire.failIfNoSpecifiedTests=false -Dcachelab.options.write=true
+	@$(MVN) -pl middleware,loadgen -am test -Dtest='OptionsDescriptionTest' -Dsurefire.failIfNoSpecifiedTests=false -Dcachelab.options.write=true
 	@cd ops && $(PY) -m cachelab.program_options $(ROOT)
 
 .PHONY: dashboards

@@ -4,32 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.cachelab.testkit.ExportedOptions;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.OptionSpec;
 
 /**
- * The exported description is the checked-in one, and each {@link Range} is what the help says and
- * what the validation accepts. With {@code -Dcachelab.options.write=true} (make options) the
- * checked-in copy is rewritten.
+ * The exported description is the checked-in one ({@link ExportedOptions}), and each {@link Range}
+ * is what the help says and what the validation accepts.
  */
 class OptionsDescriptionTest {
-  private static final Path CHECKED_IN = Path.of("..").resolve(OptionsDescription.PATH);
-
   @Test
   void theCheckedInDescriptionIsTheProgramsOwn() throws IOException {
-    String json = OptionsDescription.json();
-    if (Boolean.getBoolean("cachelab.options.write")) {
-      Files.writeString(CHECKED_IN, json, StandardCharsets.UTF_8);
-    }
-    assertThat(Files.readString(CHECKED_IN))
-        .as(OptionsDescription.PATH + " is stale; `make options` rewrites it")
-        .isEqualTo(json);
+    ExportedOptions.assertKeptCopyIs(OptionsDescription.PATH, OptionsDescription.json());
   }
 
   @Test

@@ -4,10 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.cachelab.testkit.ExportedOptions;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,22 +15,14 @@ import picocli.CommandLine;
 import picocli.CommandLine.Model.OptionSpec;
 
 /**
- * The exported description is the checked-in one, and each {@link Range} is what the help says and
- * what the validation accepts: the bounds other languages read from the export are the program's.
- * With {@code -Dcachelab.options.write=true} (make options) the checked-in copy is rewritten.
+ * The exported description is the checked-in one ({@link ExportedOptions}), and each {@link Range}
+ * is what the help says and what the validation accepts: the bounds other languages read from the
+ * export are the program's.
  */
 class OptionsDescriptionTest {
-  private static final Path CHECKED_IN = Path.of("..").resolve(OptionsDescription.PATH);
-
   @Test
   void theCheckedInDescriptionIsTheProgramsOwn() throws IOException {
-    String json = OptionsDescription.json();
-    if (Boolean.getBoolean("cachelab.options.write")) {
-      Files.writeString(CHECKED_IN, json, StandardCharsets.UTF_8);
-    }
-    assertThat(Files.readString(CHECKED_IN))
-        .as(OptionsDescription.PATH + " is stale; `make options` rewrites it")
-        .isEqualTo(json);
+    ExportedOptions.assertKeptCopyIs(OptionsDescription.PATH, OptionsDescription.json());
   }
 
   @Test
