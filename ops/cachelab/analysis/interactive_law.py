@@ -11,19 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from cachelab.analysis.bounds import require_non_negative, require_positive
 from cachelab.columns import RESPONSE_TIME_MS, THINK_TIME_MS, THROUGHPUT_OPS_PER_S
 
 MS_PER_S = 1000.0
-
-
-def _require_positive(name: str, value: float) -> None:
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name}: must be a finite number > 0, got {value!r}")
-
-
-def _require_non_negative(name: str, value: float) -> None:
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name}: must be a finite number >= 0, got {value!r}")
 
 
 def predicted_response_time_ms(
@@ -45,9 +36,9 @@ def predicted_response_time_ms(
     >>> predicted_response_time_ms(192, 10_340)  # ASL 2016 App. A: 18.6 ms
     18.568665377176018
     """
-    _require_positive("clients", clients)
-    _require_positive(THROUGHPUT_OPS_PER_S, throughput_ops_per_s)
-    _require_non_negative(THINK_TIME_MS, think_time_ms)
+    require_positive("clients", clients)
+    require_positive(THROUGHPUT_OPS_PER_S, throughput_ops_per_s)
+    require_non_negative(THINK_TIME_MS, think_time_ms)
     return MS_PER_S * clients / throughput_ops_per_s - think_time_ms
 
 
@@ -55,11 +46,11 @@ def predicted_throughput_ops_per_s(
     clients: float, response_time_ms: float, think_time_ms: float = 0.0
 ) -> float:
     """Throughput predicted by the interactive law, X = N / (R + Z), in operations per second."""
-    _require_positive("clients", clients)
-    _require_non_negative(RESPONSE_TIME_MS, response_time_ms)
-    _require_non_negative(THINK_TIME_MS, think_time_ms)
+    require_positive("clients", clients)
+    require_non_negative(RESPONSE_TIME_MS, response_time_ms)
+    require_non_negative(THINK_TIME_MS, think_time_ms)
     cycle_ms = response_time_ms + think_time_ms
-    _require_positive("response_time_ms + think_time_ms", cycle_ms)
+    require_positive("response_time_ms + think_time_ms", cycle_ms)
     return MS_PER_S * clients / cycle_ms
 
 
@@ -67,9 +58,9 @@ def implied_think_time_ms(
     clients: float, throughput_ops_per_s: float, response_time_ms: float
 ) -> float:
     """Think time Z = N/X - R that makes the law hold (how ASL 2019 measured Z behind the MW)."""
-    _require_positive("clients", clients)
-    _require_positive(THROUGHPUT_OPS_PER_S, throughput_ops_per_s)
-    _require_non_negative(RESPONSE_TIME_MS, response_time_ms)
+    require_positive("clients", clients)
+    require_positive(THROUGHPUT_OPS_PER_S, throughput_ops_per_s)
+    require_non_negative(RESPONSE_TIME_MS, response_time_ms)
     return MS_PER_S * clients / throughput_ops_per_s - response_time_ms
 
 
@@ -114,7 +105,7 @@ def check(
     >>> round(c.deviation_pct, 2)
     0.71
     """
-    _require_non_negative("measured_response_time_ms", measured_response_time_ms)
+    require_non_negative("measured_response_time_ms", measured_response_time_ms)
     return InteractiveLawCheck(
         clients=clients,
         throughput_ops_per_s=throughput_ops_per_s,

@@ -49,6 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cachelab.analysis import queueing
+from cachelab.analysis.bounds import require_non_negative
 from cachelab.analysis.links import NO_LINKS, LinkDelays
 from cachelab.analysis.operational import OperationalAnalysis, PointMeasurement
 from cachelab.columns import MW_RESPONSE_TIME_MS, RESPONSE_TIME_MS, THROUGHPUT_OPS_PER_S
@@ -119,9 +120,7 @@ class ClosedModel:
 
     def __post_init__(self) -> None:
         for name in ("client_rtt_ms", "server_rtt_ms"):
-            value = getattr(self, name)
-            if not math.isfinite(value) or value < 0:
-                raise ValueError(f"{name}: must be a finite number >= 0, got {value!r}")
+            require_non_negative(name, getattr(self, name))
         if self.client_rtt_ms > self.delay_ms:
             raise ValueError(
                 f"client_rtt_ms: {self.client_rtt_ms!r} (expected: <= delay_ms, "

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cachelab.analysis import queueing
+from cachelab.analysis.bounds import require_non_negative
 from cachelab.analysis.links import NO_LINKS, LinkDelays
 from cachelab.analysis.models import POOL, ClosedModel, with_links
 from cachelab.columns import THINK_TIME_MS
@@ -96,8 +97,7 @@ def network_model(
         ("other_delay_ms", other_delay_ms),
         (THINK_TIME_MS, think_time_ms),
     ):
-        if not math.isfinite(value) or value < 0:
-            raise ValueError(f"{name}: must be a finite number >= 0, got {value!r}")
+        require_non_negative(name, value)
     client, server = links.client_rtt_ms(middlewares), links.server_rtt_ms(middlewares)
     holding = worker_service_ms + server
     if not holding > 0:

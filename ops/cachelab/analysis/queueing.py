@@ -19,17 +19,9 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import logsumexp
 
+from cachelab.analysis.bounds import require_non_negative, require_positive
+
 FloatArray = npt.NDArray[np.float64]
-
-
-def _require_positive(name: str, value: float) -> None:
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name}: must be a finite number > 0, got {value!r}")
-
-
-def _require_non_negative(name: str, value: float) -> None:
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name}: must be a finite number >= 0, got {value!r}")
 
 
 def _require_stable(utilization: float) -> None:
@@ -93,8 +85,8 @@ def mm1(arrival_rate_per_s: float, service_rate_per_s: float) -> MM1:
     >>> q.utilization, q.mean_jobs_in_system
     (0.5, 1.0)
     """
-    _require_positive("arrival_rate_per_s", arrival_rate_per_s)
-    _require_positive("service_rate_per_s", service_rate_per_s)
+    require_positive("arrival_rate_per_s", arrival_rate_per_s)
+    require_positive("service_rate_per_s", service_rate_per_s)
     _require_stable(arrival_rate_per_s / service_rate_per_s)
     return MM1(arrival_rate_per_s, service_rate_per_s)
 
@@ -110,7 +102,7 @@ def erlang_b(servers: int, offered_load: float) -> float:
     """
     if servers < 1:
         raise ValueError(f"servers: must be >= 1, got {servers}")
-    _require_non_negative("offered_load", offered_load)
+    require_non_negative("offered_load", offered_load)
     blocking = 1.0
     for k in range(1, servers + 1):
         blocking = offered_load * blocking / (k + offered_load * blocking)
@@ -134,7 +126,7 @@ def erlang_c(servers: int, offered_load: float) -> float:
     """
     if servers < 1:
         raise ValueError(f"servers: must be >= 1, got {servers}")
-    _require_non_negative("offered_load", offered_load)
+    require_non_negative("offered_load", offered_load)
     rho = offered_load / servers
     _require_stable(rho)
     blocking = erlang_b(servers, offered_load)
@@ -191,8 +183,8 @@ def mmm(arrival_rate_per_s: float, service_rate_per_s: float, servers: int) -> M
     ValueError
         If a rate is not positive, m < 1, or lambda >= m mu.
     """
-    _require_positive("arrival_rate_per_s", arrival_rate_per_s)
-    _require_positive("service_rate_per_s", service_rate_per_s)
+    require_positive("arrival_rate_per_s", arrival_rate_per_s)
+    require_positive("service_rate_per_s", service_rate_per_s)
     if servers < 1:
         raise ValueError(f"servers: must be >= 1, got {servers}")
     _require_stable(arrival_rate_per_s / (servers * service_rate_per_s))
@@ -260,8 +252,8 @@ def mva(
     if not demands_s:
         raise ValueError("demands_s: need at least one station")
     for k, station_demand in enumerate(demands_s):
-        _require_positive(f"demands_s[{k}]", station_demand)
-    _require_non_negative("think_time_s", think_time_s)
+        require_positive(f"demands_s[{k}]", station_demand)
+    require_non_negative("think_time_s", think_time_s)
     if max_clients < 1:
         raise ValueError(f"max_clients: must be >= 1, got {max_clients}")
     station_count = len(demands_s)
@@ -271,7 +263,7 @@ def mva(
             f"servers: {len(server_counts)} entries (expected: one per station, {station_count})"
         )
     for k, m in enumerate(server_counts):
-        _require_positive(f"servers[{k}]", m)
+        require_positive(f"servers[{k}]", m)
 
     demand = np.asarray(demands_s, dtype=np.float64)
     if all(m == 1 for m in server_counts):
@@ -306,9 +298,9 @@ def mva_throughput(
     if len(servers) != len(demands_s) or not demands_s:
         raise ValueError("servers: need one entry per station")
     for k, (d, m) in enumerate(zip(demands_s, servers, strict=True)):
-        _require_positive(f"demands_s[{k}]", d)
-        _require_positive(f"servers[{k}]", m)
-    _require_non_negative("think_time_s", think_time_s)
+        require_positive(f"demands_s[{k}]", d)
+        require_positive(f"servers[{k}]", m)
+    require_non_negative("think_time_s", think_time_s)
     demand = np.asarray(demands_s, dtype=np.float64)
     if all(m == 1 for m in servers):
         return float(_mva_recursion(demand, think_time_s, clients)[0][-1])
@@ -417,8 +409,8 @@ def asymptotic_bounds(demands_s: Sequence[float], think_time_s: float, clients: 
     if not demands_s:
         raise ValueError("demands_s: need at least one station")
     for k, d in enumerate(demands_s):
-        _require_positive(f"demands_s[{k}]", d)
-    _require_non_negative("think_time_s", think_time_s)
+        require_positive(f"demands_s[{k}]", d)
+    require_non_negative("think_time_s", think_time_s)
     if clients < 1:
         raise ValueError(f"clients: must be >= 1, got {clients}")
     total = float(sum(demands_s))
@@ -432,8 +424,8 @@ def asymptotic_bounds(demands_s: Sequence[float], think_time_s: float, clients: 
 
 def utilization(throughput_per_s: float, service_time_s: float, servers: int = 1) -> float:
     """Utilization law U = X S / m (m servers sharing the work)."""
-    _require_non_negative("throughput_per_s", throughput_per_s)
-    _require_non_negative("service_time_s", service_time_s)
+    require_non_negative("throughput_per_s", throughput_per_s)
+    require_non_negative("service_time_s", service_time_s)
     if servers < 1:
         raise ValueError(f"servers: must be >= 1, got {servers}")
     return throughput_per_s * service_time_s / servers
@@ -441,8 +433,8 @@ def utilization(throughput_per_s: float, service_time_s: float, servers: int = 1
 
 def littles_law_jobs(throughput_per_s: float, time_s: float) -> float:
     """Little's law N = X R (e.g. queue length = throughput x queue time)."""
-    _require_non_negative("throughput_per_s", throughput_per_s)
-    _require_non_negative("time_s", time_s)
+    require_non_negative("throughput_per_s", throughput_per_s)
+    require_non_negative("time_s", time_s)
     return throughput_per_s * time_s
 
 
@@ -452,5 +444,5 @@ def worker_bound_ops_per_s(middlewares: int, workers: int, service_time_ms: floa
         raise ValueError(f"middlewares: must be >= 1, got {middlewares}")
     if workers < 1:
         raise ValueError(f"workers: must be >= 1, got {workers}")
-    _require_positive("service_time_ms", service_time_ms)
+    require_positive("service_time_ms", service_time_ms)
     return 1000.0 * middlewares * workers / service_time_ms
