@@ -1,7 +1,7 @@
 package dev.cachelab.middleware.config;
 
-import static dev.cachelab.middleware.stats.Summary.quote;
-import static dev.cachelab.middleware.stats.Summary.quoteAll;
+import static dev.cachelab.middleware.json.JsonStrings.quote;
+import static dev.cachelab.middleware.json.JsonStrings.quoteAll;
 
 import java.lang.reflect.Field;
 import java.util.ArrayList;

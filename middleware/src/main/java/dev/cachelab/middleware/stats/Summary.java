@@ -1,5 +1,8 @@
 package dev.cachelab.middleware.stats;
 
+import static dev.cachelab.middleware.json.JsonStrings.quote;
+import static dev.cachelab.middleware.json.JsonStrings.quoteAll;
+
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.OpType;
 import java.util.ArrayDeque;
@@ -139,33 +142,5 @@ public final class Summary {
 
   private static String num(double value) {
     return String.format(Locale.ROOT, "%.3f", value);
-  }
-
-  /** {@code values} as a JSON array of strings. */
-  public static String quoteAll(List<String> values) {
-    StringBuilder s = new StringBuilder("[");
-    for (int i = 0; i < values.size(); i++) {
-      s.append(i == 0 ? "" : ", ").append(quote(values.get(i)));
-    }
-    return s.append(']').toString();
-  }
-
-  /** {@code value} as a JSON string. */
-  public static String quote(String value) {
-    StringBuilder s = new StringBuilder(value.length() + 2).append('"');
-    for (char c : value.toCharArray()) {
-      switch (c) {
-        case '"' -> s.append("\\\"");
-        case '\\' -> s.append("\\\\");
-        default -> {
-          if (c < 0x20) {
-            s.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-          } else {
-            s.append(c);
-          }
-        }
-      }
-    }
-    return s.append('"').toString();
   }
 }
