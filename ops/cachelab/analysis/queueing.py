@@ -249,13 +249,7 @@ def mva(
     >>> r.at(1)
     (500.0, 0.002)
     """
-    if not demands_s:
-        raise ValueError("demands_s: need at least one station")
-    for k, station_demand in enumerate(demands_s):
-        require_positive(f"demands_s[{k}]", station_demand)
-    require_non_negative("think_time_s", think_time_s)
-    if max_clients < 1:
-        raise ValueError(f"max_clients: must be >= 1, got {max_clients}")
+    _check_closed_network(demands_s, think_time_s, "max_clients", max_clients)
     station_count = len(demands_s)
     server_counts = [1.0] * station_count if servers is None else [float(m) for m in servers]
     if len(server_counts) != station_count:
@@ -395,6 +389,20 @@ def _product_form_jobs(
     return jobs
 
 
+def _check_closed_network(
+    demands_s: Sequence[float], think_time_s: float, population_name: str, population: int
+) -> None:
+    """A closed network's inputs: at least one station, each demand > 0, the think time >= 0
+    and a population of at least one client (named `population_name` in the error)."""
+    if not demands_s:
+        raise ValueError("demands_s: need at least one station")
+    for k, d in enumerate(demands_s):
+        require_positive(f"demands_s[{k}]", d)
+    require_non_negative("think_time_s", think_time_s)
+    if population < 1:
+        raise ValueError(f"{population_name}: must be >= 1, got {population}")
+
+
 @dataclass(frozen=True)
 class Bounds:
     """Asymptotic bounds of a closed network at one population (Jain §33.6)."""
@@ -406,13 +414,7 @@ class Bounds:
 
 def asymptotic_bounds(demands_s: Sequence[float], think_time_s: float, clients: int) -> Bounds:
     """X <= min(N / (D + Z), 1 / D_max) and R >= max(D, N D_max - Z); knee N* = (D + Z) / D_max."""
-    if not demands_s:
-        raise ValueError("demands_s: need at least one station")
-    for k, d in enumerate(demands_s):
-        require_positive(f"demands_s[{k}]", d)
-    require_non_negative("think_time_s", think_time_s)
-    if clients < 1:
-        raise ValueError(f"clients: must be >= 1, got {clients}")
+    _check_closed_network(demands_s, think_time_s, "clients", clients)
     total = float(sum(demands_s))
     largest = float(max(demands_s))
     return Bounds(
