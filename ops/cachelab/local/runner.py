@@ -150,33 +150,40 @@ class LocalRunner:
             if code != 0:
                 raise RunError(f"{what}: {proc.failure(f'exited with code {code}')}")
 
+    def _one_per_server(
+        self,
+        procs: ProcessSet,
+        argv_of: Callable[[str, Path, Spec, str, int, Path], list[str]],
+        name: str,
+        stem: str,
+        spec: Spec,
+        servers: list[Server],
+        folder: Path,
+    ) -> list[ManagedProcess]:
+        """One loadgen per server started in `procs`: `argv_of`'s command, its JSON and log as
+        `<stem>-<i>.json` and `.log` in `folder`."""
+        t = self.tools
+        return [
+            procs.start(
+                f"{name}-{i}",
+                argv_of(t.java, t.loadgen_jar, spec, s.host, s.port, folder / f"{stem}-{i}.json"),
+                folder / f"{stem}-{i}.log",
+            )
+            for i, s in enumerate(servers)
+        ]
+
     def _preload(self, spec: Spec, servers: list[Server], folder: Path) -> dict[str, Any]:
         if not spec.preload.enabled:
             return {"enabled": False}
         folder.mkdir(parents=True, exist_ok=True)
-        t = self.tools
         with ProcessSet() as procs:
-            loaders = [
-                procs.start(
-                    f"preload-{i}",
-                    preload_argv(
-                        t.java, t.loadgen_jar, spec, s.host, s.port, folder / f"load-{i}.json"
-                    ),
-                    folder / f"load-{i}.log",
-                )
-                for i, s in enumerate(servers)
-            ]
+            loaders = self._one_per_server(
+                procs, preload_argv, "preload", "load", spec, servers, folder
+            )
             self._run_batch(loaders, "preload", 300.0)
-            checkers = [
-                procs.start(
-                    f"verify-{i}",
-                    verify_argv(
-                        t.java, t.loadgen_jar, spec, s.host, s.port, folder / f"check-{i}.json"
-                    ),
-                    folder / f"check-{i}.log",
-                )
-                for i, s in enumerate(servers)
-            ]
+            checkers = self._one_per_server(
+                procs, verify_argv, "verify", "check", spec, servers, folder
+            )
             self._run_batch(checkers, "preload check", 120.0)
         checks = []
         for i, server in enumerate(servers):
