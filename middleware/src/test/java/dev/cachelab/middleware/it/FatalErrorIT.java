@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.cachelab.middleware.FatalErrors;
 import dev.cachelab.middleware.testing.MemcachedProcess;
+import dev.cachelab.middleware.testing.MiddlewareCommand;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -36,26 +37,10 @@ class FatalErrorIT {
     Path stderr = dir.resolve("stderr.txt");
     try (MemcachedProcess server = MemcachedProcess.start()) {
       List<String> command =
-          new ArrayList<>(
-              List.of(
-                  Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                  "-Xmx48m",
-                  "-XX:+UseSerialGC",
-                  "-cp",
-                  System.getProperty("java.class.path"),
-                  "dev.cachelab.middleware.Main",
-                  "-l",
-                  "127.0.0.1",
-                  "-p",
-                  "0",
-                  "-t",
-                  "1",
-                  "-s",
-                  "false",
-                  "--buffer-budget-bytes",
-                  "" + (1L << 30),
-                  "-m",
-                  server.address()));
+          MiddlewareCommand.inOwnJvm(
+              List.of("-Xmx48m", "-XX:+UseSerialGC"),
+              MiddlewareCommand.flagsOnLoopback(
+                  1, "--buffer-budget-bytes", "" + (1L << 30), "-m", server.address()));
       Process mw = new ProcessBuilder(command).redirectError(stderr.toFile()).start();
       List<Socket> clients = new ArrayList<>();
       try {

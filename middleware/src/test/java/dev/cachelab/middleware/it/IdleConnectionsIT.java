@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.management.UnixOperatingSystemMXBean;
 import dev.cachelab.middleware.testing.MemcachedProcess;
+import dev.cachelab.middleware.testing.MiddlewareCommand;
 import dev.cachelab.middleware.testing.TextClient;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -162,14 +163,11 @@ class IdleConnectionsIT {
 
     static Middleware start(MemcachedProcess server, String... flags)
         throws IOException, InterruptedException {
-      List<String> command = new ArrayList<>();
-      command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      command.addAll(List.of("-XX:+UseParallelGC", "-Xms64m", "-Xmx512m", "-cp"));
-      command.add(System.getProperty("java.class.path"));
-      command.add("dev.cachelab.middleware.Main");
-      command.addAll(List.of("-l", "127.0.0.1", "-p", "0", "-s", "false"));
-      command.addAll(List.of(flags));
-      command.addAll(List.of("-m", server.address()));
+      List<String> program = new ArrayList<>(List.of("-l", "127.0.0.1", "-p", "0", "-s", "false"));
+      program.addAll(List.of(flags));
+      program.addAll(List.of("-m", server.address()));
+      List<String> command =
+          MiddlewareCommand.inOwnJvm(List.of("-XX:+UseParallelGC", "-Xms64m", "-Xmx512m"), program);
       Process process =
           new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
       BufferedReader out =

@@ -3,6 +3,7 @@ package dev.cachelab.middleware.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.cachelab.middleware.testing.MemcachedProcess;
+import dev.cachelab.middleware.testing.MiddlewareCommand;
 import dev.cachelab.middleware.testing.TextClient;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -29,14 +30,8 @@ class ProcessIT {
   private static final Pattern LISTENING =
       Pattern.compile("cachelab middleware listening on 127\\.0\\.0\\.1:(\\d+)");
 
-  private static ProcessBuilder java(String... args) {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add("dev.cachelab.middleware.Main");
-    command.addAll(List.of(args));
-    return new ProcessBuilder(command);
+  private static ProcessBuilder java(List<String> flags) {
+    return new ProcessBuilder(MiddlewareCommand.inOwnJvm(List.of(), flags));
   }
 
   @Test
@@ -44,21 +39,8 @@ class ProcessIT {
     Path stats = dir.resolve("stats");
     try (MemcachedProcess server = MemcachedProcess.start()) {
       Process mw =
-          java(
-                  "-l",
-                  "127.0.0.1",
-                  "-p",
-                  "0",
-                  "-t",
-                  "2",
-                  "-s",
-                  "false",
-                  "-m",
-                  server.address(),
-                  "--stats-dir",
-                  stats.toString(),
-                  "--window-ms",
-                  "200")
+          java(MiddlewareCommand.flagsOnLoopback(
+                  2, "-m", server.address(), "--stats-dir", stats.toString(), "--window-ms", "200"))
               .redirectError(ProcessBuilder.Redirect.DISCARD)
               .start();
       try {
@@ -133,7 +115,7 @@ class ProcessIT {
   @Test
   void badFlagExitsNonZeroNamingTheFlagAndRange() throws IOException, InterruptedException {
     Process mw =
-        java("-l", "127.0.0.1", "-p", "0", "-t", "0", "-s", "false", "-m", "127.0.0.1:1")
+        java(MiddlewareCommand.flagsOnLoopback(0, "-m", "127.0.0.1:1"))
             .redirectErrorStream(true)
             .start();
     String output = new String(mw.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -149,11 +131,7 @@ class ProcessIT {
     Path dir = Files.createTempDirectory("process-it");
     Path out = dir.resolve("stdout");
     Path err = dir.resolve("stderr");
-    Process mw =
-        java(args.toArray(new String[0]))
-            .redirectOutput(out.toFile())
-            .redirectError(err.toFile())
-            .start();
+    Process mw = java(args).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
     try {
       assertThat(mw.waitFor(20, TimeUnit.SECONDS)).as("exits by itself").isTrue();
       return new Exit(mw.exitValue(), Files.readString(out), Files.readString(err));
@@ -219,17 +197,7 @@ class ProcessIT {
     cases.put(missing, "--servers-file: " + missing + ": cannot read it (NoSuchFileException");
     for (Map.Entry<Path, String> badCase : cases.entrySet()) {
       List<String> args =
-          List.of(
-              "-l",
-              "127.0.0.1",
-              "-p",
-              "0",
-              "-t",
-              "1",
-              "-s",
-              "false",
-              "--servers-file",
-              badCase.getKey().toString());
+          MiddlewareCommand.flagsOnLoopback(1, "--servers-file", badCase.getKey().toString());
       Exit exit = runToExit(args);
       assertThat(exit.status()).as(exit.stderr()).isEqualTo(2);
       List<String> lines = exit.stderr().lines().toList();

@@ -3,6 +3,7 @@ package dev.cachelab.middleware.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.cachelab.middleware.testing.MemcachedProcess;
+import dev.cachelab.middleware.testing.MiddlewareCommand;
 import dev.cachelab.middleware.testing.RedisProcess;
 import dev.cachelab.middleware.testing.RespClient;
 import dev.cachelab.middleware.testing.TextClient;
@@ -284,20 +285,11 @@ class ProcessLimitsIT {
   /** The middleware with 128 MiB of heap (and as much direct memory) and {@code mode}'s flags. */
   private static Process startSmall(String server, String mode, String... extra)
       throws IOException {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(List.of("-Xmx128m", "-cp"));
-    command.add(System.getProperty("java.class.path"));
-    command.add("dev.cachelab.middleware.Main");
-    command.addAll(List.of("-l", "127.0.0.1", "-p", "0", "-s", "false"));
-    command.addAll(List.of(mode.split(" ")));
-    command.addAll(List.of(extra));
-    command.addAll(List.of("-m", server));
-    Path errors = Files.createTempFile("process-limits-", ".stderr");
-    errors.toFile().deleteOnExit();
-    Process process = new ProcessBuilder(command).redirectError(errors.toFile()).start();
-    STDERR.put(process, errors);
-    return process;
+    List<String> flags = new ArrayList<>(List.of("-l", "127.0.0.1", "-p", "0", "-s", "false"));
+    flags.addAll(List.of(mode.split(" ")));
+    flags.addAll(List.of(extra));
+    flags.addAll(List.of("-m", server));
+    return startKeepingErrors(MiddlewareCommand.inOwnJvm(List.of("-Xmx128m"), flags));
   }
 
   /**
@@ -310,13 +302,14 @@ class ProcessLimitsIT {
     if (fewFiles) {
       command.addAll(List.of("prlimit", "--nofile=64"));
     }
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(List.of("-XX:+UseG1GC", "-Xmx256m", "-cp"));
-    command.add(System.getProperty("java.class.path"));
-    command.add("dev.cachelab.middleware.Main");
-    command.addAll(List.of("-l", "127.0.0.1", "-p", "0", "-t", "4", "-s", "false"));
-    command.addAll(List.of(extra));
-    command.addAll(List.of("-m", server));
+    List<String> flags = MiddlewareCommand.flagsOnLoopback(4, extra);
+    flags.addAll(List.of("-m", server));
+    command.addAll(MiddlewareCommand.inOwnJvm(List.of("-XX:+UseG1GC", "-Xmx256m"), flags));
+    return startKeepingErrors(command);
+  }
+
+  /** Starts {@code command} with its standard error in a file that {@link #STDERR} names. */
+  private static Process startKeepingErrors(List<String> command) throws IOException {
     Path errors = Files.createTempFile("process-limits-", ".stderr");
     errors.toFile().deleteOnExit();
     Process process = new ProcessBuilder(command).redirectError(errors.toFile()).start();

@@ -12,10 +12,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import redis.clients.jedis.DefaultJedisClientConfig;
@@ -32,28 +30,7 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * of every data type.
  */
 class RedisClientsIT {
-  private static RedisServers redis;
-  private static List<RedisProcess> servers;
-  private static RedisProcess direct;
-
-  @BeforeAll
-  static void startServers() throws IOException {
-    redis = RedisServers.start(2);
-    servers = redis.behind();
-    direct = redis.direct();
-  }
-
-  @AfterAll
-  static void stopServers() {
-    if (redis != null) {
-      redis.close();
-    }
-  }
-
-  @BeforeEach
-  void flushEverything() throws IOException {
-    redis.flushAll();
-  }
+  @RegisterExtension static final RedisServers redis = RedisServers.perClass(2);
 
   /** The middleware at its defaults (but the required flags) in front of both servers. */
   private static RunningMiddleware middleware(String... flags) throws IOException {
@@ -158,7 +135,7 @@ class RedisClientsIT {
       throws IOException {
     List<Object> expected;
     List<Object> expectedState;
-    try (Jedis j = new Jedis("127.0.0.1", direct.port())) {
+    try (Jedis j = new Jedis("127.0.0.1", redis.direct().port())) {
       expected = everyType(j);
       expectedState = stateOf(j);
     }
@@ -167,7 +144,7 @@ class RedisClientsIT {
       assertThat(everyType(j)).isEqualTo(expected);
       assertThat(stateOf(j)).isEqualTo(expectedState);
     }
-    for (RedisProcess server : servers) {
+    for (RedisProcess server : redis.behind()) {
       try (Jedis j = new Jedis("127.0.0.1", server.port())) {
         assertThat(stateOf(j)).as("the copy on " + server.address()).isEqualTo(expectedState);
       }
@@ -179,7 +156,7 @@ class RedisClientsIT {
     DefaultJedisClientConfig resp3 =
         DefaultJedisClientConfig.builder().protocol(RedisProtocol.RESP3).build();
     List<Object> expected;
-    try (Jedis j = new Jedis(new HostAndPort("127.0.0.1", direct.port()), resp3)) {
+    try (Jedis j = new Jedis(new HostAndPort("127.0.0.1", redis.direct().port()), resp3)) {
       expected = everyType(j);
     }
     try (RunningMiddleware middleware = middleware();
@@ -261,8 +238,8 @@ class RedisClientsIT {
   @Test
   void redisCliInRespTwoAndThreeShowsWhatRedisShows() throws Exception {
     for (String protocol : List.of("-2", "-3")) {
-      flushEverything();
-      String expected = redisCli(direct.port(), protocol);
+      redis.flushAll();
+      String expected = redisCli(redis.direct().port(), protocol);
       try (RunningMiddleware middleware = middleware()) {
         assertThat(redisCli(middleware.port(), protocol)).as(protocol).isEqualTo(expected);
       }

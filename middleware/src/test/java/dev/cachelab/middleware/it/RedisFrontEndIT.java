@@ -21,38 +21,15 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The middleware's RESP2 front end ({@code --protocol redis}) in front of three real redis-server
  * processes, compared with a fourth redis used directly.
  */
 class RedisFrontEndIT {
-  private static RedisServers redis;
-  private static List<RedisProcess> servers;
-  private static RedisProcess direct;
-
-  @BeforeAll
-  static void startServers() throws IOException {
-    redis = RedisServers.start(3);
-    servers = redis.behind();
-    direct = redis.direct();
-  }
-
-  @AfterAll
-  static void stopServers() {
-    if (redis != null) {
-      redis.close();
-    }
-  }
-
-  @BeforeEach
-  void flushEverything() throws IOException {
-    redis.flushAll();
-  }
+  @RegisterExtension static final RedisServers redis = RedisServers.perClass(3);
 
   /** The middleware in front of the servers, FLUSHALL and FLUSHDB allowed (the script has them). */
   private static RunningMiddleware middleware(String... flags) throws IOException {
@@ -144,7 +121,7 @@ class RedisFrontEndIT {
       }
     }
     List<String> viaDirect = new ArrayList<>();
-    try (RespClient client = new RespClient(direct.port())) {
+    try (RespClient client = new RespClient(redis.direct().port())) {
       for (String[] command : SCRIPT) {
         viaDirect.add(client.call(command));
       }
@@ -159,7 +136,7 @@ class RedisFrontEndIT {
         RespClient client = new RespClient(mw.port())) {
       assertThat(client.call("SET", "w", "1", "EX", "100")).isEqualTo("+OK\r\n");
       assertThat(client.call("MSET", "w2", "a", "w3", "b")).isEqualTo("+OK\r\n");
-      for (RedisProcess server : servers) {
+      for (RedisProcess server : redis.behind()) {
         try (RespClient s = new RespClient(server.port())) {
           assertThat(s.call("GET", "w")).isEqualTo("$1\r\n1\r\n");
           assertThat(s.call("MGET", "w2", "w3")).isEqualTo("*2\r\n$1\r\na\r\n$1\r\nb\r\n");
@@ -174,7 +151,7 @@ class RedisFrontEndIT {
       }
       assertThat(seen).hasSize(3);
       assertThat(client.call("DEL", "w")).isEqualTo(":1\r\n");
-      for (RedisProcess server : servers) {
+      for (RedisProcess server : redis.behind()) {
         try (RespClient s = new RespClient(server.port())) {
           assertThat(s.call("EXISTS", "w")).isEqualTo(":0\r\n");
         }
@@ -192,7 +169,7 @@ class RedisFrontEndIT {
       if (k == 4) {
         continue; // a miss in the middle
       }
-      try (RespClient s = new RespClient(servers.get(serverOf[k]).port())) {
+      try (RespClient s = new RespClient(redis.behind().get(serverOf[k]).port())) {
         s.call("SET", keys[k], "value-" + k);
       }
     }
@@ -399,7 +376,7 @@ class RedisFrontEndIT {
         assertThat(client.call("SET", "h" + k, "v" + k)).isEqualTo("+OK\r\n");
       }
       int copies = 0;
-      for (RedisProcess server : servers) {
+      for (RedisProcess server : redis.behind()) {
         try (RespClient s = new RespClient(server.port())) {
           copies += Integer.parseInt(s.call("DBSIZE").substring(1).trim());
         }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.cachelab.middleware.config.ConfigParser;
 import dev.cachelab.middleware.config.MiddlewareConfig;
 import dev.cachelab.middleware.protocol.OpType;
+import dev.cachelab.middleware.testing.MiddlewareCommand;
 import java.util.List;
 import java.util.Random;
 import org.HdrHistogram.Histogram;
@@ -96,24 +97,9 @@ class WindowStatisticsTest {
   void summaryLeavesOutWarmupAndCooldownWindows() {
     MiddlewareConfig config =
         ConfigParser.parse(
-            new String[] {
-              "-l",
-              "127.0.0.1",
-              "-p",
-              "0",
-              "-t",
-              "1",
-              "-s",
-              "false",
-              "-m",
-              "a:1",
-              "--window-ms",
-              "500",
-              "--warmup-s",
-              "1",
-              "--cooldown-s",
-              "1"
-            });
+            MiddlewareCommand.flagsOnLoopback(
+                    1, "-m", "a:1", "--window-ms", "500", "--warmup-s", "1", "--cooldown-s", "1")
+                .toArray(String[]::new));
     StatsRegistry registry = new StatsRegistry(config.servers(), 1);
     ThreadRecorder recorder = registry.newRecorder();
     WindowAggregator aggregator = new WindowAggregator(registry);

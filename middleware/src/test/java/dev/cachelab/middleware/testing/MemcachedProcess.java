@@ -1,8 +1,6 @@
 package dev.cachelab.middleware.testing;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,18 +18,7 @@ public final class MemcachedProcess implements AutoCloseable {
 
   /** Starts memcached on a free port and waits until it accepts connections. */
   public static MemcachedProcess start() throws IOException {
-    for (int attempt = 0; ; attempt++) {
-      MemcachedProcess memcached = new MemcachedProcess(FreePorts.next());
-      try {
-        memcached.restart();
-        return memcached;
-      } catch (IOException e) {
-        memcached.close();
-        if (attempt == 3) {
-          throw e;
-        }
-      }
-    }
+    return LoopbackServer.onFreePort(MemcachedProcess::startOn);
   }
 
   /**
@@ -40,12 +27,7 @@ public final class MemcachedProcess implements AutoCloseable {
    */
   public static MemcachedProcess startOn(int port) throws IOException {
     MemcachedProcess memcached = new MemcachedProcess(port);
-    try {
-      memcached.restart();
-    } catch (IOException e) {
-      memcached.close();
-      throw e;
-    }
+    memcached.restart();
     return memcached;
   }
 
@@ -59,32 +41,13 @@ public final class MemcachedProcess implements AutoCloseable {
     if ("root".equals(System.getProperty("user.name"))) {
       command.addAll(List.of("-u", "root"));
     }
-    process = new ProcessBuilder(command).redirectErrorStream(true).start();
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (System.nanoTime() < deadline) {
-      if (!process.isAlive()) {
-        throw new IOException("memcached exited with " + process.exitValue() + " on port " + port);
-      }
-      try (Socket socket = new Socket()) {
-        socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
-        return;
-      } catch (IOException notYet) {
-        sleep(20);
-      }
-    }
-    throw new IOException("memcached did not start on port " + port);
+    process = LoopbackServer.launch(command);
+    LoopbackServer.awaitListening(process, port, "memcached");
   }
 
   /** Kills memcached (SIGKILL) and waits for it to exit. */
   public void kill() {
-    if (process != null) {
-      process.destroyForcibly();
-      try {
-        process.waitFor();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
+    LoopbackServer.kill(process);
   }
 
   /** Sends a signal ({@code STOP}, {@code CONT}) to memcached with kill(1); waits for kill. */
@@ -103,13 +66,5 @@ public final class MemcachedProcess implements AutoCloseable {
   @Override
   public void close() {
     kill();
-  }
-
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 }

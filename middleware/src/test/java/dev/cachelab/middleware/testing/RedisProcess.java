@@ -1,8 +1,6 @@
 package dev.cachelab.middleware.testing;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -23,15 +21,7 @@ public final class RedisProcess implements AutoCloseable {
 
   /** Starts redis-server on a free port and waits until it accepts connections. */
   public static RedisProcess start() throws IOException {
-    for (int attempt = 0; ; attempt++) {
-      try {
-        return startOn(FreePorts.next());
-      } catch (IOException e) {
-        if (attempt == 3) {
-          throw e;
-        }
-      }
-    }
+    return LoopbackServer.onFreePort(RedisProcess::startOn);
   }
 
   /**
@@ -57,31 +47,9 @@ public final class RedisProcess implements AutoCloseable {
             System.getProperty("java.io.tmpdir"),
             "--loglevel",
             "warning");
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-    RedisProcess redis = new RedisProcess(port, process);
-    if (!redis.awaitListening()) {
-      redis.close();
-      throw new IOException("redis-server did not start on port " + port);
-    }
-    return redis;
-  }
-
-  private boolean awaitListening() {
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (System.nanoTime() < deadline && process.isAlive()) {
-      try (Socket socket = new Socket()) {
-        socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
-        return true;
-      } catch (IOException notYet) {
-        try {
-          Thread.sleep(20);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return false;
-        }
-      }
-    }
-    return false;
+    Process process = LoopbackServer.launch(command);
+    LoopbackServer.awaitListening(process, port, "redis-server");
+    return new RedisProcess(port, process);
   }
 
   /** Sends a signal ({@code STOP}, {@code CONT}) to redis-server; waits for kill(1). */
@@ -100,11 +68,6 @@ public final class RedisProcess implements AutoCloseable {
   /** Kills redis-server (SIGKILL) and waits for it to exit. */
   @Override
   public void close() {
-    process.destroyForcibly();
-    try {
-      process.waitFor();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    LoopbackServer.kill(process);
   }
 }

@@ -5,28 +5,67 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Real redis-servers for a test class: some behind the middleware and one used directly, to compare
- * the middleware's answers with redis' own. Started and stopped by the test's thread.
+ * Real redis-servers for a test: some behind the middleware and one used directly, to compare the
+ * middleware's answers with redis' own. Started and stopped by the test's thread: with {@link
+ * #start} in a try-with-resources, or for a whole test class as a registered extension ({@link
+ * #perClass}: started before the class, emptied before each test, stopped after the class).
  */
-public final class RedisServers implements AutoCloseable {
+public final class RedisServers
+    implements AutoCloseable, BeforeAllCallback, BeforeEachCallback, AfterAllCallback {
+  private final int count;
   private final List<RedisProcess> behind = new ArrayList<>();
   private RedisProcess direct;
 
+  private RedisServers(int count) {
+    this.count = count;
+  }
+
   /** Starts {@code count} servers for the middleware and one more used directly. */
   public static RedisServers start(int count) throws IOException {
-    RedisServers servers = new RedisServers();
+    RedisServers servers = new RedisServers(count);
+    servers.startAll();
+    return servers;
+  }
+
+  /**
+   * {@code count} servers behind the middleware and one used directly for each test of a class, as
+   * a {@code @RegisterExtension} static field: nothing runs until the class starts.
+   */
+  public static RedisServers perClass(int count) {
+    return new RedisServers(count);
+  }
+
+  private void startAll() throws IOException {
     try {
       for (int i = 0; i < count; i++) {
-        servers.behind.add(RedisProcess.start());
+        behind.add(RedisProcess.start());
       }
-      servers.direct = RedisProcess.start();
+      direct = RedisProcess.start();
     } catch (IOException | RuntimeException e) {
-      servers.close();
+      close();
       throw e;
     }
-    return servers;
+  }
+
+  @Override
+  public void beforeAll(ExtensionContext context) throws IOException {
+    startAll();
+  }
+
+  @Override
+  public void beforeEach(ExtensionContext context) throws IOException {
+    flushAll();
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) {
+    close();
   }
 
   /** The servers behind the middleware, in {@code -m} order. */
@@ -64,8 +103,10 @@ public final class RedisServers implements AutoCloseable {
   @Override
   public void close() {
     behind.forEach(RedisProcess::close);
+    behind.clear();
     if (direct != null) {
       direct.close();
+      direct = null;
     }
   }
 }
