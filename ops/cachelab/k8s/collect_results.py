@@ -40,7 +40,7 @@ from cachelab.k8s.scrape import MiddlewareScraper
 from cachelab.k8s.target import K8sTarget, cluster_facts
 from cachelab.options import RunOptions
 from cachelab.paths import repo_root
-from cachelab.results import ResultsDir, RunRecord, RunStatus
+from cachelab.results import ResultsDir, RunStatus
 from cachelab.spec import Point, Spec, SpecError, parse_spec
 from cachelab.target import Live
 
@@ -112,36 +112,21 @@ def _benchmark(kube: Kube, run_label: str) -> tuple[dict[str, Any], str]:
 
 
 class CollectedRun:
-    """The executor of `cachelab collect`: one run read from Jobs that completed before; it
-    applies and waits for nothing. Called from the CLI's thread only."""
+    """The steps of `cachelab collect`: one run read from Jobs that completed before; it applies
+    and waits for nothing. Called from the CLI's thread only."""
 
-    target_name = "k8s"
-
-    def __init__(
-        self,
-        results: ResultsDir,
-        kube: Kube,
-        target: plan.Target,
-        released_epoch_ms: float | None,
-    ) -> None:
-        self.frame = RunFrame(results, kube.namespace, target.release)
+    def __init__(self, kube: Kube, target: plan.Target, released_epoch_ms: float | None) -> None:
         jobs = Jobs(kube, target, repo_root() / "manifests")
         self.preload = PreloadChecks(jobs)
         self.loadgens = LoadgenCollector(jobs)
         self.scraper = MiddlewareScraper(kube, target.release)
         self.released_epoch_ms = released_epoch_ms  # the benchmark Job's start
 
-    def run_one(self, point: Point, repetition: int) -> RunRecord:
-        return self.frame.run(point, repetition, self._measure)
-
-    def close(self) -> None:
-        """Nothing to stop: the Jobs stay in the namespace."""
-
-    def _measure(
+    def measure(
         self, point: Point, repetition: int, run_dir: Path, record: dict[str, Any]
     ) -> tuple[RunStatus, str]:
-        """The middleware's counters were not scraped before the benchmark, so there are
-        none."""
+        """One run (a cachelab.k8s.frame `Measure`) read into `run_dir` and `record`; the
+        middleware's counters were not scraped before the benchmark, so there are none."""
         spec = point.spec
         if spec.preload.enabled:
             record["preload"] = self.preload.read(spec)
@@ -192,7 +177,9 @@ class CollectTarget(K8sTarget):
         """Nothing runs on this machine: the command names the folder when it is written."""
 
     def executor(self, spec: Spec, results: ResultsDir, live: Live | None) -> Executor:
-        return CollectedRun(results, self._cluster(), self.target, self.released_epoch_ms)
+        kube = self._cluster()
+        steps = CollectedRun(kube, self.target, self.released_epoch_ms)
+        return RunFrame(results, kube.namespace, self.target.release, steps.measure)
 
     def resume_hint(self, results: ResultsDir) -> str | None:
         return None

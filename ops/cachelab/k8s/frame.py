@@ -1,9 +1,10 @@
-"""The frame around one Kubernetes run: its point.json started, the steps that measure it called,
-their outcome stamped and written, whatever they raise.
+"""The executor of the Kubernetes results layout (cachelab.experiment's `Executor`): around each
+run, its point.json started, the steps that measure it called, their outcome stamped and written,
+whatever they raise.
 
-Both executors of the Kubernetes results layout use it: `cachelab run --target k8s`
-(cachelab.k8s.runner, which drives the Jobs) and `cachelab collect` (cachelab.k8s.collect_results,
-which reads Jobs that ran before). Each passes its own steps as `Measure`."""
+Two sets of steps run in it: `cachelab run --target k8s`'s (cachelab.k8s.runner, which drives the
+Jobs) and `cachelab collect`'s (cachelab.k8s.collect_results, which reads Jobs that ran before),
+each as a `Measure`."""
 
 from __future__ import annotations
 
@@ -28,18 +29,19 @@ Measure = Callable[[Point, int, Path, dict[str, Any]], tuple[RunStatus, str]]
 
 
 class RunFrame:
-    """point.json of each run of one release in one namespace, written under `results`. Called
-    from the CLI's thread only."""
+    """Each run of one release in one namespace measured by `measure`, its point.json written
+    under `results`. Called from the CLI's thread only."""
 
     target_name = "k8s"
 
-    def __init__(self, results: ResultsDir, namespace: str, release: str) -> None:
+    def __init__(self, results: ResultsDir, namespace: str, release: str, measure: Measure) -> None:
         self.results = results
         self.namespace = namespace
         self.release = release
+        self.measure = measure
 
-    def run(self, point: Point, repetition: int, measure: Measure) -> RunRecord:
-        """`measure` in the run's folder; a cluster, plan, log or file error fails the run with
+    def run_one(self, point: Point, repetition: int) -> RunRecord:
+        """The steps in the run's folder; a cluster, plan, log or file error fails the run with
         its message, Ctrl-C leaves it partial (and is raised again)."""
         run_dir = self.results.run_dir(point.index, repetition)
         record = start_point_record(
@@ -53,7 +55,7 @@ class RunFrame:
         status: RunStatus = "failed"
         message = ""
         try:
-            status, message = measure(point, repetition, run_dir, record)
+            status, message = self.measure(point, repetition, run_dir, record)
         except (K8sError, plan.PlanError, CollectError, OSError) as error:
             status, message = "failed", str(error)
         except KeyboardInterrupt:
@@ -62,3 +64,6 @@ class RunFrame:
         finally:
             finish_point_record(run_dir, record, status, message)
         return RunRecord(point.index, repetition, status, message)
+
+    def close(self) -> None:
+        """Nothing to stop: the release and the Jobs stay in the namespace."""

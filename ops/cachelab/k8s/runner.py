@@ -12,9 +12,9 @@ A spec with `network:` round-trip times puts them into the release (the chart's 
 toxiproxy sidecar on each link's far end) and, after the preload, times each link from a probe
 pod on its near end (cachelab.k8s.rtt) into point.json's `network`, as the local runner does;
 a link outside ±10 % of its RTT is named in the run's message.
-`K8sRunner` is the Kubernetes executor of cachelab.experiment's loop, which owns the order,
-selection, resume, status.json and the summary.csv rows; each run's point.json is
-cachelab.k8s.frame's, around the runner's steps.
+`K8sRunner.measure` is one run's steps; cachelab.k8s.frame's `RunFrame` is the executor of
+cachelab.experiment's loop around them (each run's point.json), and the loop owns the order,
+selection, resume, status.json and the summary.csv rows.
 
 The run's steps are collaborators, one job each: cachelab.k8s.release (the Helm release),
 cachelab.k8s.servers (restarts), cachelab.k8s.jobs (the Jobs and their pods' logs),
@@ -43,7 +43,6 @@ import yaml
 from cachelab.faults import FaultInjector
 from cachelab.k8s import plan
 from cachelab.k8s.faults import fault_targets
-from cachelab.k8s.frame import RunFrame
 from cachelab.k8s.jobs import BARRIER_TIMEOUT_S, Jobs
 from cachelab.k8s.kube import Kube
 from cachelab.k8s.links import LinkProber
@@ -57,21 +56,18 @@ from cachelab.k8s.servers import ServerRestarts
 from cachelab.k8s.usage import UsageSampler
 from cachelab.local.latency import off_message
 from cachelab.paths import repo_root
-from cachelab.results import ResultsDir, RunRecord, RunStatus
+from cachelab.results import RunStatus
 from cachelab.spec import Point, Spec
 from cachelab.terminal import LiveSample
 
 
 class K8sRunner:
-    """Runs the points of one spec in one namespace: the order of a run's steps, each done by
-    its collaborator. Called from the CLI's thread only."""
-
-    target_name = "k8s"
+    """The steps of a run of one spec in one namespace, in their order, each done by its
+    collaborator. Called from the CLI's thread only."""
 
     def __init__(
         self,
         spec: Spec,
-        results: ResultsDir,
         kube: Kube,
         target: plan.Target,
         extra_values: list[Path],
@@ -79,7 +75,6 @@ class K8sRunner:
         live: Callable[[LiveSample], None] | None = None,
     ) -> None:
         self.spec = spec
-        self.frame = RunFrame(results, kube.namespace, target.release)
         self.kube = kube
         self.target = target
         self.timeout_s = timeout_s
@@ -97,15 +92,11 @@ class K8sRunner:
         self.loadgens = LoadgenCollector(self.jobs)
         self._preloaded: str | None = None  # the preload_key of the last complete preload
 
-    def run_one(self, point: Point, repetition: int) -> RunRecord:
-        return self.frame.run(point, repetition, self._measure)
-
-    def close(self) -> None:
-        """Nothing to stop: the release stays installed for the next experiment."""
-
-    def _measure(
+    def measure(
         self, point: Point, repetition: int, run_dir: Path, record: dict[str, Any]
     ) -> tuple[RunStatus, str]:
+        """One run (a cachelab.k8s.frame `Measure`): the release upgraded, the Jobs applied and
+        waited for, the results collected into `run_dir` and `record`."""
         clock = PhaseClock()
         try:
             return self._measure_steps(point, repetition, run_dir, record, clock)

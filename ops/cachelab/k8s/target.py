@@ -15,6 +15,7 @@ from rich.console import Console
 from cachelab.experiment import Executor
 from cachelab.k8s import plan
 from cachelab.k8s.faults import is_local_cluster, k8s_fault_problem
+from cachelab.k8s.frame import RunFrame
 from cachelab.k8s.kube import K8sError, Kube, find_helm
 from cachelab.k8s.phases import overhead_line
 from cachelab.k8s.runner import K8sRunner
@@ -164,10 +165,9 @@ class K8sTarget(Target):
         return results
 
     def executor(self, spec: Spec, results: ResultsDir, live: Live | None) -> Executor:
-        self.runner = K8sRunner(
-            spec, results, self._cluster(), self.target, self.extra, self.timeout_s, live
-        )
-        return self.runner
+        kube = self._cluster()
+        self.runner = K8sRunner(spec, kube, self.target, self.extra, self.timeout_s, live)
+        return RunFrame(results, kube.namespace, self.target.release, self.runner.measure)
 
     def resume_hint(self, results: ResultsDir) -> str | None:
         return self.options.resume_command(results.path)
