@@ -81,23 +81,21 @@ def instance_rate_ops(spec: Spec) -> float:
 
 def fill_args(spec: Spec) -> list[str]:
     """Preload, first half: write every key of the range once (add --key-minimum/-maximum)."""
-    return [
-        *_workload(spec),
-        "--threads=1",
-        f"--clients={PRELOAD_CLIENTS}",
-        "--ratio=1:0",
-        "--key-pattern=P:P",
-        "--requests=allkeys",
-    ]
+    return _every_key_once(spec, "1:0")
 
 
 def verify_args(spec: Spec) -> list[str]:
     """Preload, second half: read every key of the range back (its misses are the check)."""
+    return _every_key_once(spec, "0:1")
+
+
+def _every_key_once(spec: Spec, ratio: str) -> list[str]:
+    """One pass over the key range in order (`P:P`), sets:gets as `ratio`, on one thread."""
     return [
         *_workload(spec),
         "--threads=1",
         f"--clients={PRELOAD_CLIENTS}",
-        "--ratio=0:1",
+        f"--ratio={ratio}",
         "--key-pattern=P:P",
         "--requests=allkeys",
     ]
