@@ -393,6 +393,75 @@ def middleware_dashboard() -> Json:
     )
 
 
+@dataclass(frozen=True)
+class ServerMetrics:
+    """One server kind's exporter metrics behind the panels every kind has: connections,
+    evictions, memory, and network bytes in and out."""
+
+    name: str  # memcached, redis
+    connections: str  # a gauge
+    evictions: str  # a counter
+    evictions_help: str
+    memory: tuple[tuple[str, str], ...]  # (gauge, what it is: used, limit)
+    bytes_in: str  # a counter
+    bytes_out: str  # a counter
+
+
+MEMCACHED_METRICS = ServerMetrics(
+    "memcached",
+    connections="memcached_current_connections",
+    evictions="memcached_items_evicted_total",
+    evictions_help="Valid items removed to free memory.",
+    memory=(("memcached_current_bytes", "used"), ("memcached_limit_bytes", "limit")),
+    bytes_in="memcached_read_bytes_total",
+    bytes_out="memcached_written_bytes_total",
+)
+REDIS_METRICS = ServerMetrics(
+    "redis",
+    connections="redis_connected_clients",
+    evictions="redis_evicted_keys_total",
+    evictions_help="Keys evicted because of maxmemory.",
+    memory=(("redis_memory_used_bytes", "used"),),
+    bytes_in="redis_net_input_bytes_total",
+    bytes_out="redis_net_output_bytes_total",
+)
+
+
+def _server_panels(metrics: ServerMetrics, sel: str) -> tuple[Panel, ...]:
+    """The panels of `metrics` that every server kind has, after its own ops and hit ratio."""
+    by_pod = "sum by (pod)"
+    name = metrics.name
+    return (
+        Panel(
+            f"{name} connections",
+            "short",
+            (Query(f"{by_pod} ({metrics.connections}{{{sel}}})", "{{pod}}"),),
+        ),
+        Panel(
+            f"{name} evictions",
+            "ops",
+            (Query(f"{by_pod} ({_rate(metrics.evictions, sel)})", "{{pod}}"),),
+            metrics.evictions_help,
+        ),
+        Panel(
+            f"{name} memory",
+            "bytes",
+            tuple(
+                Query(f"{by_pod} ({gauge}{{{sel}}})", f"{{{{pod}}}} {what}")
+                for gauge, what in metrics.memory
+            ),
+        ),
+        Panel(
+            f"{name} network bytes in/out",
+            "Bps",
+            (
+                Query(f"{by_pod} ({_rate(metrics.bytes_in, sel)})", "{{pod}} in"),
+                Query(f"{by_pod} ({_rate(metrics.bytes_out, sel)})", "{{pod}} out"),
+            ),
+        ),
+    )
+
+
 def _memcached_panels(sel: str) -> tuple[Panel, ...]:
     by_pod = "sum by (pod)"
     get_hits = _rate("memcached_commands_total", sel, 'command="get", status="hit"')
@@ -415,33 +484,7 @@ def _memcached_panels(sel: str) -> tuple[Panel, ...]:
             (Query(f"{by_pod} ({get_hits}) / {by_pod} ({gets})", "{{pod}}"),),
             "Gets that found their key.",
         ),
-        Panel(
-            "memcached connections",
-            "short",
-            (Query(f"{by_pod} (memcached_current_connections{{{sel}}})", "{{pod}}"),),
-        ),
-        Panel(
-            "memcached evictions",
-            "ops",
-            (Query(f"{by_pod} ({_rate('memcached_items_evicted_total', sel)})", "{{pod}}"),),
-            "Valid items removed to free memory.",
-        ),
-        Panel(
-            "memcached memory",
-            "bytes",
-            (
-                Query(f"{by_pod} (memcached_current_bytes{{{sel}}})", "{{pod}} used"),
-                Query(f"{by_pod} (memcached_limit_bytes{{{sel}}})", "{{pod}} limit"),
-            ),
-        ),
-        Panel(
-            "memcached network bytes in/out",
-            "Bps",
-            (
-                Query(f"{by_pod} ({_rate('memcached_read_bytes_total', sel)})", "{{pod}} in"),
-                Query(f"{by_pod} ({_rate('memcached_written_bytes_total', sel)})", "{{pod}} out"),
-            ),
-        ),
+        *_server_panels(MEMCACHED_METRICS, sel),
     )
 
 
@@ -462,30 +505,7 @@ def _redis_panels(sel: str) -> tuple[Panel, ...]:
             (Query(f"{hits} / ({hits} + {misses})", "{{pod}}"),),
             "Key lookups that found their key.",
         ),
-        Panel(
-            "redis connections",
-            "short",
-            (Query(f"{by_pod} (redis_connected_clients{{{sel}}})", "{{pod}}"),),
-        ),
-        Panel(
-            "redis evictions",
-            "ops",
-            (Query(f"{by_pod} ({_rate('redis_evicted_keys_total', sel)})", "{{pod}}"),),
-            "Keys evicted because of maxmemory.",
-        ),
-        Panel(
-            "redis memory",
-            "bytes",
-            (Query(f"{by_pod} (redis_memory_used_bytes{{{sel}}})", "{{pod}} used"),),
-        ),
-        Panel(
-            "redis network bytes in/out",
-            "Bps",
-            (
-                Query(f"{by_pod} ({_rate('redis_net_input_bytes_total', sel)})", "{{pod}} in"),
-                Query(f"{by_pod} ({_rate('redis_net_output_bytes_total', sel)})", "{{pod}} out"),
-            ),
-        ),
+        *_server_panels(REDIS_METRICS, sel),
     )
 
 
