@@ -21,12 +21,17 @@ QUICKSTART = DATA / "results-recorded-quickstart"
 INTERRUPTED = DATA / "results-interrupted"
 
 
-@pytest.fixture(scope="module")
-def quickstart(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("qs") / "results"
-    shutil.copytree(QUICKSTART, target)
+def _reported_copy(factory: pytest.TempPathFactory, recorded: Path, name: str) -> Path:
+    """A copy of the recorded results folder `recorded`, with its report built."""
+    target = factory.mktemp(name) / "results"
+    shutil.copytree(recorded, target)
     build_report(target)
     return target
+
+
+@pytest.fixture(scope="module")
+def quickstart(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _reported_copy(tmp_path_factory, QUICKSTART, "qs")
 
 
 def _reps(results: Path, point: int) -> list[dict[str, float]]:
@@ -290,10 +295,7 @@ WORKER_POOL = DATA / "results-recorded-worker-pool"
 
 @pytest.fixture(scope="module")
 def worker_pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("wp") / "results"
-    shutil.copytree(WORKER_POOL, target)
-    build_report(target)
-    return target
+    return _reported_copy(tmp_path_factory, WORKER_POOL, "wp")
 
 
 def _thread_cpu_by_hand(run_dir: Path, warmup_s: int, end_s: int) -> dict[str, dict[str, float]]:
@@ -485,10 +487,7 @@ QUICKSTART_STAGING = DATA / "results-recorded-quickstart-staging"
 
 @pytest.fixture(scope="module")
 def quickstart_staging(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("qs-staging") / "results"
-    shutil.copytree(QUICKSTART_STAGING, target)
-    build_report(target)
-    return target
+    return _reported_copy(tmp_path_factory, QUICKSTART_STAGING, "qs-staging")
 
 
 @pytest.mark.parametrize("point", [0, 2, 4, 6, 7])
