@@ -19,6 +19,23 @@ from cachelab.local.cpu import (
 from cachelab.results import MeasuredInterval
 from cachelab.results.cpu import measured_cpu, read_cpu_samples
 
+
+def sample_until_exit(
+    path: Path, busy: subprocess.Popen[bytes], processes: list[tuple[str, str, int]]
+) -> float:
+    """Samples `processes` (role, name, pid) into `path` every 0.2 s until `busy` exits (60 s at
+    the most, then it is killed); the epoch ms the sampling started."""
+    origin_ms = time.time() * 1000.0
+    sampler = ProcessCpuSampler(path, lambda: processes, 0.2).start()
+    try:
+        busy.wait(timeout=60)
+    finally:
+        sampler.stop()
+        if busy.poll() is None:
+            busy.kill()
+    return origin_ms
+
+
 BUSY = "import time\nend = time.time() + 3\nwhile time.time() < end:\n    pass\n"
 
 
@@ -27,16 +44,9 @@ def test_sampler_records_a_busy_process_and_skips_a_gone_one(tmp_path: Path) -> 
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait(timeout=30)
     path = tmp_path / "cpu.csv"
-    origin_ms = time.time() * 1000.0
-    sampler = ProcessCpuSampler(
-        path, lambda: [("loadgen", "busy", busy.pid), ("server", "gone", gone.pid)], 0.2
-    ).start()
-    try:
-        busy.wait(timeout=60)
-    finally:
-        sampler.stop()
-        if busy.poll() is None:
-            busy.kill()
+    origin_ms = sample_until_exit(
+        path, busy, [("loadgen", "busy", busy.pid), ("server", "gone", gone.pid)]
+    )
     everything = read_cpu_samples(path)
     assert {s.name for s in everything} == {"busy", "all processes"}  # the host's busy time
     assert all(s.role == "host" for s in everything if s.name == "all processes")
@@ -72,14 +82,7 @@ def test_sampler_records_run_queue_wait_and_the_worker_threads(tmp_path: Path) -
     # both as the process's and as the pool's, and the schedstat wait columns are filled
     busy = subprocess.Popen([sys.executable, "-c", POOL])
     path = tmp_path / "cpu.csv"
-    origin_ms = time.time() * 1000.0
-    sampler = ProcessCpuSampler(path, lambda: [("middleware", "mw", busy.pid)], 0.2).start()
-    try:
-        busy.wait(timeout=60)
-    finally:
-        sampler.stop()
-        if busy.poll() is None:
-            busy.kill()
+    origin_ms = sample_until_exit(path, busy, [("middleware", "mw", busy.pid)])
     samples = [s for s in read_cpu_samples(path) if s.name == "mw"]
     assert len(samples) >= 2
     assert all(math.isfinite(s.wait_s) and s.wait_s >= 0 for s in samples)
