@@ -533,17 +533,25 @@ def _node_panels() -> tuple[Panel, ...]:
         return f"sum by ({by}) ({_rate(metric, sel)}) * 8"
 
     tx, rx = "node_network_transmit_bytes_total", "node_network_receive_bytes_total"
-    return (
-        Panel(
-            "Client NIC (pool $client_pool)",
+
+    def nics(role: str, description: str) -> Panel:
+        pool_var = f"{role.lower()}_pool"
+        return Panel(
+            f"{role} NIC (pool ${pool_var})",
             "bps",
             (
-                Query(net(tx, "client_pool", "instance"), "{{instance}} transmit"),
-                Query(net(rx, "client_pool", "instance"), "{{instance}} receive"),
+                Query(net(tx, pool_var, "instance"), "{{instance}} transmit"),
+                Query(net(rx, pool_var, "instance"), "{{instance}} receive"),
             ),
+            description,
+            width=8,
+        )
+
+    return (
+        nics(
+            "Client",
             "Bits per second on the real NICs of the client nodes (ASL: clients capped near "
             "200 Mbit/s).",
-            width=8,
         ),
         Panel(
             "Middleware CPU (pool $middleware_pool)",
@@ -552,15 +560,9 @@ def _node_panels() -> tuple[Panel, ...]:
             "CPU busy fraction of the middleware nodes.",
             width=8,
         ),
-        Panel(
-            "Server NIC (pool $server_pool)",
-            "bps",
-            (
-                Query(net(tx, "server_pool", "instance"), "{{instance}} transmit"),
-                Query(net(rx, "server_pool", "instance"), "{{instance}} receive"),
-            ),
+        nics(
+            "Server",
             "Bits per second on the server nodes' NICs (ASL: servers send at most ~100 Mbit/s).",
-            width=8,
         ),
         Panel(
             "CPU busy by pool",
