@@ -26,22 +26,11 @@ class BackendFaultIT {
   @ValueSource(ints = {0, 2})
   void killedBackendGivesServerErrorForItsShareAndRecoversAfterRestart(int eventLoops)
       throws Exception {
-    List<MemcachedProcess> servers = new ArrayList<>();
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try {
-      for (int i = 0; i < 3; i++) {
-        servers.add(MemcachedProcess.start());
-      }
       try (RunningMiddleware mw =
               RunningMiddleware.start(
-                  servers,
-                  "-t",
-                  "2",
-                  "-s",
-                  "false",
-                  "--eject-retry-ms",
-                  "200",
-                  "--event-loops",
-                  "" + eventLoops);
+                  servers, "-t", "2", "--eject-retry-ms", "200", "--event-loops", "" + eventLoops);
           TextClient client = mw.client()) {
         assertThat(client.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
         assertThat(countServerErrors(client, 30)).isZero();
@@ -75,11 +64,8 @@ class BackendFaultIT {
   @ValueSource(ints = {0, 2})
   void hashRoutingFailsOnlyTheKeysWhoseReplicasIncludeTheDeadServer(int eventLoops)
       throws Exception {
-    List<MemcachedProcess> servers = new ArrayList<>();
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try {
-      for (int i = 0; i < 3; i++) {
-        servers.add(MemcachedProcess.start());
-      }
       List<String> addresses = servers.stream().map(MemcachedProcess::address).toList();
       KetamaRing ring = new KetamaRing(addresses);
       try (RunningMiddleware mw =
@@ -87,8 +73,6 @@ class BackendFaultIT {
                   servers,
                   "-t",
                   "2",
-                  "-s",
-                  "false",
                   "--routing",
                   "hash",
                   "--replication",
@@ -144,7 +128,7 @@ class BackendFaultIT {
       String address = "127.0.0.1:" + silent.getLocalPort();
       try (RunningMiddleware mw =
               RunningMiddleware.startWithAddresses(
-                  List.of(address), "-t", "1", "-s", "false", "--backend-timeout-ms", "300");
+                  List.of(address), "-t", "1", "--backend-timeout-ms", "300");
           TextClient client = mw.client()) {
         long start = System.nanoTime();
         assertThat(client.call("get k\r\n"))
@@ -176,7 +160,7 @@ class BackendFaultIT {
       Thread acceptor = acceptForever(rude, accepted, true);
       String address = "127.0.0.1:" + rude.getLocalPort();
       try (RunningMiddleware mw =
-              RunningMiddleware.startWithAddresses(List.of(address), "-t", "1", "-s", "false");
+              RunningMiddleware.startWithAddresses(List.of(address), "-t", "1");
           TextClient client = mw.client()) {
         for (int i = 0; i < 3; i++) {
           // It hangs up after reading the set: for all the middleware knows, it applied it.
@@ -220,11 +204,8 @@ class BackendFaultIT {
 
   @Test
   void goodClientsSeeNoErrorWhileAnotherSendsGarbage() throws Exception {
-    List<MemcachedProcess> servers = new ArrayList<>();
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try {
-      for (int i = 0; i < 3; i++) {
-        servers.add(MemcachedProcess.start());
-      }
       try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "4", "-s", "true")) {
         List<String> problems = new CopyOnWriteArrayList<>();
         Thread garbage = new Thread(() -> sendGarbage(mw, problems), "garbage-client");
@@ -318,8 +299,7 @@ class BackendFaultIT {
   void boundedQueueStopsReadingAndStillAnswersEverything() throws Exception {
     try (MemcachedProcess server = MemcachedProcess.start();
         RunningMiddleware mw =
-            RunningMiddleware.start(
-                List.of(server), "-t", "1", "-s", "false", "--queue-capacity", "1");
+            RunningMiddleware.start(List.of(server), "-t", "1", "--queue-capacity", "1");
         TextClient client = mw.client()) {
       StringBuilder batch = new StringBuilder();
       for (int i = 0; i < 300; i++) {

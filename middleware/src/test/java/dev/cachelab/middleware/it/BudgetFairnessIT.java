@@ -45,13 +45,7 @@ class BudgetFairnessIT {
     try (MemcachedProcess server = MemcachedProcess.start();
         RunningMiddleware mw =
             RunningMiddleware.start(
-                List.of(server),
-                "-t",
-                "8",
-                "-s",
-                "false",
-                "--buffer-budget-bytes",
-                "" + BUDGET_BYTES)) {
+                List.of(server), "-t", "8", "--buffer-budget-bytes", "" + BUDGET_BYTES)) {
       List<Socket> stallers = new ArrayList<>();
       AtomicBoolean stop = new AtomicBoolean();
       Thread trickler = new Thread(() -> trickle(stallers, stop), "trickler");

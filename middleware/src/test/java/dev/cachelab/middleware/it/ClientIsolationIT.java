@@ -54,7 +54,7 @@ class ClientIsolationIT {
         "-t 1 --worker-batch 16 --event-loops 2"
       })
   void quietMetaFlagsInAnySpellingDisturbNoOtherClient(String mode) throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(2);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(2);
     try (RunningMiddleware mw = start(servers, mode)) {
       storeOwnKeys(mw);
       List<String> problems = new CopyOnWriteArrayList<>();
@@ -129,7 +129,7 @@ class ClientIsolationIT {
   @ParameterizedTest
   @ValueSource(strings = {"-t 2", "-t 2 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
   void aMultiGetUnderReplicationIsServedFromALiveReplicaOfEachKey(String mode) throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try (RunningMiddleware mw =
             start(
                 servers,
@@ -183,8 +183,6 @@ class ClientIsolationIT {
                   "redis",
                   "-t",
                   "2",
-                  "-s",
-                  "false",
                   "--routing",
                   "hash",
                   "--replication",
@@ -217,7 +215,7 @@ class ClientIsolationIT {
   @ParameterizedTest
   @ValueSource(strings = {"-t 2", "-t 2 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
   void adminCommandsAreRefusedUnlessAllowed(String mode) throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(2);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(2);
     String value = "VALUE k 0 1\r\nv\r\nEND\r\n";
     try {
       try (RunningMiddleware mw = start(servers, mode);
@@ -307,7 +305,7 @@ class ClientIsolationIT {
   @ParameterizedTest
   @ValueSource(strings = {"-t 2", "-t 2 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
   void aLineMemcachedWouldCloseOnIsRefusedAndEjectsNoServer(String mode) throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(1);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(1);
     try (RunningMiddleware mw = start(servers, mode)) {
       for (int i = 0; i < 4; i++) {
         try (TextClient client = mw.client()) {

@@ -69,13 +69,7 @@ class ClientPipelineIT {
     try (HoldingServer server = new HoldingServer(16);
         RunningMiddleware mw =
             RunningMiddleware.startWithAddresses(
-                List.of("127.0.0.1:" + server.port()),
-                "-t",
-                "1",
-                "-s",
-                "false",
-                "--worker-batch",
-                "16");
+                List.of("127.0.0.1:" + server.port()), "-t", "1", "--worker-batch", "16");
         TextClient client = mw.client()) {
       StringBuilder pipeline = new StringBuilder();
       for (int i = 0; i < 16; i++) {
@@ -90,11 +84,8 @@ class ClientPipelineIT {
   }
 
   private static void runMemcached(String... flags) throws Exception {
-    List<MemcachedProcess> servers = new ArrayList<>();
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(2);
     try {
-      for (int i = 0; i < 2; i++) {
-        servers.add(MemcachedProcess.start());
-      }
       try (RunningMiddleware mw = RunningMiddleware.start(servers, flags);
           TextClient client = mw.client()) {
         client.setTimeoutMillis(10_000);

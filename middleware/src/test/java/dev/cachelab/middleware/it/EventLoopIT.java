@@ -107,7 +107,7 @@ class EventLoopIT {
   void sixteenPipeliningClientsGetTheirRepliesInOrderAndStatsCountThemAll(String routing)
       throws Exception {
     int clientCount = 16;
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     List<TextClient> clients = new ArrayList<>();
     try (RunningMiddleware mw = loops(servers, "-s", "false", "--routing", routing)) {
       for (int c = 0; c < clientCount; c++) {
@@ -204,7 +204,7 @@ class EventLoopIT {
 
   @Test
   void splitMultiGetsMergeInKeyOrderAndReplicatedSetsComeBeforeLaterGets() throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try (RunningMiddleware mw = loops(servers, "-s", "true");
         TextClient client = mw.client()) {
       for (int i = 0; i < 10; i++) {
@@ -339,7 +339,7 @@ class EventLoopIT {
    */
   @Test
   void hashRoutedKeysAreReadFromTheirServerByBothLoopsAtOnce() throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     List<String> problems = Collections.synchronizedList(new ArrayList<>());
     AtomicInteger hits = new AtomicInteger();
     try (RunningMiddleware mw = loops(servers, "-s", "false", "--routing", "hash")) {
@@ -385,7 +385,7 @@ class EventLoopIT {
    */
   @Test
   void largeValuesAreWrittenAndReadOnTheLoopsConnections() throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try (RunningMiddleware mw = loops(servers, "-s", "false", "--routing", "hash")) {
       atOnce(
           4,
@@ -422,7 +422,7 @@ class EventLoopIT {
   void aClientThatDoesNotReadHoldsUpNoOtherClient() throws Exception {
     String big = MiddlewareIT.binaryValue(400_000);
     String bigReply = "VALUE big 3 " + big.length() + "\r\n" + big + "\r\nEND\r\n";
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try (RunningMiddleware mw = loops(servers, "-s", "false");
         TextClient slow = mw.client()) {
       assertThat(slow.call("set big 3 0 " + big.length() + "\r\n" + big + "\r\n"))
@@ -453,7 +453,7 @@ class EventLoopIT {
   @Test
   void clientsThatLeaveWithRepliesOnTheirWayLeaveTheServerConnectionsInStep() throws Exception {
     String big = MiddlewareIT.binaryValue(200_000);
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try (RunningMiddleware mw = loops(servers, "-s", "false")) {
       try (TextClient client = mw.client()) {
         assertThat(client.call("set big 3 0 " + big.length() + "\r\n" + big + "\r\n"))
@@ -503,7 +503,7 @@ class EventLoopIT {
   @ValueSource(strings = {"round-robin", "hash"})
   void aStoppedServerCostsNoClientMoreThanTheTimeoutAndTrafficRecoversAfter(String routing)
       throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     AtomicLong slowestNanos = new AtomicLong();
     AtomicInteger values = new AtomicInteger();
     AtomicInteger serverErrors = new AtomicInteger();
@@ -641,7 +641,7 @@ class EventLoopIT {
    */
   @Test
   void aServerRestartedWhileIdleServesTheFirstRequestsAfter() throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try (RunningMiddleware mw = loops(servers, "-s", "false", "--backend-timeout-ms", "5000");
         TextClient first = mw.client();
         TextClient second = mw.client()) {
@@ -704,8 +704,6 @@ class EventLoopIT {
                 "16",
                 "--event-loops",
                 "2",
-                "-s",
-                "false",
                 "--backend-timeout-ms",
                 "5000",
                 "--eject-retry-ms",

@@ -58,7 +58,7 @@ class FailoverIT {
   }
 
   private static void stoppedServerRun(int clientCount, String... flags) throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try (RunningMiddleware mw = RunningMiddleware.start(servers, flags)) {
       try (TextClient client = mw.client()) {
         assertThat(client.call("set hot 0 0 3\r\nhot\r\n")).isEqualTo("STORED\r\n");
@@ -126,8 +126,8 @@ class FailoverIT {
    */
   @Test
   void aServerRestartedWhileIdleServesTheNextRequests() throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
-    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "8", "-s", "false");
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
+    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "8");
         TextClient client = mw.client()) {
       assertThat(client.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
       servers.get(1).kill();
@@ -153,8 +153,8 @@ class FailoverIT {
    */
   @Test
   void anEjectedServerIsBackOnceItAcceptsConnections() throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
-    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "8", "-s", "false");
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
+    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "8");
         TextClient client = mw.client()) {
       BackendHealth health = mw.middleware().stats().health(1);
       servers.get(1).kill();

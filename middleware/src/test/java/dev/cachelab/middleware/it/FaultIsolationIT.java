@@ -29,14 +29,12 @@ class FaultIsolationIT {
   @Test
   void everyRequestIsAnsweredWhileABackendIsDead() throws Exception {
     for (String batch : List.of("1", "16")) {
-      List<MemcachedProcess> servers = startServers(3);
+      List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
       try (RunningMiddleware mw =
           RunningMiddleware.start(
               servers,
               "-t",
               "8",
-              "-s",
-              "false",
               "--worker-batch",
               batch,
               "--backend-timeout-ms",
@@ -89,14 +87,12 @@ class FaultIsolationIT {
 
   @Test
   void stoppedBackendIsEjectedWhileTheOtherTwoKeepServing() throws Exception {
-    List<MemcachedProcess> servers = startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try (RunningMiddleware mw =
         RunningMiddleware.start(
             servers,
             "-t",
             "8",
-            "-s",
-            "false",
             "--backend-timeout-ms",
             "" + TIMEOUT_MS,
             "--eject-retry-ms",
@@ -155,7 +151,7 @@ class FaultIsolationIT {
    */
   @Test
   void aStoppedBackendDoesNotEjectTheHealthyOnesItsRequestsAlsoWaitOn() throws Exception {
-    List<MemcachedProcess> servers = startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try (RunningMiddleware mw =
         RunningMiddleware.start(
             servers,
@@ -225,14 +221,12 @@ class FaultIsolationIT {
     // Worker batches of 1 and 8, and two event loops (which retry reads themselves).
     for (String loops : List.of("0:1", "0:8", "2:16")) {
       String batch = loops.substring(loops.indexOf(':') + 1);
-      List<MemcachedProcess> servers = startServers(3);
+      List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
       try (RunningMiddleware mw =
               RunningMiddleware.start(
                   servers,
                   "-t",
                   "2",
-                  "-s",
-                  "false",
                   "--worker-batch",
                   batch,
                   "--event-loops",
@@ -269,7 +263,7 @@ class FaultIsolationIT {
    */
   @Test
   void shardedMultiGetsAreServedWhileAServerIsDead() throws Exception {
-    List<MemcachedProcess> servers = startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "2", "-s", "true");
         TextClient client = mw.client()) {
       for (String key : List.of("a", "b", "c", "d", "e")) {
@@ -311,18 +305,5 @@ class FaultIsolationIT {
     } catch (IOException e) {
       problems.add(e.toString());
     }
-  }
-
-  static List<MemcachedProcess> startServers(int n) throws IOException {
-    List<MemcachedProcess> servers = new ArrayList<>();
-    try {
-      for (int i = 0; i < n; i++) {
-        servers.add(MemcachedProcess.start());
-      }
-    } catch (IOException e) {
-      servers.forEach(MemcachedProcess::close);
-      throw e;
-    }
-    return servers;
   }
 }

@@ -31,7 +31,7 @@ class FlakyBackendIT {
         DroppingProxy proxy = new DroppingProxy(server.port(), 0.01, 42)) {
       try (RunningMiddleware mw =
               RunningMiddleware.startWithAddresses(
-                  List.of("127.0.0.1:" + proxy.port()), "-t", "2", "-s", "false");
+                  List.of("127.0.0.1:" + proxy.port()), "-t", "2");
           TextClient client = mw.client()) {
         int failed = 0;
         for (int i = 0; i < REQUESTS; i++) {

@@ -27,7 +27,7 @@ class FuzzIT {
 
   @Test
   void checkingClientsSeeTheirModelWhileGarbageFlies() throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     try (RunningMiddleware mw =
         RunningMiddleware.start(servers, "-t", "4", "-s", "true", "--worker-batch", "4")) {
       List<String> problems = new CopyOnWriteArrayList<>();

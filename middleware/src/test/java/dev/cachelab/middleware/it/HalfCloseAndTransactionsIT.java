@@ -27,10 +27,9 @@ class HalfCloseAndTransactionsIT {
   @ParameterizedTest(name = "--event-loops {0}")
   @ValueSource(ints = {0, 2})
   void aHalfClosedMemcachedClientGetsTheRepliesToWhatItSent(int eventLoops) throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(2);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(2);
     try (RunningMiddleware mw =
-        RunningMiddleware.start(
-            servers, "-t", "2", "-s", "false", "--event-loops", "" + eventLoops)) {
+        RunningMiddleware.start(servers, "-t", "2", "--event-loops", "" + eventLoops)) {
       assertThat(sendAndHalfClose(mw.port(), "set a 0 0 5\r\nhello\r\n")).isEqualTo("STORED\r\n");
       assertThat(sendAndHalfClose(mw.port(), "get a\r\n"))
           .isEqualTo("VALUE a 0 5\r\nhello\r\nEND\r\n");
@@ -64,7 +63,7 @@ class HalfCloseAndTransactionsIT {
     try (RedisProcess redis = RedisProcess.start();
         RunningMiddleware mw =
             RunningMiddleware.startWithAddresses(
-                List.of(redis.address()), "--protocol", "redis", "-t", "2", "-s", "false")) {
+                List.of(redis.address()), "--protocol", "redis", "-t", "2")) {
       String replies = sendAndHalfClose(mw.port(), "MULTI\r\nSET tx 1\r\nINCR tx\r\nEXEC\r\n");
       assertThat(replies).startsWith("-ERR MULTI is not supported").doesNotContain("+OK");
       try (RespClient client = new RespClient(mw.port())) {

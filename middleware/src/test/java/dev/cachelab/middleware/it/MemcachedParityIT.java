@@ -60,8 +60,7 @@ class MemcachedParityIT {
       try (MemcachedProcess reference = MemcachedProcess.start();
           MemcachedProcess backend = MemcachedProcess.start();
           RunningMiddleware mw =
-              RunningMiddleware.start(
-                  List.of(backend), "-t", "1", "-s", "false", "--admin-commands", "true")) {
+              RunningMiddleware.start(List.of(backend), "-t", "1", "--admin-commands", "true")) {
         String expected = exchange(reference.port(), input);
         String actual = exchange(mw.port(), input);
         assertThat(actual).as("%s (memcached: %s)", input, expected).isEqualTo(expected);
@@ -116,9 +115,9 @@ class MemcachedParityIT {
   void metaCommandsAreForwardedAsMemcachedAnswersThem() throws Exception {
     for (int servers : new int[] {1, 3}) {
       for (String input : META_CASES) {
-        List<MemcachedProcess> backends = FaultIsolationIT.startServers(servers);
+        List<MemcachedProcess> backends = MemcachedProcess.startMany(servers);
         try (MemcachedProcess reference = MemcachedProcess.start();
-            RunningMiddleware mw = RunningMiddleware.start(backends, "-t", "2", "-s", "false")) {
+            RunningMiddleware mw = RunningMiddleware.start(backends, "-t", "2")) {
           String expected = exchange(reference.port(), input);
           String actual = exchange(mw.port(), input);
           assertThat(actual)
@@ -134,7 +133,7 @@ class MemcachedParityIT {
   @Test
   void statsGroupsComeFromServerZero() throws Exception {
     try (MemcachedProcess server = MemcachedProcess.start();
-        RunningMiddleware mw = RunningMiddleware.start(List.of(server), "-t", "1", "-s", "false");
+        RunningMiddleware mw = RunningMiddleware.start(List.of(server), "-t", "1");
         TextClient client = mw.client()) {
       for (String group : List.of("items", "slabs", "settings", "sizes", "conns")) {
         String reply = client.call("stats " + group + "\r\n");
@@ -148,7 +147,7 @@ class MemcachedParityIT {
   @Test
   void longMultiGetLinesAreServedAsMemcachedServesThem() throws Exception {
     for (int servers : new int[] {1, 3}) {
-      List<MemcachedProcess> backends = FaultIsolationIT.startServers(servers);
+      List<MemcachedProcess> backends = MemcachedProcess.startMany(servers);
       try (RunningMiddleware mw = RunningMiddleware.start(backends, "-t", "2", "-s", "true");
           TextClient client = mw.client()) {
         for (int keys : new int[] {300, 4_000}) {

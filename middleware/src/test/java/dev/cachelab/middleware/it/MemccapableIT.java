@@ -24,14 +24,12 @@ class MemccapableIT {
   @CsvSource({"1, 0", "3, 0", "3, 2"})
   void allAsciiTestsPass(int serverCount, int eventLoops) throws Exception {
     assertThat(Files.isExecutable(MEMCCAPABLE)).as(MEMCCAPABLE + " (run `make deps`)").isTrue();
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(serverCount);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(serverCount);
     try (RunningMiddleware mw =
         RunningMiddleware.start(
             servers,
             "-t",
             "4",
-            "-s",
-            "false",
             "--event-loops",
             "" + eventLoops,
             "--admin-commands", // memccapable tests flush_all

@@ -30,13 +30,7 @@ class MemoryBoundsIT {
     try (MemcachedProcess server = MemcachedProcess.start();
         RunningMiddleware mw =
             RunningMiddleware.start(
-                List.of(server),
-                "-t",
-                "2",
-                "-s",
-                "false",
-                "--buffer-budget-bytes",
-                "" + BUDGET_BYTES);
+                List.of(server), "-t", "2", "--buffer-budget-bytes", "" + BUDGET_BYTES);
         TextClient good = mw.client()) {
       List<Socket> bad = new ArrayList<>();
       try {
@@ -77,7 +71,7 @@ class MemoryBoundsIT {
   @Test
   void clientThatNeverReadsIsStoppedAtItsHighWaterMark() throws Exception {
     try (MemcachedProcess server = MemcachedProcess.start();
-        RunningMiddleware mw = RunningMiddleware.start(List.of(server), "-t", "4", "-s", "false");
+        RunningMiddleware mw = RunningMiddleware.start(List.of(server), "-t", "4");
         TextClient good = mw.client()) {
       byte[] value = new byte[500 * 1024];
       Arrays.fill(value, (byte) 'v');
@@ -128,8 +122,7 @@ class MemoryBoundsIT {
   void idleConnectionsAreClosedAfterTheTimeout() throws Exception {
     try (MemcachedProcess server = MemcachedProcess.start();
         RunningMiddleware mw =
-            RunningMiddleware.start(
-                List.of(server), "-t", "1", "-s", "false", "--idle-timeout-s", "1");
+            RunningMiddleware.start(List.of(server), "-t", "1", "--idle-timeout-s", "1");
         TextClient idle = mw.client();
         TextClient busy = mw.client()) {
       assertThat(idle.call("version\r\n")).startsWith("VERSION ");

@@ -33,8 +33,6 @@ class MetricsIT {
                 List.of(server),
                 "-t",
                 "3",
-                "-s",
-                "false",
                 "--window-ms",
                 "50",
                 "--metrics-port",
@@ -76,7 +74,7 @@ class MetricsIT {
     try (MemcachedProcess server = MemcachedProcess.start();
         RunningMiddleware mw =
             RunningMiddleware.start(
-                List.of(server), "-t", "1", "-s", "false", "--metrics-port", "" + metricsPort)) {
+                List.of(server), "-t", "1", "--metrics-port", "" + metricsPort)) {
       assertThat(scrape("127.0.0.1", metricsPort)).contains("cachelab_middleware_workers 1");
       // 127.0.0.2 is this machine too (127.0.0.0/8 is loopback), but not -l's 127.0.0.1: a
       // wildcard bind would take it.
@@ -90,7 +88,7 @@ class MetricsIT {
     try (MemcachedProcess server = MemcachedProcess.start();
         RunningMiddleware mw =
             RunningMiddleware.start(
-                List.of(server), "-t", "1", "-s", "false", "--metrics-port", "" + metricsPort)) {
+                List.of(server), "-t", "1", "--metrics-port", "" + metricsPort)) {
       List<Socket> slow = new ArrayList<>();
       try {
         for (int i = 0; i < SLOW_CLIENTS; i++) {

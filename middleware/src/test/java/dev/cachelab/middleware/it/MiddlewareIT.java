@@ -27,9 +27,7 @@ class MiddlewareIT {
 
   @BeforeAll
   static void startServers() throws IOException {
-    for (int i = 0; i < 3; i++) {
-      servers.add(MemcachedProcess.start());
-    }
+    servers.addAll(MemcachedProcess.startMany(3));
     direct = MemcachedProcess.start();
   }
 
@@ -80,7 +78,7 @@ class MiddlewareIT {
    * commands ({@code flush_all}, {@code verbosity}) are allowed, to be compared too.
    */
   static List<String> sameRepliesAsMemcached(Script script, String... flags) throws Exception {
-    List<MemcachedProcess> fresh = FaultIsolationIT.startServers(4);
+    List<MemcachedProcess> fresh = MemcachedProcess.startMany(4);
     List<String> allowingAdmin = new ArrayList<>(List.of(flags));
     allowingAdmin.addAll(List.of("--admin-commands", "true"));
     try {
@@ -174,7 +172,7 @@ class MiddlewareIT {
 
   @Test
   void replicatesSetToEveryServer() throws Exception {
-    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "2", "-s", "false");
+    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "2");
         TextClient client = mw.client()) {
       for (int i = 0; i < 5; i++) {
         assertThat(client.call("set rep" + i + " 1 0 3\r\nv" + i + "x\r\n"))
@@ -231,8 +229,7 @@ class MiddlewareIT {
   void hashRoutingWritesEachKeyToItsReplicasAndSplitsMultiGets() throws Exception {
     List<String> keys = new ArrayList<>();
     try (RunningMiddleware mw =
-            RunningMiddleware.start(
-                servers, "-t", "2", "-s", "false", "--routing", "hash", "--replication", "2");
+            RunningMiddleware.start(servers, "-t", "2", "--routing", "hash", "--replication", "2");
         TextClient client = mw.client()) {
       for (int i = 0; i < 30; i++) {
         keys.add("h" + i);
@@ -304,8 +301,7 @@ class MiddlewareIT {
   void buffersRepliesForAClientThatReadsSlowly(int eventLoops) throws Exception {
     String big = binaryValue(400_000);
     try (RunningMiddleware mw =
-            RunningMiddleware.start(
-                servers, "-t", "4", "-s", "false", "--event-loops", "" + eventLoops);
+            RunningMiddleware.start(servers, "-t", "4", "--event-loops", "" + eventLoops);
         TextClient client = mw.client()) {
       assertThat(client.call("set big 3 0 " + big.length() + "\r\n" + big + "\r\n"))
           .isEqualTo("STORED\r\n");
@@ -322,7 +318,7 @@ class MiddlewareIT {
 
   @Test
   void answersStatsItself() throws Exception {
-    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "2", "-s", "false");
+    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "2");
         TextClient client = mw.client()) {
       client.call("get a b\r\n");
       // A worker records a request after it has written the reply (the reply-written timestamp is

@@ -114,7 +114,7 @@ class RedisFrontEndIT {
   @Test
   void everyCommandRepliesAsRedisDoes() throws Exception {
     List<String> viaMiddleware = new ArrayList<>();
-    try (RunningMiddleware mw = middleware("-t", "4", "-s", "false");
+    try (RunningMiddleware mw = middleware("-t", "4");
         RespClient client = new RespClient(mw.port())) {
       for (String[] command : SCRIPT) {
         viaMiddleware.add(client.call(command));
@@ -132,7 +132,7 @@ class RedisFrontEndIT {
 
   @Test
   void writesGoToEveryServerAndReadsRoundRobin() throws Exception {
-    try (RunningMiddleware mw = middleware("-t", "2", "-s", "false");
+    try (RunningMiddleware mw = middleware("-t", "2");
         RespClient client = new RespClient(mw.port())) {
       assertThat(client.call("SET", "w", "1", "EX", "100")).isEqualTo("+OK\r\n");
       assertThat(client.call("MSET", "w2", "a", "w3", "b")).isEqualTo("+OK\r\n");
@@ -193,7 +193,7 @@ class RedisFrontEndIT {
 
   @Test
   void pipelinedAndInlineCommandsAreAnsweredInOrderWithErrorsInPlace() throws Exception {
-    try (RunningMiddleware mw = middleware("-t", "4", "-s", "false", "--worker-batch", "8");
+    try (RunningMiddleware mw = middleware("-t", "4", "--worker-batch", "8");
         RespClient client = new RespClient(mw.port())) {
       ByteArrayOutputStream pipeline = new ByteArrayOutputStream();
       List<String> expected = new ArrayList<>();
@@ -223,7 +223,7 @@ class RedisFrontEndIT {
 
   @Test
   void aFramingErrorIsAnsweredAfterTheRepliesBeforeItAndClosesTheConnection() throws Exception {
-    try (RunningMiddleware mw = middleware("-t", "2", "-s", "false");
+    try (RunningMiddleware mw = middleware("-t", "2");
         RespClient client = new RespClient(mw.port())) {
       client.send(
           new String(RespReplies.command("SET", "f", "1"), "ISO-8859-1")
@@ -243,7 +243,7 @@ class RedisFrontEndIT {
    */
   @Test
   void aRequestLargerThanTheLargestBufferIsRefusedNotLeftWaiting() throws Exception {
-    try (RunningMiddleware mw = middleware("-t", "2", "-s", "false");
+    try (RunningMiddleware mw = middleware("-t", "2");
         RespClient client = new RespClient(mw.port());
         RespClient good = new RespClient(mw.port())) {
       StringBuilder mget = new StringBuilder("*300001\r\n$4\r\nMGET\r\n");
@@ -263,8 +263,7 @@ class RedisFrontEndIT {
 
   @Test
   void partialRequestsPastTheBufferBudgetAreClosedWithARespError() throws Exception {
-    try (RunningMiddleware mw =
-            middleware("-t", "2", "-s", "false", "--buffer-budget-bytes", "" + (4 << 20));
+    try (RunningMiddleware mw = middleware("-t", "2", "--buffer-budget-bytes", "" + (4 << 20));
         RespClient good = new RespClient(mw.port())) {
       byte[] header = "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1000000\r\n".getBytes("ISO-8859-1");
       byte[] partialValue = new byte[300_000];
@@ -321,8 +320,6 @@ class RedisFrontEndIT {
                 "redis",
                 "-t",
                 "4",
-                "-s",
-                "false",
                 "--backend-timeout-ms",
                 "300",
                 "--eject-after-failures",
@@ -369,8 +366,7 @@ class RedisFrontEndIT {
 
   @Test
   void hashRoutingWritesToTheKeysReplicasAndSplitsMget() throws Exception {
-    try (RunningMiddleware mw =
-            middleware("-t", "2", "-s", "false", "--routing", "hash", "--replication", "2");
+    try (RunningMiddleware mw = middleware("-t", "2", "--routing", "hash", "--replication", "2");
         RespClient client = new RespClient(mw.port())) {
       for (int k = 0; k < 30; k++) {
         assertThat(client.call("SET", "h" + k, "v" + k)).isEqualTo("+OK\r\n");
@@ -408,7 +404,7 @@ class RedisFrontEndIT {
 
   @Test
   void quitAnswersOkAndCloses() throws Exception {
-    try (RunningMiddleware mw = middleware("-t", "1", "-s", "false");
+    try (RunningMiddleware mw = middleware("-t", "1");
         RespClient client = new RespClient(mw.port())) {
       assertThat(client.call("QUIT")).isEqualTo("+OK\r\n");
       assertThat(client.closedByPeer()).isTrue();
@@ -425,8 +421,6 @@ class RedisFrontEndIT {
                 "redis",
                 "-t",
                 "2",
-                "-s",
-                "false",
                 "--backend-timeout-ms",
                 "500");
         RespClient client = new RespClient(mw.port())) {
@@ -489,8 +483,6 @@ class RedisFrontEndIT {
             middleware(
                 "-t",
                 "2",
-                "-s",
-                "false",
                 "--window-ms",
                 "50",
                 "--metrics-port",

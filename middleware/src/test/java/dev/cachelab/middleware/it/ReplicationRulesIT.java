@@ -24,9 +24,7 @@ class ReplicationRulesIT {
 
   @BeforeAll
   static void startServers() throws IOException {
-    for (int i = 0; i < 3; i++) {
-      servers.add(MemcachedProcess.start());
-    }
+    servers.addAll(MemcachedProcess.startMany(3));
   }
 
   @AfterAll
@@ -75,8 +73,7 @@ class ReplicationRulesIT {
   @Test
   void casRefusedByThePrimaryIsNotPropagated() throws Exception {
     try (RunningMiddleware mw =
-            RunningMiddleware.start(
-                servers, "-t", "1", "-s", "false", "--max-value-bytes", "4000000");
+            RunningMiddleware.start(servers, "-t", "1", "--max-value-bytes", "4000000");
         TextClient client = mw.client()) {
       client.call("set c 0 0 1\r\nx\r\n");
       Matcher m = Pattern.compile("VALUE c 0 1 (\\d+)").matcher(client.call("gets c\r\n"));
@@ -95,7 +92,7 @@ class ReplicationRulesIT {
 
   @Test
   void incrOnDivergedReplicasAnswersThePrimarysValue() throws Exception {
-    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "2", "-s", "false");
+    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "2");
         TextClient client = mw.client()) {
       direct(0, "set n 0 0 2\r\n10\r\n");
       direct(1, "set n 0 0 2\r\n20\r\n");
@@ -118,7 +115,7 @@ class ReplicationRulesIT {
       }
       try (RunningMiddleware mw =
               RunningMiddleware.start(
-                  servers, "-t", "2", "-s", "false", "--routing", routing, "--admin-commands");
+                  servers, "-t", "2", "--routing", routing, "--admin-commands");
           TextClient client = mw.client()) {
         assertThat(client.call("flush_all\r\n")).isEqualTo("OK\r\n");
       }
@@ -130,7 +127,7 @@ class ReplicationRulesIT {
 
   @Test
   void writeSucceedsOnlyIfEveryReplicaSucceeds() throws Exception {
-    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "2", "-s", "false");
+    try (RunningMiddleware mw = RunningMiddleware.start(servers, "-t", "2");
         TextClient client = mw.client()) {
       direct(1, "set a 0 0 1\r\nx\r\n");
       // add: stored on servers 0 and 2, refused by server 1.

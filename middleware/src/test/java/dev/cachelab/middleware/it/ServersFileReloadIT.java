@@ -52,7 +52,7 @@ class ServersFileReloadIT {
 
   @Test
   void serversAddedToAndRemovedFromTheFileJoinAndLeave(@TempDir Path dir) throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(3);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
     Path file = dir.resolve("servers");
     write(file, servers.get(0), servers.get(1));
     try (RunningMiddleware mw = start(file);
@@ -83,7 +83,7 @@ class ServersFileReloadIT {
 
   @Test
   void anInvalidFileIsRefusedAndTheServersInUseKeepServing(@TempDir Path dir) throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(2);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(2);
     Path file = dir.resolve("servers");
     write(file, servers.get(0), servers.get(1));
     try (RunningMiddleware mw = start(file);
@@ -109,7 +109,7 @@ class ServersFileReloadIT {
   @Test
   void aReloadRefusesAServerTwiceUnderAnotherSpellingAndAHostThatDoesNotResolve(@TempDir Path dir)
       throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(2);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(2);
     Path file = dir.resolve("servers");
     write(file, servers.get(0), servers.get(1));
     int port = servers.get(0).port();
@@ -145,7 +145,7 @@ class ServersFileReloadIT {
   @ParameterizedTest(name = "--event-loops {0}")
   @ValueSource(ints = {0, 2})
   void theFileChangedWhileRequestsAreInFlight(int eventLoops, @TempDir Path dir) throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(4);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(4);
     Path file = dir.resolve("servers");
     write(file, servers.get(0), servers.get(1));
     try (RunningMiddleware mw = start(file, "--event-loops", "" + eventLoops)) {
@@ -176,7 +176,7 @@ class ServersFileReloadIT {
 
   @Test
   void aStormOfSighupsChangesNothingButTheCounter(@TempDir Path dir) throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(2);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(2);
     Path file = dir.resolve("servers");
     write(file, servers.get(0), servers.get(1));
     try (RunningMiddleware mw = start(file)) {
@@ -215,20 +215,13 @@ class ServersFileReloadIT {
    */
   @Test
   void timeoutsInTheFileApplyAtStartAndOnReload(@TempDir Path dir) throws Exception {
-    List<MemcachedProcess> servers = FaultIsolationIT.startServers(1);
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(1);
     MemcachedProcess server = servers.get(0);
     Path file = dir.resolve("servers");
     replace(file, server.address() + "\nbackend-timeout-ms=200\n");
     try (RunningMiddleware mw =
             RunningMiddleware.startWithFlags(
-                "-t",
-                "2",
-                "-s",
-                "false",
-                "--backend-timeout-ms",
-                "5000",
-                "--servers-file",
-                file.toString());
+                "-t", "2", "--backend-timeout-ms", "5000", "--servers-file", file.toString());
         TextClient client = mw.client()) {
       client.setTimeoutMillis(10_000);
       ServerSet set = mw.middleware().servers();

@@ -22,14 +22,10 @@ class WorkerBatchIT {
 
   @Test
   void manyClientsOnOneBatchingWorkerGetTheirOwnReplies() throws Exception {
-    List<MemcachedProcess> servers = new ArrayList<>();
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(2);
     try {
-      for (int i = 0; i < 2; i++) {
-        servers.add(MemcachedProcess.start());
-      }
       try (RunningMiddleware mw =
-          RunningMiddleware.start(
-              servers, "-t", "1", "-s", "false", "--routing", "hash", "--worker-batch", "8")) {
+          RunningMiddleware.start(servers, "-t", "1", "--routing", "hash", "--worker-batch", "8")) {
         List<String> problems = runClients(mw, null);
         assertThat(problems).isEmpty();
       }
@@ -40,15 +36,11 @@ class WorkerBatchIT {
 
   @Test
   void aServerDyingMidBatchFailsOnlyItsRequests() throws Exception {
-    List<MemcachedProcess> servers = new ArrayList<>();
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(2);
     try {
-      for (int i = 0; i < 2; i++) {
-        servers.add(MemcachedProcess.start());
-      }
       String deadError = "SERVER_ERROR backend " + servers.get(1).address() + " ";
       try (RunningMiddleware mw =
-          RunningMiddleware.start(
-              servers, "-t", "1", "-s", "false", "--routing", "hash", "--worker-batch", "8")) {
+          RunningMiddleware.start(servers, "-t", "1", "--routing", "hash", "--worker-batch", "8")) {
         Thread killer =
             new Thread(
                 () -> {

@@ -21,6 +21,20 @@ public final class MemcachedProcess implements AutoCloseable {
     return LoopbackServer.onFreePort(MemcachedProcess::startOn);
   }
 
+  /** Starts {@code count} memcached servers; when one fails, those started are stopped. */
+  public static List<MemcachedProcess> startMany(int count) throws IOException {
+    List<MemcachedProcess> servers = new ArrayList<>();
+    try {
+      for (int i = 0; i < count; i++) {
+        servers.add(start());
+      }
+    } catch (IOException | RuntimeException e) {
+      servers.forEach(MemcachedProcess::close);
+      throw e;
+    }
+    return servers;
+  }
+
   /**
    * Starts memcached on {@code port} (a server that was down when the middleware started, or one
    * restarted where a killed one was) and waits until it accepts connections.

@@ -16,7 +16,7 @@ public final class RunningMiddleware implements AutoCloseable {
 
   /**
    * Starts the middleware in front of {@code servers} with {@code -l 127.0.0.1 -p 0} and the extra
-   * flags given (which must include {@code -t} and {@code -s}).
+   * flags given (which must include {@code -t}; {@code -s false} unless they set {@code -s}).
    */
   public static RunningMiddleware start(List<MemcachedProcess> servers, String... flags)
       throws IOException {
@@ -36,10 +36,16 @@ public final class RunningMiddleware implements AutoCloseable {
     return startWithFlags(args.subList(4, args.size()).toArray(new String[0]));
   }
 
-  /** Starts the middleware with {@code -l 127.0.0.1 -p 0} and {@code flags} (servers included). */
+  /**
+   * Starts the middleware with {@code -l 127.0.0.1 -p 0} and {@code flags} (servers included), and
+   * {@code -s false} (multi-key gets not sharded) unless {@code flags} set {@code -s}.
+   */
   public static RunningMiddleware startWithFlags(String... flags) throws IOException {
     List<String> args = new ArrayList<>(List.of("-l", "127.0.0.1", "-p", "0"));
     args.addAll(List.of(flags));
+    if (!args.contains("-s")) {
+      args.addAll(4, List.of("-s", "false"));
+    }
     Middleware middleware = new Middleware(ConfigParser.parse(args.toArray(new String[0])));
     middleware.start();
     return new RunningMiddleware(middleware);

@@ -61,12 +61,8 @@ class ClientIsolationPropertyIT {
 
   @BeforeContainer
   static void startServers() throws IOException {
-    for (int i = 0; i < SERVERS; i++) {
-      servers.add(MemcachedProcess.start());
-    }
-    for (int i = 0; i < CLIENTS; i++) {
-      models.add(MemcachedProcess.start());
-    }
+    servers.addAll(MemcachedProcess.startMany(SERVERS));
+    models.addAll(MemcachedProcess.startMany(CLIENTS));
   }
 
   @AfterContainer
