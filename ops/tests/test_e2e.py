@@ -22,26 +22,18 @@ from pathlib import Path
 
 import pytest
 import yaml
+from spec_parts import short_run, topology
 
 pytestmark = pytest.mark.e2e
 
 SPEC = {
     "name": "e2e",
     "description": "two points through one middleware in front of two memcached servers",
-    "topology": {
-        "client_machines": 1,
-        "instances_per_machine": 1,
-        "threads": 2,
-        "clients_per_thread": 1,
-        "middlewares": 1,
-        "workers": 4,
-        "servers": 2,
-        "backend": "memcached",
-    },
+    "topology": topology(threads=2, servers=2),
     "workload": {"ratio": "0:1", "value_bytes": 256, "key_maximum": 500},
     "preload": {"enabled": True, "expected_miss_ratio": 0.0},
     "sweep": {"topology.clients_per_thread": [1, 4]},
-    "run": {"repetitions": 1, "duration_s": 4, "warmup_s": 1, "cooldown_s": 1},
+    "run": short_run(4),
 }
 
 

@@ -13,23 +13,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from spec_parts import short_run, topology
 
 pytestmark = pytest.mark.e2e
 
 SPEC = {
     "name": "search-e2e",
     "description": "open loop through one middleware in front of one memcached",
-    "topology": {
-        "client_machines": 1,
-        "instances_per_machine": 1,
-        "threads": 1,
-        "clients_per_thread": 4,
-        "middlewares": 1,
-        "workers": 4,
-        "servers": 1,
-    },
+    "topology": topology(clients_per_thread=4),
     "workload": {"ratio": "0:1", "value_bytes": 256, "key_maximum": 500, "rate_ops": 250},
-    "run": {"repetitions": 1, "duration_s": 4, "warmup_s": 1, "cooldown_s": 1},
+    "run": short_run(4),
 }
 # Generous enough for a loaded 2-core machine at 500 requests/s: the search climbs to --max-load.
 SLO = "p99<=2000ms"

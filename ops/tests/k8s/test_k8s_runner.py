@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from spec_parts import short_run, topology
 
 from cachelab.cli import main
 from cachelab.results import MeasuredInterval
@@ -29,27 +30,11 @@ pytestmark = pytest.mark.k8s
 SPEC: dict[str, Any] = {
     "name": "k8s-two-points",
     "description": "2 points on kwok: clients per thread 1 and 4, one middleware, 3 servers",
-    "topology": {
-        "client_machines": 2,
-        "instances_per_machine": 1,
-        "threads": 2,
-        "clients_per_thread": 1,
-        "middlewares": 1,
-        "workers": 8,
-        "servers": 3,
-        "backend": "memcached",
-        "hosts": {"client": "a2", "middleware": "a4", "server": "a1"},
-    },
+    "topology": topology(client_machines=2, threads=2, workers=8, servers=3, on_pools=True),
     "workload": {"ratio": "0:1", "value_bytes": 1024, "key_maximum": 2000},
     "preload": {"enabled": True},
     "sweep": {"topology.workers": [8, 32]},
-    "run": {
-        "repetitions": 1,
-        "duration_s": 6,
-        "warmup_s": 1,
-        "cooldown_s": 1,
-        "restart_servers": True,
-    },
+    "run": short_run(6, restart_servers=True),
 }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from spec_parts import short_run, topology
 
 from cachelab.cli import main
 from cachelab.faults.recovery import loadgen_logs, read_timeline
@@ -27,20 +28,10 @@ from .conftest import LOCAL_VALUES, NAMESPACE, RELEASE, LocalCluster
 pytestmark = pytest.mark.k8s_real
 
 BASE: dict[str, Any] = {
-    "topology": {
-        "client_machines": 1,
-        "instances_per_machine": 1,
-        "threads": 1,
-        "clients_per_thread": 4,
-        "middlewares": 1,
-        "workers": 4,
-        "servers": 1,
-        "backend": "memcached",
-        "hosts": {"client": "a2", "middleware": "a4", "server": "a1"},
-    },
+    "topology": topology(clients_per_thread=4, on_pools=True),
     "workload": {"ratio": "0:1", "value_bytes": 256, "key_maximum": 500},
     "preload": {"enabled": True},
-    "run": {"repetitions": 1, "duration_s": 6, "warmup_s": 1, "cooldown_s": 1},
+    "run": short_run(6),
 }
 RATE_OPS = 200  # far below what one loadgen pod on a scaled a2 node offers
 

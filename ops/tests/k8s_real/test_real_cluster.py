@@ -26,6 +26,7 @@ import pytest
 import yaml
 from k8s.conftest import Cluster
 from k8s.kube import wait_for
+from spec_parts import short_run, topology
 
 from cachelab.cli import main
 from cachelab.report.sections.run import run_info
@@ -366,21 +367,11 @@ def test_prometheus_in_the_cluster_scrapes_the_middleware(
 SPEC = {
     "name": "k8s-real-workers",
     "description": "real cluster: 1 loadgen -> 1 middleware -> 1 memcached, workers 2 and 4",
-    "topology": {
-        "client_machines": 1,
-        "instances_per_machine": 1,
-        "threads": 1,
-        "clients_per_thread": 2,
-        "middlewares": 1,
-        "workers": 2,
-        "servers": 1,
-        "backend": "memcached",
-        "hosts": {"client": "a2", "middleware": "a4", "server": "a1"},
-    },
+    "topology": topology(clients_per_thread=2, workers=2, on_pools=True),
     "workload": {"ratio": "0:1", "value_bytes": 256, "key_maximum": 500},
     "preload": {"enabled": True},
     "sweep": {"topology.workers": [2, 4]},
-    "run": {"repetitions": 1, "duration_s": 4, "warmup_s": 1, "cooldown_s": 1},
+    "run": short_run(4),
 }
 
 
