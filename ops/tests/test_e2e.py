@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from local_runs import alive, processes_mentioning, run_locally
 from spec_parts import short_run, topology
 
 pytestmark = pytest.mark.e2e
@@ -54,47 +54,11 @@ def only_results_folder(base: Path, name: str) -> Path:
     return folders[0]
 
 
-def processes_mentioning(text: str) -> list[int]:
-    """Pids of live (non-zombie) processes whose command line contains `text`."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (proc / "stat").read_text().split(")")[-1].split()[0]
-        except OSError:
-            continue
-        if text in cmdline and state != "Z":
-            found.append(int(proc.name))
-    return found
-
-
 def server_pids(results: Path) -> list[int]:
     pids = []
     for point in results.glob("raw/*/point.json"):
         pids += [s["pid"] for s in json.loads(point.read_text()).get("servers", [])]
     return pids
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def run_locally(spec: Path, results: Path) -> None:
-    """`cachelab run SPEC --target local`, which must succeed."""
-    done = subprocess.run(
-        cachelab("run", str(spec), "--target", "local", "--results", str(results)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_two_point_experiment_end_to_end(tmp_path: Path) -> None:

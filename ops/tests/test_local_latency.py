@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from local_runs import alive, processes_mentioning, run_locally
 
 from cachelab.cli import main
 from cachelab.local.latency import (
@@ -374,47 +375,17 @@ def write_spec(folder: Path, **changes: object) -> Path:
     return path
 
 
-def run_locally(spec: Path, results: Path, *overrides: str) -> Path:
-    words = ["run", str(spec), "--target", "local", "--results", str(results)]
-    for term in overrides:
-        words += ["--set", term]
-    done = subprocess.run(
-        [sys.executable, "-m", "cachelab.cli", *words],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+def run_rtt_spec(spec: Path, results: Path, *overrides: str) -> Path:
+    """The rtt spec run locally (local_runs.run_locally): its results folder."""
+    run_locally(spec, results, *overrides, timeout_s=600)
     (folder,) = (results / "rtt").iterdir()
     return folder
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def mentioning(text: str) -> list[int]:
-    """Pids of live processes whose command line contains `text`."""
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if text in cmdline and int(proc.name) != os.getpid() and alive(int(proc.name)):
-            found.append(int(proc.name))
-    return found
 
 
 @pytest.mark.e2e
 def test_the_spec_rtts_reach_the_local_runner(tmp_path: Path, toxiproxy: str) -> None:
     spec = write_spec(tmp_path, network={"rtt_ms": {"client_mw": 1.0}})
-    results = run_locally(spec, tmp_path / "results", "network.rtt_ms.mw_server=2")
+    results = run_rtt_spec(spec, tmp_path / "results", "network.rtt_ms.mw_server=2")
     point = json.loads((results / "raw" / "p0-r0" / "point.json").read_text())
     network = point["network"]
     print(json.dumps(network["links"], indent=1))
@@ -448,7 +419,7 @@ def test_the_spec_rtts_reach_the_local_runner(tmp_path: Path, toxiproxy: str) ->
     # stopped with the run, as every process it started
     assert len(emulators) == 1
     assert not any(alive(pid) for pid in emulators)
-    assert mentioning(str(tmp_path)) == []
+    assert processes_mentioning(str(tmp_path)) == []
 
 
 @pytest.mark.e2e
@@ -458,7 +429,7 @@ def test_eight_workers_behind_a_2_ms_link_serve_at_most_8_over_2_ms(
     """ASL 2017 §3.1: write-only, 1 middleware with 8 workers, 1 server, MW -> server RTT 2 ms;
     each worker has one request at the server at a time, so X <= 8 / 2 ms = 4,000 ops/s."""
     spec = write_spec(tmp_path, network={"rtt_ms": {"mw_server": 2.0}})
-    results = run_locally(spec, tmp_path / "results", "topology.clients_per_thread=16")
+    results = run_rtt_spec(spec, tmp_path / "results", "topology.clients_per_thread=16")
     with (results / "summary.csv").open() as handle:
         (row,) = list(csv.DictReader(handle))
     throughput = float(row["throughput_ops_per_s"])
@@ -505,4 +476,4 @@ def test_ctrl_c_stops_the_emulator_with_the_run(tmp_path: Path, toxiproxy: str) 
         emulators = {int(r["pid"]) for r in csv.DictReader(handle) if r["role"] == "toxiproxy"}
     assert len(emulators) == 1
     assert not any(alive(pid) for pid in emulators)
-    assert mentioning(str(tmp_path)) == []
+    assert processes_mentioning(str(tmp_path)) == []
