@@ -24,6 +24,17 @@ def run_locally(spec: Path, results: Path, *overrides: str, timeout_s: float = 3
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def start_locally(spec: Path, results: Path) -> subprocess.Popen[str]:
+    """`cachelab run SPEC --target local` started in the background, its output on one pipe."""
+    words = ["run", str(spec), "--target", "local", "--results", str(results)]
+    return subprocess.Popen(
+        [sys.executable, "-m", "cachelab.cli", *words],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
 def alive(pid: int) -> bool:
     """Whether `pid` runs (a zombie does not)."""
     try:

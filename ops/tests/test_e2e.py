@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from local_runs import alive, processes_mentioning, run_locally
+from local_runs import alive, processes_mentioning, run_locally, start_locally
 from spec_parts import short_run, topology
 
 pytestmark = pytest.mark.e2e
@@ -147,12 +147,7 @@ def test_ctrl_c_stops_everything_and_keeps_partial_results(tmp_path: Path, signu
     # a runner killed by it left memcached and the middleware running (found with make run in
     # tmux: the pane closed on Ctrl-C).
     spec = write_spec(tmp_path, name="e2e-interrupt", run={**SPEC["run"], "duration_s": 30})
-    proc = subprocess.Popen(
-        cachelab("run", str(spec), "--results", str(tmp_path / "results")),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    proc = start_locally(spec, tmp_path / "results")
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:

@@ -17,15 +17,13 @@ import os
 import shutil
 import signal
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from local_runs import alive, processes_mentioning, run_locally
+from local_runs import alive, processes_mentioning, run_locally, start_locally
 
 from cachelab.cli import main
 from cachelab.local.latency import (
@@ -450,13 +448,7 @@ def test_ctrl_c_stops_the_emulator_with_the_run(tmp_path: Path, toxiproxy: str) 
         run={"repetitions": 1, "duration_s": 30, "warmup_s": 1, "cooldown_s": 1},
     )
     results = tmp_path / "results"
-    words = ["run", str(spec), "--target", "local", "--results", str(results)]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cachelab.cli", *words],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    proc = start_locally(spec, results)
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
