@@ -152,6 +152,9 @@ public final class WorkerBackends {
       backend.reopenIfClosedWhileIdle(System.nanoTime()); // a write is not sent again
     }
     markSent(request);
+    if (request.dataLent()) {
+      throw new IllegalStateException("a worker's request must hold its data block");
+    }
     if (!request.rewrittenForServer()) {
       backend.send(request.bytes(), 0, request.wireLength());
       return;
@@ -198,18 +201,28 @@ public final class WorkerBackends {
 
   /** Appends the request as forwarded ({@code noreply} stripped) to the server's send buffer. */
   public static void appendForward(SendBuffer backend, Request request) {
+    byte[] bytes = request.bytes();
     if (!request.rewrittenForServer()) {
-      backend.append(request.bytes(), 0, request.wireLength());
+      if (!request.dataLent()) {
+        backend.append(bytes, 0, request.wireLength());
+        return;
+      }
+      backend.append(bytes, 0, request.dataOffset()); // the line; the data block where it was read
+      appendData(backend, request);
       return;
     }
-    byte[] bytes = request.bytes();
     backend.append(bytes, 0, request.forwardSkipStart());
     backend.append(
         bytes, request.forwardSkipEnd(), request.lineLength() - request.forwardSkipEnd());
     backend.append(CRLF, 0, 2);
     if (request.command().hasDataBlock()) {
-      backend.append(request.bytes(), request.dataOffset(), request.dataLength() + 2);
+      appendData(backend, request);
     }
+  }
+
+  /** The data block and its {@code \r\n}, from the client's read buffer if it is still there. */
+  private static void appendData(SendBuffer backend, Request request) {
+    backend.append(request.dataArray(), request.dataArrayOffset(), request.dataLength() + 2);
   }
 
   /**

@@ -68,6 +68,12 @@ public final class EventLoopDispatch implements RequestDispatch {
     this.finisher = new RequestFinisher(recorder, reply);
   }
 
+  /** A chain served here is forwarded in this round's {@link #publish}. */
+  @Override
+  public boolean forwardsInRound() {
+    return true;
+  }
+
   @Override
   public void attach(Selector netSelector) {
     this.selector = netSelector;
@@ -156,6 +162,9 @@ public final class EventLoopDispatch implements RequestDispatch {
       r.publishedNanos = now;
     }
     if (!servesHere(head)) {
+      for (Request r = head; r != null; r = r.chainNext) {
+        r.ownData(); // the client's read buffer is the net thread's
+      }
       workers.enqueue(head);
       return;
     }

@@ -130,6 +130,7 @@ final class LoopBackend implements SendBuffer, SelectorTask {
   /** Appends the request as forwarded to the send buffer; its reply is awaited. */
   void send(Request request) {
     WorkerBackends.appendForward(this, request);
+    request.dataForwarded(); // a data block lent by the client's read buffer is copied: let it go
     pending.addLast(request);
   }
 

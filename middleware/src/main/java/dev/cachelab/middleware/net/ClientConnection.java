@@ -43,6 +43,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * reaches {@link #HIGH_WATER_BYTES}, the net thread stops reading it; when unsent reply bytes alone
  * reach that mark, its next request is not queued either. Both resume below {@link
  * #LOW_WATER_BYTES}.
+ *
+ * <p>Lent data: behind an event loop ({@link #lendData}) a storage command's data block smaller
+ * than {@link Request#LEND_LIMIT_BYTES} stays in the read buffer when it is decoded, and the loop
+ * copies it from there to the server's send buffer at the end of the round, the value's one copy
+ * between the client's bytes and the server's socket. Until then the bytes before {@code
+ * parseStart} are not overwritten: the buffer is not compacted (a partial request moved to its
+ * front) nor read into from its start again without the lent blocks being copied into their
+ * requests first ({@link Request#ownData}); a full buffer with nothing left to decode is read in
+ * the next round instead, when the loop has forwarded them. A request that leaves for the workers
+ * owns its data block before it goes.
  */
 public final class ClientConnection implements ReplySink {
   private static final int POOL_LIMIT = 64;
@@ -101,6 +111,10 @@ public final class ClientConnection implements ReplySink {
   ClientConnection holderNext;
   long grownSinceNanos;
   long lastActivityNanos = System.nanoTime();
+  // Event loops: decoded requests whose data block is still in readBuf (see Lent data above).
+  private boolean lendsData;
+  private final ArrayDeque<Request> lent = new ArrayDeque<>();
+  private boolean deferredRead;
 
   // Guarded by this.
   private final ArrayDeque<Request> inFlight = new ArrayDeque<>();
@@ -149,6 +163,36 @@ public final class ClientConnection implements ReplySink {
     this.window = Math.max(1, window);
   }
 
+  /**
+   * Net thread, before the first read: whether decoded data blocks stay in the read buffer until
+   * the end of the round (an event loop forwards them from there; see Lent data above).
+   */
+  void lendData(boolean lends) {
+    this.lendsData = lends;
+  }
+
+  /** Net thread: {@code request}, just decoded, left its data block in the read buffer. */
+  void noteLent(Request request) {
+    lent.addLast(request);
+  }
+
+  /** Net thread: whether a data block in the read buffer has not been forwarded or copied yet. */
+  private boolean lentInBuffer() {
+    if (lent.isEmpty()) {
+      return false;
+    }
+    lent.removeIf(r -> !r.dataLent());
+    return !lent.isEmpty();
+  }
+
+  /** Net thread: copies the data blocks still in the read buffer into their requests. */
+  private void ownLent() {
+    Request r;
+    while ((r = lent.pollFirst()) != null) {
+      r.ownData();
+    }
+  }
+
   // ---- net thread -------------------------------------------------------------------------------
 
   /**
@@ -161,6 +205,15 @@ public final class ClientConnection implements ReplySink {
       readBuf = new byte[BASE_READ_BYTES];
       readView = ByteBuffer.wrap(readBuf);
     } else if (readEnd == readBuf.length) {
+      if (lentInBuffer()) {
+        if (parseStart == readEnd && !deferredRead) {
+          deferredRead = true; // read into it once the loop has forwarded its data blocks
+          lastReadFilled = false;
+          return 0;
+        }
+        ownLent();
+      }
+      deferredRead = false;
       if (parseStart > 0) {
         compact();
       } else {
@@ -193,6 +246,9 @@ public final class ClientConnection implements ReplySink {
   /** Moves unparsed bytes to the front of the buffer. */
   void compact() {
     if (parseStart == readEnd) {
+      if (lentInBuffer()) {
+        return; // the bytes before parseStart stay until the loop forwards them
+      }
       parseStart = 0;
       readEnd = 0;
       if (readBuf.length > BASE_READ_BYTES && !keepsGrownBuffer()) {
@@ -202,6 +258,7 @@ public final class ClientConnection implements ReplySink {
         budget.release(readReservedBytes.getAndSet(0));
       }
     } else if (parseStart > 0) {
+      ownLent(); // the move overwrites the bytes before parseStart
       System.arraycopy(readBuf, parseStart, readBuf, 0, readEnd - parseStart);
       readEnd -= parseStart;
       parseStart = 0;
@@ -223,6 +280,7 @@ public final class ClientConnection implements ReplySink {
       request = new Request();
     }
     request.connection = this;
+    request.lendData(lendsData);
     return request;
   }
 
@@ -319,6 +377,7 @@ public final class ClientConnection implements ReplySink {
       chainOutstanding++;
       return Admission.JOINED;
     }
+    request.ownData(); // a completion queues it, on a worker's thread or in a later round
     waiting.addLast(request);
     return Admission.WAITING;
   }
@@ -482,6 +541,7 @@ public final class ClientConnection implements ReplySink {
    * every buffer the budget already counts as free.
    */
   void dropReadBuffer() {
+    ownLent();
     readBuf = NO_BYTES;
     readView = ByteBuffer.wrap(NO_BYTES);
     readEnd = 0;
@@ -495,6 +555,7 @@ public final class ClientConnection implements ReplySink {
     synchronized (this) {
       boolean forwarded = request.status() == Request.Status.FORWARD;
       request.completed = true;
+      request.dropLentData(); // answered without being forwarded (its server was down)
       releaseDecoded(request);
       if (closed) {
         dropCompletedHeads();
@@ -587,24 +648,36 @@ public final class ClientConnection implements ReplySink {
       appendPending(reply.array(), reply.arrayOffset() + reply.position(), reply.remaining());
       return;
     }
-    byte[] bytes = new byte[reply.remaining()]; // a direct reply the socket did not take at once
-    reply.get(reply.position(), bytes);
-    appendPending(bytes, 0, bytes.length);
+    int length = reply.remaining(); // a direct reply (an event loop's): copied once, straight in
+    if (length == 0 || !roomForPending(length)) {
+      return;
+    }
+    int end = pendingOut.limit();
+    pendingOut.limit(end + length);
+    pendingOut.put(end, reply, reply.position(), length); // the reply's position is kept
   }
 
   private void appendPending(byte[] bytes, int from, int length) {
-    if (length == 0) {
+    if (length == 0 || !roomForPending(length)) {
       return;
     }
+    int position = pendingOut.position();
+    pendingOut.position(pendingOut.limit()).limit(pendingOut.limit() + length);
+    pendingOut.put(bytes, from, length);
+    pendingOut.position(position);
+  }
+
+  /** Makes room for {@code length} more unsent bytes; false if closed (or closed now: budget). */
+  private boolean roomForPending(int length) {
     if (closed) {
-      return;
+      return false;
     }
     if (pendingOut.capacity() - pendingOut.limit() < length) {
       int capacity = Math.max(pendingOut.remaining() + length, pendingOut.capacity() * 2);
       if (!budget.reserve(capacity - pendingOut.capacity())) {
         // Past the budget with replies the client does not take: this connection goes.
         close();
-        return;
+        return false;
       }
       pendingReservedBytes += capacity - pendingOut.capacity();
       ByteBuffer bigger = ByteBuffer.allocate(capacity);
@@ -612,10 +685,7 @@ public final class ClientConnection implements ReplySink {
       bigger.flip();
       pendingOut = bigger;
     }
-    int position = pendingOut.position();
-    pendingOut.position(pendingOut.limit()).limit(pendingOut.limit() + length);
-    pendingOut.put(bytes, from, length);
-    pendingOut.position(position);
+    return true;
   }
 
   /** Writes what the socket takes; asks the selector for writability if bytes remain. */

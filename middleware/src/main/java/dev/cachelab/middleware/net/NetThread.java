@@ -325,6 +325,7 @@ public final class NetThread implements Runnable, ConnectionEvents {
     SocketClientChannel client = new SocketClientChannel(channel, scratch);
     ClientConnection connection =
         new ClientConnection(client, this, budget, decoders.get(), clientWindow);
+    connection.lendData(queue.forwardsInRound());
     client.attach(channel.register(selector, SelectionKey.OP_READ, connection));
     connections.incrementAndGet();
     totalConnections++;
@@ -446,6 +447,9 @@ public final class NetThread implements Runnable, ConnectionEvents {
         continue; // skipped bytes of a rejected data block
       }
       c.current = null;
+      if (request.dataLent()) {
+        c.noteLent(request);
+      }
       request.receivedNanos = receivedNanos;
       dispatch(c, request);
     }

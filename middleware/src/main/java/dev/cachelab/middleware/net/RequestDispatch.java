@@ -30,6 +30,15 @@ public interface RequestDispatch {
   /** Called when room appears after {@link #hasRoom} found none. */
   void onRoom(Runnable listener);
 
+  /**
+   * Whether the staged requests are forwarded by the net thread itself in {@link #publish}, so that
+   * a data block may stay in its client's read buffer until then (see {@link
+   * ClientConnection#lendData}).
+   */
+  default boolean forwardsInRound() {
+    return false;
+  }
+
   /** The net thread's selector, once, before its loop starts (an event loop registers in it). */
   default void attach(Selector selector) {}
 

@@ -40,6 +40,12 @@ public final class Request {
   private int lineLength;
   private int dataOffset;
   private int dataLength;
+  // A data block left in the client's read buffer (see lendData): that buffer and the block's
+  // offset in it, until it is forwarded (then dataForwarded) or copied in (ownData).
+  private byte[] lentFrom;
+  private int lentOffset;
+  private boolean dataForwarded;
+  private boolean lendsData;
   private int[] tokenStart = new int[8];
   private int[] tokenEnd = new int[8];
   private int tokenCount;
@@ -106,6 +112,8 @@ public final class Request {
     lineLength = 0;
     dataOffset = 0;
     dataLength = 0;
+    lentFrom = null;
+    dataForwarded = false;
     tokenCount = 0;
     firstKeyToken = 0;
     keyCount = 0;
@@ -129,6 +137,21 @@ public final class Request {
     lineLength = length;
   }
 
+  /**
+   * The data block at {@code source[from, from + length)}, followed there by its {@code \r\n}: left
+   * where it is if this request {@linkplain #lendsData lends}, else copied in.
+   */
+  void takeData(byte[] source, int from, int length) {
+    if (!lendsData || length >= LEND_LIMIT_BYTES) {
+      copyData(source, from, length);
+      return;
+    }
+    dataOffset = lineLength + 2;
+    dataLength = length;
+    lentFrom = source;
+    lentOffset = from;
+  }
+
   void copyData(byte[] source, int from, int length) {
     int offset = lineLength + 2;
     ensureCapacity(offset + length + 2);
@@ -147,6 +170,7 @@ public final class Request {
 
   /** RESP: the whole request, a multibulk array as forwarded to the servers. */
   void copyRaw(byte[] source, int from, int length) {
+    lentFrom = null;
     ensureCapacity(length);
     System.arraycopy(source, from, bytes, 0, length);
     rawLength = length;
@@ -183,11 +207,14 @@ public final class Request {
   }
 
   /**
-   * Heap this request holds beyond its object: its copy of the wire bytes, its token and key
-   * arrays, a kept reply. Net thread, or the connection's owner under its lock.
+   * Heap this request holds beyond its object: its copy of the wire bytes (a data block still lent
+   * by the read buffer counted as if copied in), its token and key arrays, a kept reply. Net
+   * thread, or the connection's owner under its lock.
    */
   public long heldBytes() {
-    return (long) bytes.length
+    long wire =
+        lentFrom != null ? Math.max(bytes.length, dataOffset + dataLength + 2L) : bytes.length;
+    return wire
         + pendingReply.length
         + 4L
             * (tokenStart.length
@@ -312,6 +339,75 @@ public final class Request {
 
   public byte[] bytes() {
     return bytes;
+  }
+
+  // ---- a data block left in the client's read buffer --------------------------------------------
+
+  /**
+   * Largest data block left in the read buffer; a larger one is copied (it is reserved from the
+   * buffer budget as the request's own, see {@code ClientConnection.LARGE_REQUEST_BYTES}).
+   */
+  public static final int LEND_LIMIT_BYTES = 64 * 1024;
+
+  /**
+   * Net thread, before the parser fills the request: whether its data block may stay in the
+   * client's read buffer (an event loop forwards it from there in the round it was read); the
+   * connection then calls {@link #ownData} before the buffer's bytes change or the request leaves
+   * the net thread.
+   */
+  public void lendData(boolean lends) {
+    this.lendsData = lends;
+  }
+
+  /** Whether the data block is still in the client's read buffer (not copied, not forwarded). */
+  public boolean dataLent() {
+    return lentFrom != null;
+  }
+
+  /** Net thread: copies a data block still in the client's read buffer into {@link #bytes()}. */
+  public void ownData() {
+    byte[] source = lentFrom;
+    if (source != null) {
+      lentFrom = null;
+      int wire = dataOffset + dataLength + 2;
+      if (bytes.length < wire) {
+        bytes = Arrays.copyOf(bytes, wire); // no more than heldBytes() counted while lent
+      }
+      copyData(source, lentOffset, dataLength);
+    }
+  }
+
+  /**
+   * The array holding the data block (then its {@code \r\n}) at {@link #dataArrayOffset()}: the
+   * client's read buffer while {@linkplain #dataLent lent}, else {@link #bytes()}.
+   *
+   * @throws IllegalStateException if the lent block was already forwarded ({@link #dataForwarded})
+   */
+  public byte[] dataArray() {
+    if (dataForwarded) {
+      throw new IllegalStateException("the data block was forwarded from the read buffer already");
+    }
+    return lentFrom != null ? lentFrom : bytes;
+  }
+
+  public int dataArrayOffset() {
+    return lentFrom != null ? lentOffset : dataOffset;
+  }
+
+  /** The request was answered: a data block still lent is not needed any more. */
+  public void dropLentData() {
+    lentFrom = null;
+  }
+
+  /**
+   * The event loop has copied the lent data block to the server's send buffer: the request lets the
+   * client's read buffer go (it is not sent again: only reads are retried elsewhere).
+   */
+  public void dataForwarded() {
+    if (lentFrom != null) {
+      lentFrom = null;
+      dataForwarded = true;
+    }
   }
 
   public int lineLength() {

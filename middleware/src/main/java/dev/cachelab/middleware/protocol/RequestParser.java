@@ -188,7 +188,7 @@ public final class RequestParser implements RequestDecoder {
       request.setRejected(Status.REJECT_AND_CLOSE, BAD_DATA_CHUNK);
       return needed;
     }
-    request.copyData(buf, dataStart, pendingDataBytes);
+    request.takeData(buf, dataStart, pendingDataBytes);
     return needed;
   }
 
