@@ -80,7 +80,7 @@ LOADGEN_JAVA_OPTS, MIDDLEWARE_JAVA_OPTS (default: the local runner's, from cache
 BENCH_RESULTS (where the output is saved: results/bench/<UTC time>/bench.txt and bench.json, and
 added-latency.md). BENCH_BASELINE_JAR: a second middleware jar
 (e.g. main's, copied aside before a change) measured in every variant right after the current one,
-in parts 1 and 3, as rows named base-t<W>-b<B>[-e<L>], for a before/after comparison in the
+in parts 1, 3 and 4, as rows named base-t<W>-b<B>[-e<L>], for a before/after comparison in the
 same run. A quick A/B of the redis path: BENCH_PARTS=3 BENCH_MIDDLEWARE=1:16:2
 BENCH_BASELINE_JAR=/tmp/before.jar.
 A quick A/B of one variant in part 1 only: BENCH_PARTS=1 BENCH_PROXY_ROUNDS=1 BENCH_SECONDS=10

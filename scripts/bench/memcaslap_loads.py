@@ -12,6 +12,7 @@ from statistics import median
 from cachelab.processes import ManagedProcess, ProcessError, free_port
 
 from bench.config import (
+    BASELINE_JAR,
     MEMCASLAP_LOADS,
     MEMCASLAP_MEMCACHED_MB,
     MEMCASLAP_ROUNDS,
@@ -120,12 +121,14 @@ def measure_loads(
 def target_runs(
     target: str, mc_port: int, mc_pid: int, work: Path, loads: list[CaslapLoad]
 ) -> list[CaslapRun]:
-    """Starts `target` (twemproxy or cachelab-t<W>-b<B>[-e<L>]), measures every load, stops it."""
+    """Starts `target` (twemproxy, cachelab-t<W>-b<B>[-e<L>], or base-... for the
+    BENCH_BASELINE_JAR's), measures every load, stops it."""
     if target == "twemproxy":
         proc, port = start_nutcracker(mc_port, work, redis=False)
     else:
         port = free_port()
-        cmd = middleware_command(MIDDLEWARE_JAR, port, variant_of(target), mc_port)
+        jar = BASELINE_JAR if target.startswith("base-") and BASELINE_JAR else MIDDLEWARE_JAR
+        cmd = middleware_command(jar, port, variant_of(target), mc_port)
         proc = ManagedProcess("middleware", cmd, work / f"caslap-{target}.log")
         try:
             proc.wait_for_port("127.0.0.1", port, timeout_s=30)
@@ -142,7 +145,11 @@ def caslap_rounds(work: Path) -> dict[str, dict[str, list[CaslapRun]]]:
     """Part 4: MEMCASLAP_ROUNDS rounds (targets and loads in reversed order every other round)
     on a memcached of its own; per load label, each target's runs in round order."""
     loads = parse_loads(MEMCASLAP_LOADS)
-    targets = ["twemproxy", *(v.name() for v in MEMCASLAP_VARIANTS)]
+    targets = ["twemproxy"]
+    for variant in MEMCASLAP_VARIANTS:
+        targets.append(variant.name())
+        if BASELINE_JAR is not None:
+            targets.append(variant.name("base"))  # right after it: the same background load
     print()
     print(
         f"4) memcaslap loads: -T 2, -w {MEMCASLAP_WINDOW}, {MEMCASLAP_SECONDS} s each after"
