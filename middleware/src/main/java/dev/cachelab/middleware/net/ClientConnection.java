@@ -213,7 +213,6 @@ public final class ClientConnection implements ReplySink {
         }
         ownLent();
       }
-      deferredRead = false;
       if (parseStart > 0) {
         compact();
       } else {
@@ -229,6 +228,7 @@ public final class ClientConnection implements ReplySink {
         }
       }
     }
+    deferredRead = false;
     readView.limit(readBuf.length).position(readEnd);
     int n = channel.read(readView);
     if (n > 0) {

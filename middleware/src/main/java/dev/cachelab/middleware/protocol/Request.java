@@ -396,7 +396,9 @@ public final class Request {
 
   /** The request was answered: a data block still lent is not needed any more. */
   public void dropLentData() {
-    lentFrom = null;
+    if (lentFrom != null) { // only the net thread's requests are lent: no write from a worker
+      lentFrom = null;
+    }
   }
 
   /**

@@ -81,15 +81,8 @@ class ValueCopiesTest {
 
   @Test
   void aFullReadBufferIsReadAgainOnlyAfterItsLentValueIsForwardedOrCopied() throws Exception {
-    connection.lendData(true);
     String first = set("a", 'x', VALUE_BYTES);
-    channel.feed(first);
-    readAndDecode().dataForwarded(); // grows the buffer to the request's length and fills it
-    connection.compact();
-    channel.feed(first);
-    Request request = readAndDecode(); // the buffer is full again, with one lent set
-    assertEquals(connection.readBuf.length, connection.readEnd, "the set fills the buffer");
-    connection.compact();
+    Request request = fillWithLentSet(first);
     assertTrue(request.dataLent());
 
     channel.feed(set("b", 'y', 10));
@@ -104,16 +97,7 @@ class ValueCopiesTest {
 
   @Test
   void aForwardedValueLetsTheReadBufferBeReadAtOnce() throws Exception {
-    connection.lendData(true);
-    String first = set("a", 'x', VALUE_BYTES);
-    channel.feed(first);
-    readAndDecode().dataForwarded();
-    connection.compact();
-    channel.feed(first);
-    Request request = readAndDecode();
-    connection.compact();
-    assertEquals(first, forwarded(request));
-    request.dataForwarded();
+    fillWithLentSet(set("a", 'x', VALUE_BYTES)).dataForwarded(); // the loop sent it on
 
     String second = set("b", 'y', 10);
     channel.feed(second);
@@ -187,6 +171,22 @@ class ValueCopiesTest {
         + "\r\n"
         + String.valueOf(fill).repeat(valueBytes)
         + "\r\n";
+  }
+
+  /**
+   * Lends data; reads and decodes {@code set} twice, the first forwarded: the buffer, grown to the
+   * set's length, is full with the second, lent, and decoded to its end. Returns the second.
+   */
+  private Request fillWithLentSet(String set) throws Exception {
+    connection.lendData(true);
+    channel.feed(set);
+    readAndDecode().dataForwarded();
+    connection.compact();
+    channel.feed(set);
+    Request request = readAndDecode();
+    assertEquals(connection.readBuf.length, connection.readEnd, "the set fills the buffer");
+    connection.compact();
+    return request;
   }
 
   /** Reads what the channel holds (growing the buffer as needed) and decodes one request. */
