@@ -200,6 +200,7 @@ class FakeKube:
         self.applied: list[dict[str, Any]] = []
         self.deleted: list[str] = []
         self.toxics: list[tuple[str, str]] = []  # (sidecar pod, one-way ms) per exec
+        self.restarts = 0  # of the memcached pod's containers
 
     def kubectl(self, *args: str, timeout_s: float | None = None) -> str:
         if args[:2] == ("apply", "-f"):
@@ -214,8 +215,11 @@ class FakeKube:
 
     def get(self, *args: str) -> Any:
         def pod(name: str, component: str, ip: str) -> dict[str, Any]:
-            meta = {"name": name, "labels": {"app.kubernetes.io/component": component}}
-            status = {"phase": "Running", "podIP": ip}
+            labels = {"app.kubernetes.io/component": component}
+            meta: dict[str, Any] = {"name": name, "uid": f"uid-{name}", "labels": labels}
+            restarts = self.restarts if component == "memcached" else 0
+            containers = [{"name": component, "restartCount": restarts}]
+            status = {"phase": "Running", "podIP": ip, "containerStatuses": containers}
             return {"metadata": meta, "status": status, "spec": {"nodeName": "n1"}}
 
         if args[0] == "pods":
@@ -232,16 +236,21 @@ class FakeKube:
         return self.log
 
 
-def probe_step(tmp_path: Path, kube: FakeKube) -> dict[str, Any]:
+def prober_of(kube: FakeKube) -> Any:
     from cachelab.k8s.links import LinkProber
     from cachelab.k8s.release import ReleaseKeeper
     from cachelab.k8s.scrape import MiddlewareScraper
 
-    spec = load_spec(QUICKSTART, ["network.profile=asl2017"])
     release = ReleaseKeeper(kube, "testbed", Path(), [], 60)  # type: ignore[arg-type]
     scraper = MiddlewareScraper(kube, "testbed")  # type: ignore[arg-type]
-    prober = LinkProber(kube, plan.Target(), release, scraper)  # type: ignore[arg-type]
-    return prober.probe(spec, VALUES, {"cachelab.dev/run": "p0-r0"}, tmp_path)
+    return LinkProber(kube, plan.Target(), release, scraper)  # type: ignore[arg-type]
+
+
+def probe_step(tmp_path: Path, kube: FakeKube, prober: Any = None) -> dict[str, Any]:
+    spec = load_spec(QUICKSTART, ["network.profile=asl2017"])
+    prober = prober if prober is not None else prober_of(kube)
+    network: dict[str, Any] = prober.probe(spec, VALUES, {"cachelab.dev/run": "p0-r0"}, tmp_path)
+    return network
 
 
 def test_the_runner_calibrates_and_times_each_link_from_probe_pods(tmp_path: Path) -> None:
@@ -276,6 +285,24 @@ def test_the_runner_calibrates_and_times_each_link_from_probe_pods(tmp_path: Pat
         "rtt_client_mw_p50_ms": 2.55,
         "rtt_mw_server_p50_ms": 2.15,
     }
+
+
+def test_the_links_are_measured_again_only_when_something_they_depend_on_changed(
+    tmp_path: Path,
+) -> None:
+    """Same revision, pods, links and probe: the last record, marked reused, with no probe pod;
+    a server's container restarted (its sidecar's toxics gone): measured again."""
+    log = probe_output(("10.0.3.1:11212", [2.4, 2.4]), ("10.0.1.1:11211", [2.1, 2.1]))
+    kube = FakeKube(log)
+    prober = prober_of(kube)
+    first = probe_step(tmp_path, kube, prober)
+    assert len(kube.applied) == 4 and "reused" not in first
+    again = probe_step(tmp_path, kube, prober)
+    assert len(kube.applied) == 4, "no probe pod when nothing changed"
+    assert again["links"] == first["links"] and "previous point's measure" in again["reused"]
+    kube.restarts = 1
+    third = probe_step(tmp_path, kube, prober)
+    assert len(kube.applied) == 8 and "reused" not in third
 
 
 def test_calibration_takes_off_half_the_extra_each_way_and_never_goes_below_zero() -> None:

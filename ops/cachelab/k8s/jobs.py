@@ -5,6 +5,7 @@ only."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Callable
@@ -19,7 +20,9 @@ from cachelab.k8s.kube import K8sError, Kube
 from cachelab.spec import Spec
 
 BARRIER_TIMEOUT_S = 600  # manifests/base: BARRIER_TIMEOUT_S
-POLL_S = 1.0  # how often the runner looks at pods and Jobs while it waits
+POLL_S = 1.0  # how often the runner looks at pods while it waits for them to start or go
+WAIT_POLL_S = 0.3  # how often it looks at a Job's pods while it waits for them to finish
+JOB_EVERY = 10  # and at the Job itself, every this many looks (its failure conditions)
 LOG_READS = 5  # reads of a finished pod's log that ends inside a result block
 LOG_REREAD_S = 2.0
 
@@ -46,6 +49,11 @@ def exit_code(pod: dict[str, Any]) -> int | None:
         if terminated is not None:
             return int(terminated.get("exitCode", 0))
     return None
+
+
+def succeeded_indices(pods: list[dict[str, Any]]) -> set[int]:
+    """The completion indices that have a pod in phase Succeeded."""
+    return {completion_index(p) for p in pods if p["status"].get("phase") == "Succeeded"}
 
 
 class Jobs:
@@ -93,31 +101,41 @@ class Jobs:
     def wait(
         self, name: str, timeout_s: float, each_poll: Callable[[], None] | None = None
     ) -> None:
-        """Until the Job completes (K8sError if it fails or times out); `each_poll` runs once
-        per poll while it has not."""
+        """Until every index of the Job has a Succeeded pod, or the Job says it completed
+        (K8sError if it fails or times out); `each_poll` runs once per poll while it has not.
+        The pods are what it watches: the Job controller marks the Job complete seconds after
+        its last pod has exited, and nothing the runner does next needs that mark."""
         deadline = time.monotonic() + timeout_s
-        while True:
-            job = self.kube.get("job", name)
-            completions = job["spec"].get("completions", 1)
-            job_status = job.get("status", {})
-            for cond in job_status.get("conditions", []):
-                if cond["type"] == "Failed" and cond["status"] == "True":
-                    raise K8sError(
-                        f"job {name} failed ({cond.get('reason')}: {cond.get('message')})"
-                        f"{self._failed_pod_logs(name)}"
-                    )
-            if job_status.get("succeeded", 0) >= completions:
+        job = self.kube.get("job", name)
+        completions = int(job["spec"].get("completions", 1))
+        for poll in itertools.count():
+            pods = self.pods(name)
+            if succeeded_indices(pods) >= set(range(completions)):
                 return
+            if any(p["status"].get("phase") == "Failed" for p in pods) or poll % JOB_EVERY == 0:
+                job = self.kube.get("job", name)
+                self._raise_if_failed(name, job)
+                if job.get("status", {}).get("succeeded", 0) >= completions:
+                    return
             if time.monotonic() > deadline:
+                job_status = job.get("status", {})
                 raise K8sError(
                     f"job {name} not complete after {timeout_s:.0f}s "
                     f"(active {job_status.get('active', 0)}, succeeded "
-                    f"{job_status.get('succeeded', 0)} of {completions}); see "
+                    f"{len(succeeded_indices(pods))} of {completions}); see "
                     f"kubectl -n {self.kube.namespace} describe job {name}"
                 )
             if each_poll is not None:
                 each_poll()
-            time.sleep(POLL_S)
+            time.sleep(WAIT_POLL_S)
+
+    def _raise_if_failed(self, name: str, job: dict[str, Any]) -> None:
+        for cond in job.get("status", {}).get("conditions", []):
+            if cond["type"] == "Failed" and cond["status"] == "True":
+                raise K8sError(
+                    f"job {name} failed ({cond.get('reason')}: {cond.get('message')})"
+                    f"{self._failed_pod_logs(name)}"
+                )
 
     def _failed_pod_logs(self, job: str) -> str:
         pods = self.kube.get("pods", "-l", f"batch.kubernetes.io/job-name={job}")["items"]

@@ -4,8 +4,10 @@ servers still hold the last preload can skip it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from cachelab.k8s.kube import K8sError, Kube
 from cachelab.spec import Spec
@@ -14,6 +16,35 @@ PRELOAD_KEPT = (
     "the servers hold the previous point's preload: same release revision, server pods neither"
     " restarted nor replaced, same protocol, keys and value size"
 )
+
+DESCRIPTION_PREFIX = "cachelab inputs sha256:"  # the release's description: what it was made of
+
+
+def inputs_digest(chart: Path, values_files: list[Path]) -> str:
+    """sha256 over the chart's files (paths and contents) and the values files' text, in order:
+    equal digests install equal releases."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in chart.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(chart)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in values_files:
+        digest.update(b"values\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def pod_identities(pods: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """Each pod's uid and its containers' restarts, sorted: equal lists, the same processes."""
+    return sorted(
+        (
+            pod["metadata"]["uid"],
+            sum(c.get("restartCount", 0) for c in pod["status"].get("containerStatuses", [])),
+        )
+        for pod in pods
+    )
+
+
+def _revision(status: dict[str, Any]) -> int | None:
+    revision = status.get("version")
+    return revision if isinstance(revision, int) else None
 
 
 def component_selector(release: str, component: str) -> str:
@@ -34,36 +65,51 @@ class ReleaseKeeper:
         self.chart = chart
         self.extra_values = extra_values
         self.timeout_s = timeout_s
-        # The values files' text of the last upgrade and the revision it made: an unchanged pair
-        # skips the next upgrade.
-        self._upgraded: tuple[str, int | None] | None = None
+        self._revision: int | None = None  # the revision the last upgrade made or found
 
     def upgrade(self, values_file: Path) -> bool:
-        """`helm upgrade --install --wait` with `values_file` and the extra values files; skipped
-        (False) when neither they nor the release's revision changed since the last upgrade (a
-        repetition, or a point that varies only the clients), and then only the release's
-        Deployments and StatefulSets are waited for, as `--wait` would."""
+        """`helm upgrade --install --wait` with `values_file` and the extra values files, the
+        release described by a digest of the chart's files and the values files' text; skipped
+        (False) when the deployed release already carries that digest (a repetition, a point that
+        varies only the clients, or an earlier run or search step at the same values), and then
+        only the release's Deployments and StatefulSets are waited for, as `--wait` would."""
         files = [values_file, *self.extra_values]
-        inputs = "\n---\n".join(v.read_text() for v in files)
-        if self._upgraded is not None and self._upgraded == (inputs, self.revision()):
+        description = DESCRIPTION_PREFIX + inputs_digest(self.chart, files)
+        status = self.status()
+        info = status.get("info", {}) if status is not None else {}
+        if (
+            status is not None
+            and info.get("status") == "deployed"
+            and info.get("description") == description
+        ):
             self._wait_rolled_out()
+            self._revision = _revision(status)
             return False
         self.kube.helm(
             "upgrade", "--install", self.name, str(self.chart),
             *[a for v in files for a in ("-f", str(v))],
+            "--description", description,
             "--wait", "--timeout", f"{int(self.timeout_s)}s", timeout_s=self.timeout_s + 30,
         )  # fmt: skip
-        self._upgraded = (inputs, self.revision())
+        self._revision = self.revision()
         return True
+
+    @property
+    def upgraded_revision(self) -> int | None:
+        """The revision the last `upgrade` made or found (None before the first)."""
+        return self._revision
+
+    def status(self) -> dict[str, Any] | None:
+        """`helm status` of the release (None if it has none)."""
+        try:
+            return dict(json.loads(self.kube.helm("status", self.name, "-o", "json")))
+        except K8sError:
+            return None
 
     def revision(self) -> int | None:
         """The release's current revision (None if it has none)."""
-        try:
-            status = json.loads(self.kube.helm("status", self.name, "-o", "json"))
-        except K8sError:
-            return None
-        revision = status.get("version")
-        return revision if isinstance(revision, int) else None
+        status = self.status()
+        return _revision(status) if status is not None else None
 
     def component_selector(self, component: str) -> str:
         """The label selector of the release's pods of `component` (memcached, redis,
@@ -75,16 +121,10 @@ class ReleaseKeeper:
         replication), each server pod's identity and restarts (a restarted or replaced server is
         empty), and the keys and values the preload writes. An equal key: the data is there."""
         selector = self.component_selector(spec.topology.backend)
-        servers = sorted(
-            (
-                pod["metadata"]["uid"],
-                sum(c.get("restartCount", 0) for c in pod["status"].get("containerStatuses", [])),
-            )
-            for pod in self.kube.get("pods", "-l", selector)["items"]
-        )
+        servers = pod_identities(self.kube.get("pods", "-l", selector)["items"])
         return json.dumps(
             {
-                "revision": self._upgraded[1] if self._upgraded is not None else None,
+                "revision": self._revision,
                 "servers": servers,
                 "workload": spec.workload.model_dump(
                     mode="json", include={"protocol", "value_bytes", "key_maximum"}
