@@ -30,6 +30,7 @@ class RunOptions:
     namespace: str | None = None
     loadgen: str | None = None
     values: tuple[Path, ...] = field(default_factory=tuple)
+    faults_via: str | None = None
 
     def resume_command(self, results_dir: Path) -> str:
         """The command that finishes this run in `results_dir`, with the options it was started
@@ -49,6 +50,7 @@ class RunOptions:
             ("--release", self.release),
             ("--namespace", self.namespace),
             ("--loadgen", self.loadgen),
+            ("--faults-via", self.faults_via),
         ):
             if value:
                 words += [flag, value]
@@ -73,4 +75,5 @@ class RunOptions:
             namespace=getattr(args, "namespace", None),
             loadgen=getattr(args, "loadgen", None),
             values=tuple(Path(v) for v in values),
+            faults_via=getattr(args, "faults_via", None),
         )

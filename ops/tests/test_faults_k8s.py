@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from cachelab.k8s.api_faults import api_fault_problem, needs_shared_processes
 from cachelab.k8s.faults import (
     K8sFaultError,
     K8sFaultTargets,
@@ -132,14 +133,35 @@ def test_faults_that_cannot_run_on_the_cluster_say_why() -> None:
     stop = parse_spec(SPEC)
     assert k8s_fault_problem(stop, local_cluster=True) is None
     remote = k8s_fault_problem(stop, local_cluster=False)
-    assert remote is not None and remote.startswith("faults.0: stop on server-1: on Kubernetes")
+    assert remote is not None and remote.startswith("faults.0: stop on server-1: --faults-via node")
     slow = parse_spec({**SPEC, "faults": [{**SPEC["faults"][0], "action": "slow"}]})
     assert k8s_fault_problem(slow, local_cluster=True) is None
     remote_slow = k8s_fault_problem(slow, local_cluster=False)
-    assert remote_slow is not None and "on Kubernetes the runner" in remote_slow
+    assert remote_slow is not None and "only on the local cluster" in remote_slow
     local = {"nodes": [{"name": "cachelab-a1-0", "labels": {"cachelab.dev/scale": "0.5"}}]}
     assert is_local_cluster(local)
     assert not is_local_cluster({"nodes": [{"name": "aks-a1-123", "labels": {}}]})
+
+
+def test_faults_through_the_api_name_the_action_and_what_the_cluster_lacks() -> None:
+    """One line each: slow has no API; a verb the user may not use is named."""
+    stop = parse_spec(SPEC)
+    assert api_fault_problem(stop, lambda verb, resource: True) is None
+    assert needs_shared_processes(stop)
+    denied = api_fault_problem(stop, lambda verb, resource: resource != "pods/ephemeralcontainers")
+    assert denied == (
+        "faults.0: stop on server-1: this cluster does not let you update "
+        "pods/ephemeralcontainers here"
+    )
+    kill = parse_spec({**SPEC, "faults": [{**SPEC["faults"][0], "action": "restart"}]})
+    assert not needs_shared_processes(kill)
+    assert api_fault_problem(kill, lambda verb, resource: resource != "pods") == (
+        "faults.0: restart on server-1: this cluster does not let you delete pods here"
+    )
+    slow = parse_spec({**SPEC, "faults": [{**SPEC["faults"][0], "action": "slow"}]})
+    problem = api_fault_problem(slow, lambda verb, resource: True)
+    assert problem is not None and "\n" not in problem
+    assert problem.startswith("faults.0: slow on server-1: the Kubernetes API has no way")
 
 
 def test_a_slow_link_end_is_htb_at_the_rate_and_gets_its_previous_qdisc_back() -> None:

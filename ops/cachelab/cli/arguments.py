@@ -101,6 +101,20 @@ def add_release(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_faults_via(parser: argparse.ArgumentParser) -> None:
+    """`--faults-via auto|node|api`: how a k8s run carries out the spec's faults (default
+    $CACHELAB_K8S_FAULTS, else auto)."""
+    parser.add_argument(
+        "--faults-via",
+        choices=["auto", "node", "api"],
+        default=None,
+        help="k8s: how the spec's faults are carried out: node (signals and tc from this "
+        "machine: the local cluster only), api (pods deleted, processes stopped from an "
+        "ephemeral container: any cluster; no slow), auto (node on the local cluster, else api) "
+        f"(default: {env_default('CACHELAB_K8S_FAULTS', 'auto')})",
+    )
+
+
 def add_json(parser: argparse._ActionsContainer, what: str) -> None:
     """`--json`: WHAT as one JSON document on stdout (its shape: docs/interfaces.md §6); errors
     and notes go to stderr."""

@@ -13,6 +13,7 @@ from rich.markup import escape
 from cachelab.cli.arguments import (
     K8S_ONLY,
     Subparsers,
+    add_faults_via,
     add_loadgen,
     add_namespace,
     add_release,
@@ -60,6 +61,7 @@ def add_parser(sub: Subparsers) -> None:
     add_loadgen(run, "the Jobs' loadgen image, the project's (built by make images) or memtier")
     add_namespace(run, "k8s: where the release and the Jobs run")
     add_release(run)
+    add_faults_via(run)
     run.add_argument(
         "--monitor",
         action="store_true",

@@ -12,6 +12,7 @@ from rich.console import Console
 from cachelab.cli.arguments import (
     K8S_ONLY,
     Subparsers,
+    add_faults_via,
     add_json,
     add_loadgen,
     add_namespace,
@@ -74,6 +75,7 @@ def add_parser(sub: Subparsers) -> None:
     add_loadgen(search, "the Jobs' loadgen image")
     add_namespace(search, "k8s: where the release and the Jobs run")
     add_release(search)
+    add_faults_via(search)
     add_results(search)
     add_json(search, "the answer, the search's settings and its files")
     search.add_argument(

@@ -9,7 +9,8 @@ signals them as it signals local ones. stop and resume are SIGSTOP and SIGCONT t
 of the container; kill and restart are SIGKILL to them, after which the kubelet starts the
 container again (the pods' restartPolicy is Always): restart's end waits until the pod is ready
 with a new container. On a cluster whose nodes are other machines (AKS) the processes are not
-here; `k8s_fault_problem` says so before anything runs. slow puts an htb class at the fault's
+here; `k8s_fault_problem` says so before anything runs, and cachelab.k8s.api_faults does the
+same faults (but slow) through the API server instead. slow puts an htb class at the fault's
 rate on both ends of the pod's link: its own `eth0` (what it sends), entered through the
 container's network namespace, and the peer of `eth0` in the node (what it receives), entered
 through the namespace of the container's parent, the runtime's shim, which runs in the node's;
@@ -49,9 +50,9 @@ def k8s_fault_problem(spec: Spec, local_cluster: bool) -> str | None:
         where = f"faults.{index}: {fault.action} on {fault.target}"
         if not local_cluster:
             return (
-                f"{where}: on Kubernetes the runner signals the target's container on the "
-                "machine that runs it, which is this one only on the local cluster "
-                "(scripts/local-cluster.sh; docs/kubernetes.md says what AKS needs)"
+                f"{where}: --faults-via node signals the target's container from this machine, "
+                "which runs it only on the local cluster (scripts/local-cluster.sh); this "
+                "cluster's nodes are other machines (--faults-via api: through the API server)"
             )
     return None
 

@@ -42,7 +42,8 @@ import yaml
 
 from cachelab.faults import FaultInjector
 from cachelab.k8s import plan
-from cachelab.k8s.faults import fault_targets
+from cachelab.k8s.api_faults import ApiFaultTargets, api_fault_targets, needs_shared_processes
+from cachelab.k8s.faults import K8sFaultTargets, fault_targets
 from cachelab.k8s.jobs import BARRIER_TIMEOUT_S, Jobs
 from cachelab.k8s.kube import Kube
 from cachelab.k8s.links import LinkProber
@@ -73,12 +74,14 @@ class K8sRunner:
         extra_values: list[Path],
         timeout_s: float,
         live: Callable[[LiveSample], None] | None = None,
+        faults_via: str = "node",
     ) -> None:
         self.spec = spec
         self.kube = kube
         self.target = target
         self.timeout_s = timeout_s
         self.live = live  # gets each second of a run's load
+        self.faults_via = faults_via  # node (this machine's signals and tc) or api
         self.timings: list[dict[str, Any]] = []  # point.json's `timing` of each measured run
         root = repo_root()
         self.release = ReleaseKeeper(
@@ -147,11 +150,7 @@ class K8sRunner:
         with clock.phase("scrape"):
             middlewares = self.scraper.pods()
             before = {name: self.scraper.scrape(pod) for name, pod in middlewares.items()}
-            faulty = (
-                fault_targets(self.kube, self.release, self.target.fullname, spec, middlewares)
-                if spec.faults
-                else None
-            )
+            faulty = self._fault_targets(spec, middlewares, release_values)
         started = time.time()
         self.jobs.release_benchmark()
         record["benchmark_released_epoch_ms"] = started * 1000.0
@@ -197,8 +196,24 @@ class K8sRunner:
             message = off_message(record.get("network", {}).get("flagged") or [])
         return status, message
 
+    def _fault_targets(
+        self, spec: Spec, middlewares: dict[str, dict[str, Any]], release_values: dict[str, Any]
+    ) -> K8sFaultTargets | ApiFaultTargets | None:
+        """What carries out the point's faults, ready (None without faults)."""
+        if not spec.faults:
+            return None
+        if self.faults_via == "api":
+            return api_fault_targets(
+                self.kube, self.release, self.target.fullname, spec, middlewares, release_values
+            )
+        return fault_targets(self.kube, self.release, self.target.fullname, spec, middlewares)
+
     def _upgrade_release(self, spec: Spec, k8s_dir: Path) -> bool:
-        """The release at the point's values (ReleaseKeeper); False when nothing changed."""
+        """The release at the point's values (ReleaseKeeper); False when nothing changed. Faults
+        through the API that stop a process need the pods to share a process namespace."""
+        values = plan.release_values(spec, self.target)
+        if self.faults_via == "api" and needs_shared_processes(spec):
+            values["faults"] = {"shareProcessNamespace": True}
         values_file = k8s_dir / "values.yaml"
-        values_file.write_text(yaml.safe_dump(plan.release_values(spec, self.target)))
+        values_file.write_text(yaml.safe_dump(values))
         return self.release.upgrade(values_file)

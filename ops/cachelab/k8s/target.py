@@ -14,6 +14,7 @@ from rich.console import Console
 
 from cachelab.experiment import Executor
 from cachelab.k8s import plan
+from cachelab.k8s.api_faults import api_fault_problem, can_i
 from cachelab.k8s.faults import is_local_cluster, k8s_fault_problem
 from cachelab.k8s.frame import RunFrame
 from cachelab.k8s.kube import K8sError, Kube, find_helm
@@ -25,6 +26,7 @@ from cachelab.results import ResultsDir, collect_metadata, write_json
 from cachelab.spec import Spec, save_spec
 from cachelab.target import Live, Target
 
+FAULT_WAYS = ("auto", "node", "api")  # --faults-via
 SCALE_LABEL = "cachelab.dev/scale"  # node label of the local cluster: the pools' scale factor
 
 
@@ -89,6 +91,7 @@ class K8sTarget(Target):
         self.kube: Kube | None = None
         self.facts: dict[str, Any] = {}
         self.runner: K8sRunner | None = None
+        self.faults_via = "node"  # node or api (check() resolves auto)
 
     def check(self, spec: Spec) -> None:
         """Checks the options and each point of `spec`, and reaches the cluster. Raises
@@ -104,19 +107,31 @@ class K8sTarget(Target):
             timeout_s = float(os.environ.get("CACHELAB_K8S_TIMEOUT_S", "600"))
         except ValueError:
             raise plan.PlanError("CACHELAB_K8S_TIMEOUT_S: not a number of seconds") from None
+        via = _option(options.faults_via, "CACHELAB_K8S_FAULTS", "auto")
+        if via not in FAULT_WAYS:
+            raise plan.PlanError(
+                f"CACHELAB_K8S_FAULTS: {via!r} is not one of {', '.join(FAULT_WAYS)}"
+            )
         points = [p.spec for p in spec.points()]
         for point in points:
             plan.check(point)
             plan.job_config(point, target)
-            if (problem := k8s_fault_problem(point, local_cluster=True)) is not None:
-                raise plan.PlanError(problem)
         kube = Kube(namespace=namespace, helm_binary=find_helm())
         facts = cluster_facts(kube)
-        for point in points:
-            if (problem := k8s_fault_problem(point, is_local_cluster(facts))) is not None:
-                raise plan.PlanError(problem)
+        if via == "auto":
+            via = "node" if is_local_cluster(facts) else "api"
+        if any(point.faults for point in points):
+            ask = can_i(kube)
+            for point in points:
+                problem = (
+                    k8s_fault_problem(point, is_local_cluster(facts))
+                    if via == "node"
+                    else api_fault_problem(point, ask)
+                )
+                if problem is not None:
+                    raise plan.PlanError(problem)
         self.target, self.extra, self.timeout_s = target, extra, timeout_s
-        self.kube, self.facts = kube, facts
+        self.kube, self.facts, self.faults_via = kube, facts, via
 
     def _cluster(self) -> Kube:
         if self.kube is None:
@@ -166,7 +181,15 @@ class K8sTarget(Target):
 
     def executor(self, spec: Spec, results: ResultsDir, live: Live | None) -> Executor:
         kube = self._cluster()
-        self.runner = K8sRunner(spec, kube, self.target, self.extra, self.timeout_s, live)
+        self.runner = K8sRunner(
+            spec,
+            kube,
+            self.target,
+            self.extra,
+            self.timeout_s,
+            live,
+            faults_via=self.faults_via,
+        )
         return RunFrame(results, kube.namespace, self.target.release, self.runner.measure)
 
     def resume_hint(self, results: ResultsDir) -> str | None:

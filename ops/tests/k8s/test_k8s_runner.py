@@ -141,5 +141,53 @@ def test_a_repetition_with_the_same_values_skips_the_upgrade_and_the_preload(
         assert "previous point's preload" in records[1]["preload"]["skipped"]
         assert "preload" in records[0]["timing"]["phases_s"]
         assert "preload" not in records[1]["timing"]["phases_s"]
+
+        # A later run of the same spec finds the release it would install: no upgrade either.
+        again = tmp_path / "again"
+        again.mkdir()
+        assert run_on_kwok(cluster, namespace, spec, again, monkeypatch) == 0
+        (later,) = (again / "r" / "k8s-repeated").iterdir()
+        first = json.loads((later / "raw" / "p0-r0" / "point.json").read_text())
+        assert first["status"] == "ok" and first["release_upgraded"] is False, first
+        history = json.loads(cluster.helm("history", "testbed", "-n", namespace, "-o", "json"))
+        assert len(history) == 1, history
+    finally:
+        cluster.delete_namespace(namespace)
+
+
+@pytest.mark.parametrize(
+    ("via", "action", "said"),
+    [
+        ("api", "slow", "faults.0: slow on server-0: the Kubernetes API has no way to shape"),
+        ("node", "stop", "faults.0: stop on server-0: --faults-via node signals the target's"),
+    ],
+)
+def test_a_fault_the_cluster_cannot_do_is_refused_in_one_line_before_anything_runs(
+    cluster: Cluster,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    via: str,
+    action: str,
+    said: str,
+) -> None:
+    """kwok's nodes are not this machine's: `--faults-via node` cannot reach the containers;
+    the API path has no way to slow a link. Either is one line, and nothing is installed."""
+    spec = {
+        **SPEC,
+        "name": f"k8s-faults-{via}",
+        "sweep": {},
+        "faults": [{"at_s": 2, "action": action, "target": "server-0", "for_s": 2}],
+    }
+    namespace = cluster.namespace(f"cachelab-faults-{via}")
+    monkeypatch.setenv("CACHELAB_K8S_FAULTS", via)
+    try:
+        assert run_on_kwok(cluster, namespace, spec, tmp_path, monkeypatch) != 0
+        captured = capsys.readouterr()
+        lines = [line for line in (captured.out + captured.err).splitlines() if said in line]
+        assert len(lines) == 1, captured
+        assert "\n" not in lines[0]
+        assert cluster.helm("list", "-n", namespace, "-q").strip() == ""
+        assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("point.json"))
     finally:
         cluster.delete_namespace(namespace)

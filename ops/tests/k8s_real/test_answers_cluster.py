@@ -19,7 +19,7 @@ import yaml
 from spec_parts import short_run, topology
 
 from cachelab.cli import main
-from cachelab.faults.recovery import loadgen_logs, read_timeline
+from cachelab.faults.recovery import loadgen_logs, read_timeline, recoveries_of
 from cachelab.k8s.faults import container_pids, pod_link_ends, run_tc
 from cachelab.report import build_report
 
@@ -203,3 +203,48 @@ def test_a_slowed_memcached_pod_link_recovers_and_gets_its_qdiscs_back(
     for netns, device in ((pod_netns, "eth0"), (node_netns, peer)):
         shown = run_tc(netns, ["qdisc", "show", "dev", device])
         assert "7e:" not in shown, f"{device} in {netns} kept the fault's qdisc: {shown}"
+
+
+def test_faults_through_the_api_stop_a_server_and_delete_its_pod(
+    k8s_env: None, real_cluster: LocalCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--faults-via api`, as on a cluster whose nodes are other machines: memcached's process
+    stopped for 3 s from an ephemeral container in its pod (the pod sharing its process
+    namespace), then its pod deleted and made again by its StatefulSet. Both show in the
+    loadgen's seconds and heal; summary.csv has the first one's times, the report both."""
+    before = real_cluster.get("pod", "-n", NAMESPACE, f"{RELEASE}-memcached-0")
+    run = {**BASE["run"], "duration_s": 40}
+    faults = [
+        {"at_s": 4, "action": "stop", "target": "server-0", "for_s": 3},
+        {"at_s": 12, "action": "restart", "target": "server-0", "for_s": 1},
+    ]
+    spec = write_spec(tmp_path, "k8s-api-faults", run=run, faults=faults)
+    code = main(
+        ["run", str(spec), "--target", "k8s", "--faults-via", "api",
+         "--results", str(tmp_path / "r")]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    print(out)
+    assert code == 0, out
+    (results,) = (tmp_path / "r" / "k8s-api-faults").iterdir()
+    run_dir = results / "raw" / "p0-r0"
+    stop, restart = json.loads((run_dir / "faults.json").read_text())
+    print(stop, restart, sep="\n")
+    assert stop["pid"] > 1 and not stop["note"], stop  # not the pod's init: the pause process
+    assert_in_force(stop, at_s=4, for_s=3, duration_s=run["duration_s"], signal_s=2.0)
+    assert not restart["note"] and restart["began_s"] >= 12 - 0.01, restart
+    assert restart["ended_s"] < run["duration_s"], restart  # the new pod was ready in the run
+    (row,) = read_rows(results / "summary.csv")
+    print({k: row[k] for k in ("fault", "fault_detect_s", "fault_recover_s", "status")})
+    assert row["fault"] == "stop server-0"
+    assert_shown_and_healed(run_dir, stop, row, run["duration_s"])
+    record = json.loads((run_dir / "point.json").read_text())
+    found = recoveries_of(run_dir, record["spec"], record["loadgens"])
+    print([(r.action, r.detect_s, r.recover_s) for r in found])
+    assert [r.action for r in found] == ["stop", "restart"]
+    assert math.isfinite(found[1].detect_s) and found[1].detect_s > 0, found[1]
+    after = real_cluster.get("pod", "-n", NAMESPACE, f"{RELEASE}-memcached-0")
+    assert after["metadata"]["uid"] != before["metadata"]["uid"]  # a new pod, same name
+    assert after["spec"].get("shareProcessNamespace") is True
+    index = build_report(results)
+    assert (index.parent / "faults-p0-r0.png").stat().st_size > 10_000
