@@ -94,11 +94,11 @@ def test_namespace_and_release_are_options_of_the_k8s_commands(
 def test_the_k8s_settings_are_refused_on_the_local_target(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for extra in (["--namespace", "lab"], ["--release", "tb"]):
+    for extra in (["--namespace", "lab"], ["--release", "tb"], ["--faults-via", "api"]):
         cli_args = ["run", str(QUICKSTART), "--results", str(tmp_path / "r"), *extra]
         assert main(cli_args) == 2
         out = capsys.readouterr().out
-        assert "are for --target k8s, as are --namespace and --release" in out
+        assert "are for --target k8s, as are --namespace, --release and --faults-via" in out
     assert not (tmp_path / "r").exists()
 
 

@@ -37,7 +37,9 @@ class CommandParser(argparse.ArgumentParser):
 
 
 # The error of a local run or search given an option of --target k8s.
-K8S_ONLY = "--values and --loadgen are for --target k8s, as are --namespace and --release"
+K8S_ONLY = (
+    "--values and --loadgen are for --target k8s, as are --namespace, --release and --faults-via"
+)
 
 # The object `add_subparsers` returns, which each command's `add_parser` adds itself to.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

@@ -169,7 +169,9 @@ def execute(args: argparse.Namespace, console: Console) -> tuple[int, ResultsDir
             "--monitor is for --target local; on a cluster, kube-prometheus-stack scrapes the "
             "release (make monitoring-install, docs/observability.md)",
         ), None
-    if args.target == "local" and (args.values or args.loadgen or args.namespace or args.release):
+    if args.target == "local" and (
+        args.values or args.loadgen or args.namespace or args.release or args.faults_via
+    ):
         return error(console, K8S_ONLY), None
     made = first_missing(args.results) if args.results is not None else None
     if args.results is not None and args.resume is None:

@@ -154,7 +154,9 @@ def cmd_search(args: argparse.Namespace, console: Console) -> int:
         return error(console, f"{problem}{spec_hint(args.spec)}")
     except (SloError, SearchError) as problem:
         return error(console, str(problem))
-    if args.target == "local" and (args.values or args.loadgen or args.namespace or args.release):
+    if args.target == "local" and (
+        args.values or args.loadgen or args.namespace or args.release or args.faults_via
+    ):
         return error(console, K8S_ONLY)
     options = RunOptions.from_args(args)
     if args.target == "k8s" and (unfit := k8s_problem(spec, settings, options)) is not None:

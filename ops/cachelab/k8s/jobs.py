@@ -6,7 +6,6 @@ only."""
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -72,13 +71,11 @@ class Jobs:
         )  # fmt: skip
 
     def apply(
-        self, spec: Spec, labels: dict[str, str], k8s_dir: Path
-    ) -> tuple[dict[str, Any], str]:
-        """The point's Jobs (preload, suspended benchmark) applied on the client pool's nodes;
-        returns the release's values and the node label key of its pools."""
-        release_values = json.loads(
-            self.kube.helm("get", "values", self.target.release, "--all", "-o", "json")
-        )
+        self, spec: Spec, labels: dict[str, str], k8s_dir: Path, release_values: dict[str, Any]
+    ) -> str:
+        """The point's Jobs (preload, suspended benchmark) applied on the client pool's nodes,
+        by the release's values (`helm get values --all`); returns the node label key of its
+        pools."""
         pools = release_values["nodePools"]
         label_key = str(pools["labelKey"])
         client_pool = pools["sizes"].get(spec.topology.hosts.client, {})
@@ -90,7 +87,7 @@ class Jobs:
             text = with_job_resources(text, client_pool["resources"])
         (k8s_dir / "kustomization.yaml").write_text(text)
         self.kube.kubectl("apply", "-k", str(k8s_dir))
-        return release_values, label_key
+        return label_key
 
     def release_benchmark(self) -> None:
         """The benchmark Job, created suspended, starts."""
@@ -99,13 +96,20 @@ class Jobs:
         )
 
     def wait(
-        self, name: str, timeout_s: float, each_poll: Callable[[], None] | None = None
+        self,
+        name: str,
+        timeout_s: float,
+        each_poll: Callable[[], None] | None = None,
+        busy_s: float = 0.0,
     ) -> None:
         """Until every index of the Job has a Succeeded pod, or the Job says it completed
         (K8sError if it fails or times out); `each_poll` runs once per poll while it has not.
         The pods are what it watches: the Job controller marks the Job complete seconds after
-        its last pod has exited, and nothing the runner does next needs that mark."""
-        deadline = time.monotonic() + timeout_s
+        its last pod has exited, and nothing the runner does next needs that mark. For the
+        first `busy_s` seconds (the Job cannot be done yet) it looks every POLL_S, so that its
+        own kubectl calls take little of the CPU the run measures, then every WAIT_POLL_S."""
+        began = time.monotonic()
+        deadline = began + timeout_s
         job = self.kube.get("job", name)
         completions = int(job["spec"].get("completions", 1))
         for poll in itertools.count():
@@ -127,7 +131,7 @@ class Jobs:
                 )
             if each_poll is not None:
                 each_poll()
-            time.sleep(WAIT_POLL_S)
+            time.sleep(POLL_S if time.monotonic() - began < busy_s else WAIT_POLL_S)
 
     def _raise_if_failed(self, name: str, job: dict[str, Any]) -> None:
         for cond in job.get("status", {}).get("conditions", []):

@@ -42,6 +42,16 @@ def pod_identities(pods: list[dict[str, Any]]) -> list[tuple[str, int]]:
     )
 
 
+def rolled_out(workload: dict[str, Any]) -> bool:
+    """Whether a Deployment or StatefulSet has every replica of its current spec ready."""
+    status, wanted = workload.get("status", {}), workload["spec"].get("replicas", 1)
+    current = status.get("observedGeneration", 0) >= workload["metadata"].get("generation", 0)
+    ready = [status.get(k, 0) for k in ("updatedReplicas", "readyReplicas")]
+    revisions = status.get("currentRevision") == status.get("updateRevision")
+    settled = status.get("replicas", 0) == wanted  # no old pod still terminating
+    return current and settled and revisions and ready == [wanted, wanted]
+
+
 def _revision(status: dict[str, Any]) -> int | None:
     revision = status.get("version")
     return revision if isinstance(revision, int) else None
@@ -66,6 +76,7 @@ class ReleaseKeeper:
         self.extra_values = extra_values
         self.timeout_s = timeout_s
         self._revision: int | None = None  # the revision the last upgrade made or found
+        self._values: tuple[int | None, dict[str, Any]] | None = None  # values of a revision
 
     def upgrade(self, values_file: Path) -> bool:
         """`helm upgrade --install --wait` with `values_file` and the extra values files, the
@@ -98,6 +109,13 @@ class ReleaseKeeper:
     def upgraded_revision(self) -> int | None:
         """The revision the last `upgrade` made or found (None before the first)."""
         return self._revision
+
+    def values(self) -> dict[str, Any]:
+        """The release's computed values (`helm get values --all`), read once per revision."""
+        if self._values is None or self._values[0] != self._revision or self._revision is None:
+            read = json.loads(self.kube.helm("get", "values", self.name, "--all", "-o", "json"))
+            self._values = (self._revision, dict(read))
+        return self._values[1]
 
     def status(self) -> dict[str, Any] | None:
         """`helm status` of the release (None if it has none)."""
@@ -136,11 +154,14 @@ class ReleaseKeeper:
 
     def _wait_rolled_out(self) -> None:
         """Every Deployment and StatefulSet of the release rolled out (a pod that a fault of the
-        previous point deleted is back and ready)."""
-        names = self.kube.kubectl(
-            "get", "deployments,statefulsets", "-o", "name",
-            "-l", f"app.kubernetes.io/instance={self.name}",
-        ).split()  # fmt: skip
+        previous point deleted is back and ready): one look at their status, and `kubectl
+        rollout status` for those that are not yet."""
+        workloads = self.kube.get(
+            "deployments,statefulsets", "-l", f"app.kubernetes.io/instance={self.name}"
+        )["items"]
+        names = [
+            f"{w['kind'].lower()}/{w['metadata']['name']}" for w in workloads if not rolled_out(w)
+        ]
         for name in names:
             self.kube.kubectl(
                 "rollout", "status", name, f"--timeout={int(self.timeout_s)}s",

@@ -138,7 +138,8 @@ class K8sRunner:
             )
             record["preload"] = {"enabled": True, "skipped": PRELOAD_KEPT}
         with clock.phase("apply_jobs"):
-            release_values, label_key = self.jobs.apply(jobs_spec, labels, k8s_dir)
+            release_values = self.release.values()
+            label_key = self.jobs.apply(jobs_spec, labels, k8s_dir, release_values)
         if preload:
             with clock.phase("preload"):
                 self.jobs.wait("preload", self.timeout_s)
@@ -172,8 +173,12 @@ class K8sRunner:
 
         try:
             with clock.phase("benchmark_job"):
+                run = spec.run
                 self.jobs.wait(
-                    "benchmark", spec.run.duration_s + BARRIER_TIMEOUT_S + 120, each_poll=each_poll
+                    "benchmark",
+                    run.duration_s + BARRIER_TIMEOUT_S + 120,
+                    each_poll=each_poll,
+                    busy_s=run.warmup_s + run.duration_s + run.cooldown_s,
                 )
         finally:
             usage.close()
