@@ -11,7 +11,7 @@ machine, the local cluster only).
   before the benchmark starts, with `kubectl exec` into it. The server is its container's PID 1,
   and the kernel drops SIGSTOP sent to a PID namespace's init from inside that namespace (which
   is where `kubectl debug --target` puts the ephemeral container), so the release's pods then
-  share one process namespace (the chart's `faults.shareProcessNamespace`): the pause process
+  share one process namespace (the chart's `shareProcessNamespace`): the pause process
   is init and the server an ordinary process. The server images have no shell and no `kill`, so
   `kubectl exec` into the target container itself cannot do it.
 - slow is not possible through the API alone (a pod's link is shaped in the node's network
@@ -128,7 +128,7 @@ class ApiFaultTargets:
             raise K8sFaultError(
                 f"{target}: no {process} process other than init seen from {name} in pod "
                 f"{pod_name} (does the pod share its process namespace? "
-                "faults.shareProcessNamespace)"
+                "shareProcessNamespace)"
             )
         self._signallers[target] = name
         self._pids[target] = min(pids)

@@ -218,7 +218,7 @@ class K8sRunner:
         through the API that stop a process need the pods to share a process namespace."""
         values = plan.release_values(spec, self.target)
         if self.faults_via == "api" and needs_shared_processes(spec):
-            values["faults"] = {"shareProcessNamespace": True}
+            values["shareProcessNamespace"] = True
         values_file = k8s_dir / "values.yaml"
         values_file.write_text(yaml.safe_dump(values))
         return self.release.upgrade(values_file)
