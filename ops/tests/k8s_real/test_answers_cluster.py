@@ -11,6 +11,10 @@ from __future__ import annotations
 import csv
 import json
 import math
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +145,50 @@ def test_a_short_search_on_the_cluster(
     answer = (folder / "answer.txt").read_text()
     assert "meets p99<=2000ms" in answer, answer
     assert (folder / "search.png").stat().st_size > 10_000
+
+
+def test_a_k8s_search_interrupted_after_its_probe_and_resumed(
+    k8s_env: None, tmp_path: Path
+) -> None:
+    """`cachelab search --target k8s` stopped with SIGINT once its probe is in search.csv
+    (exit 130, the Jobs left in the namespace), then `--resume`d: the kept steps stay as they
+    were, the probe is not run again, and the folder has the local search's outputs."""
+    workload = {**BASE["workload"], "rate_ops": RATE_OPS}
+    spec = write_spec(tmp_path, "k8s-search-resume", workload=workload)
+    base = tmp_path / "r"
+    search = [
+        "search", str(spec), "--target", "k8s", "--slo", "p99<=2000ms", "--max-load", "400",
+        "--tolerance", "50", "--results", str(base),
+    ]  # fmt: skip
+    first = subprocess.Popen(
+        [sys.executable, "-m", "cachelab.cli", *search],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and first.poll() is None:
+        csvs = list(base.glob("k8s-search-resume/*/search.csv"))
+        if csvs and len(read_rows(csvs[0])) >= 1:
+            break
+        time.sleep(0.5)
+    first.send_signal(signal.SIGINT)
+    out, _ = first.communicate(timeout=300)
+    print(out)
+    assert first.returncode == 130, out
+    (folder,) = base.glob("k8s-search-resume/*")
+    kept = read_rows(folder / "search.csv")
+    assert kept and kept[0]["verdict"] in ("probe", "repeat") and kept[0]["load"] == "0", kept
+    assert main([*search[:-2], "--resume", str(folder)]) == 0
+    steps = read_rows(folder / "search.csv")
+    print(f"{len(steps)} steps: {[(s['verdict'], s['load']) for s in steps]}")
+    assert steps[: len(kept)] == kept  # nothing measured before the interrupt was lost
+    assert [s["verdict"] for s in steps].count("probe") == 1  # not probed again on resume
+    decided = [s for s in steps if s["verdict"] in ("pass", "fail")]
+    assert decided and all(0 < float(s["load"]) <= 400 for s in decided)
+    for name in ("answer.txt", "search.csv", "search.json", "search.png", "metadata.json"):
+        assert (folder / name).is_file(), name
+    assert "meets p99<=2000ms" in (folder / "answer.txt").read_text()
 
 
 def test_a_stopped_memcached_pod_recovers(
