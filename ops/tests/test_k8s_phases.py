@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
+from typing import Any
 
 import pytest
 
-from cachelab.k8s.phases import PhaseClock, overhead_line
+from cachelab.k8s.phases import PhaseClock, job_pod_marks, overhead_line
 
 
 def test_a_clock_adds_up_its_steps_also_when_one_raises() -> None:
@@ -41,3 +43,28 @@ def test_the_overhead_line_gives_medians_over_the_timed_points() -> None:
         " (80 % of the measured seconds); steps (s): upgrade 3.0, benchmark_job 29.0"
     )
     assert overhead_line([]) is None
+
+
+def test_a_jobs_pods_say_when_they_were_made_started_and_finished() -> None:
+    """Seconds after the release, of the latest pod; a pod still running has no end yet."""
+    released = datetime.fromisoformat("2026-11-28T22:00:00Z").timestamp()
+
+    def pod(created: str, started: str | None, finished: str | None) -> dict[str, Any]:
+        state = {"terminated": {"startedAt": started, "finishedAt": finished}} if started else {}
+        return {
+            "metadata": {"creationTimestamp": created},
+            "status": {"containerStatuses": [{"state": state}]},
+        }
+
+    pods = [
+        pod("2026-11-28T22:00:01Z", "2026-11-28T22:00:03Z", "2026-11-28T22:00:30Z"),
+        pod("2026-11-28T22:00:02Z", "2026-11-28T22:00:04Z", "2026-11-28T22:00:31Z"),
+    ]
+    assert job_pod_marks(pods, released, released + 32.25) == {
+        "pod_created": 2.0,
+        "container_started": 4.0,
+        "container_finished": 31.0,
+        "seen_done": 32.2,
+    }
+    running = job_pod_marks([pod("2026-11-28T22:00:01Z", None, None)], released, released + 5)
+    assert running["container_started"] is None and running["pod_created"] == 1.0

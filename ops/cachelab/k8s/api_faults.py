@@ -22,6 +22,7 @@ Called from the injector's thread; `prepare` from the runner's.
 
 from __future__ import annotations
 
+import functools
 import signal
 import time
 from collections.abc import Callable
@@ -212,8 +213,10 @@ class ApiFaultTargets:
 
 
 def can_i(kube: Kube) -> Callable[[str, str], bool]:
-    """`kubectl auth can-i VERB RESOURCE` in the runner's namespace, as a predicate."""
+    """`kubectl auth can-i VERB RESOURCE` in the runner's namespace, as a predicate (each
+    question asked once)."""
 
+    @functools.cache
     def ask(verb: str, resource: str) -> bool:
         try:
             return kube.kubectl("auth", "can-i", verb, resource, timeout_s=30).strip() == "yes"

@@ -62,6 +62,7 @@ class Jobs:
         self.kube = kube
         self.target = target
         self.manifests = manifests
+        self.last_pods: list[dict[str, Any]] = []  # the pods the last `wait` saw last
 
     def delete(self) -> None:
         """The previous point's Jobs gone (and their pods)."""
@@ -114,6 +115,7 @@ class Jobs:
         completions = int(job["spec"].get("completions", 1))
         for poll in itertools.count():
             pods = self.pods(name)
+            self.last_pods = pods
             if succeeded_indices(pods) >= set(range(completions)):
                 return
             if any(p["status"].get("phase") == "Failed" for p in pods) or poll % JOB_EVERY == 0:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from statistics import median
 from typing import Any
 
@@ -66,3 +67,33 @@ def overhead_line(timings: list[dict[str, Any]]) -> str | None:
         f"a point's wall time (median of {len(timings)}): {wall:.1f} s for {measured:.0f} s"
         f" measured, overhead {overhead:.1f} s{share}; steps (s): {steps}"
     )
+
+
+def _epoch_s(stamp: str | None) -> float | None:
+    return datetime.fromisoformat(stamp).timestamp() if stamp else None
+
+
+def job_pod_marks(
+    pods: list[dict[str, Any]], released_epoch_s: float, done_epoch_s: float
+) -> dict[str, float | None]:
+    """Where a Job's time went, in seconds after its release (the latest pod's, at the API
+    server's one-second resolution): `pod_created`, `container_started`, `container_finished`,
+    and `seen_done` when the runner saw every pod succeeded."""
+    created, started, finished = [], [], []
+    for pod in pods:
+        created.append(_epoch_s(pod["metadata"].get("creationTimestamp")))
+        for status in pod.get("status", {}).get("containerStatuses", []):
+            terminated = status.get("state", {}).get("terminated", {})
+            started.append(_epoch_s(terminated.get("startedAt")))
+            finished.append(_epoch_s(terminated.get("finishedAt")))
+
+    def latest(stamps: list[float | None]) -> float | None:
+        known = [s for s in stamps if s is not None]
+        return round(max(known) - released_epoch_s, 1) if known else None
+
+    return {
+        "pod_created": latest(created),
+        "container_started": latest(started),
+        "container_finished": latest(finished),
+        "seen_done": round(done_epoch_s - released_epoch_s, 1),
+    }

@@ -48,7 +48,7 @@ from cachelab.k8s.jobs import BARRIER_TIMEOUT_S, Jobs
 from cachelab.k8s.kube import Kube
 from cachelab.k8s.links import LinkProber
 from cachelab.k8s.loadgens import LoadgenCollector
-from cachelab.k8s.phases import PhaseClock
+from cachelab.k8s.phases import PhaseClock, job_pod_marks
 from cachelab.k8s.preload import PreloadChecks
 from cachelab.k8s.progress import OriginTracker, benchmark_poll
 from cachelab.k8s.release import PRELOAD_KEPT, ReleaseKeeper
@@ -194,6 +194,7 @@ class K8sRunner:
             "problems": usage.errors,
         }
         seconds = time.time() - started
+        record["benchmark_pods_s"] = job_pod_marks(self.jobs.last_pods, started, time.time())
         with clock.phase("collect"):
             record["middlewares"] = self.scraper.stats(middlewares, before, seconds, run_dir)
             status, message = self.loadgens.collect(spec, run_dir, record)
