@@ -8,6 +8,7 @@ import pytest
 
 from cachelab.k8s import plan
 from cachelab.k8s.collect import CollectError, log_without_blocks, result_blocks
+from cachelab.k8s.jobs import emitted_status
 from cachelab.k8s.metrics import parse_metrics, summary_from_scrapes
 
 BEGIN = "=== cachelab-result-begin job=benchmark machine=1 instance={i} ==="
@@ -121,3 +122,13 @@ def test_a_log_that_ends_inside_a_block_is_read_again_until_it_is_whole(
     with pytest.raises(CollectError, match="has no end marker"):
         reader.logs_with_blocks("benchmark-0", "loadgen")
     assert reader.kube.reads == jobs_module.LOG_READS  # type: ignore[attr-defined]
+
+
+def test_a_benchmark_pod_says_when_its_results_are_all_in_its_log() -> None:
+    """run-benchmark.sh's line after its last block, before the log drain: the runner may take
+    the results then; a log without it, or with a failed status, is not done."""
+    tail = "=== cachelab-result-end job=benchmark machine=1 instance=0 ===\n"
+    assert emitted_status(tail + "[benchmark-1] results emitted: status 0\n") == 0
+    assert emitted_status(tail + "[benchmark-1] results emitted: status 3\n") == 3
+    assert emitted_status(tail) is None
+    assert emitted_status("progress ... results emitted: status 0") is None

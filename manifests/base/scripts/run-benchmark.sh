@@ -66,5 +66,8 @@ while [ "$j" -lt "$INSTANCES" ]; do
   [ -s "$work/hdr-${j}_FULL_RUN_1.txt" ] && emit "$work/hdr-${j}_FULL_RUN_1.txt" "hdr-$j"
   j=$((j + 1))
 done
+# The runner may take the results as soon as this line is in the log (every block is before it)
+# rather than when the pod is seen succeeded, seconds after its exit on a busy node.
+log "results emitted: status $status"
 drain_log
 exit "$status"

@@ -6,6 +6,7 @@ only."""
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -50,6 +51,17 @@ def exit_code(pod: dict[str, Any]) -> int | None:
     return None
 
 
+# run-benchmark.sh's last line before its log drain: every result block is in the log above it.
+RESULTS_EMITTED = re.compile(r"^\[[\w-]+\] results emitted: status (\d+)$", re.MULTILINE)
+EMITTED_TAIL_LINES = 5
+
+
+def emitted_status(log_tail: str) -> int | None:
+    """The exit status a benchmark pod's log says its results were emitted with, or None."""
+    found = RESULTS_EMITTED.findall(log_tail)
+    return int(found[-1]) if found else None
+
+
 def succeeded_indices(pods: list[dict[str, Any]]) -> set[int]:
     """The completion indices that have a pod in phase Succeeded."""
     return {completion_index(p) for p in pods if p["status"].get("phase") == "Succeeded"}
@@ -63,6 +75,8 @@ class Jobs:
         self.target = target
         self.manifests = manifests
         self.last_pods: list[dict[str, Any]] = []  # the pods the last `wait` saw last
+        # pod name -> the status its log reported with its results (a pod still draining its log)
+        self.emitted: dict[str, int] = {}
 
     def delete(self) -> None:
         """The previous point's Jobs gone (and their pods)."""
@@ -102,13 +116,17 @@ class Jobs:
         timeout_s: float,
         each_poll: Callable[[], None] | None = None,
         busy_s: float = 0.0,
+        emits: bool = False,
     ) -> None:
         """Until every index of the Job has a Succeeded pod, or the Job says it completed
         (K8sError if it fails or times out); `each_poll` runs once per poll while it has not.
         The pods are what it watches: the Job controller marks the Job complete seconds after
         its last pod has exited, and nothing the runner does next needs that mark. For the
         first `busy_s` seconds (the Job cannot be done yet) it looks every POLL_S, so that its
-        own kubectl calls take little of the CPU the run measures, then every WAIT_POLL_S."""
+        own kubectl calls take little of the CPU the run measures, then every WAIT_POLL_S.
+        With `emits` (the benchmark), after `busy_s` it also reads the tail of each running
+        pod's log and returns once every index has written its results with status 0 (the pod
+        then drains its log and exits by itself)."""
         began = time.monotonic()
         deadline = began + timeout_s
         job = self.kube.get("job", name)
@@ -117,6 +135,9 @@ class Jobs:
             pods = self.pods(name)
             self.last_pods = pods
             if succeeded_indices(pods) >= set(range(completions)):
+                return
+            past_busy = time.monotonic() - began >= busy_s
+            if emits and past_busy and self._all_emitted(pods, completions):
                 return
             if any(p["status"].get("phase") == "Failed" for p in pods) or poll % JOB_EVERY == 0:
                 job = self.kube.get("job", name)
@@ -134,6 +155,31 @@ class Jobs:
             if each_poll is not None:
                 each_poll()
             time.sleep(POLL_S if time.monotonic() - began < busy_s else WAIT_POLL_S)
+
+    def _all_emitted(self, pods: list[dict[str, Any]], completions: int) -> bool:
+        """Whether every index's pod has written its results with status 0 (read from the logs
+        of the running ones; their statuses kept in `emitted`)."""
+        indices = set()
+        for pod in pods:
+            name, phase = pod["metadata"]["name"], pod["status"].get("phase")
+            if phase == "Succeeded":
+                indices.add(completion_index(pod))
+                continue
+            if phase != "Running":
+                return False
+            container = pod["spec"]["containers"][0]["name"]
+            try:
+                tail = self.kube.kubectl(
+                    "logs", name, "-c", container, f"--tail={EMITTED_TAIL_LINES}", timeout_s=10
+                )
+            except K8sError:
+                return False
+            status = emitted_status(tail)
+            if status != 0:
+                return False
+            self.emitted[name] = status
+            indices.add(completion_index(pod))
+        return indices >= set(range(completions))
 
     def _raise_if_failed(self, name: str, job: dict[str, Any]) -> None:
         for cond in job.get("status", {}).get("conditions", []):

@@ -32,6 +32,12 @@ class LoadgenCollector:
     def __init__(self, jobs: Jobs) -> None:
         self.jobs = jobs
 
+    def _exit_code(self, pod: dict[str, Any]) -> int | None:
+        """The container's exit code, or the status its log reported with the results (a pod
+        still draining its log when the runner took them)."""
+        code = exit_code(pod)
+        return code if code is not None else self.jobs.emitted.get(pod["metadata"]["name"])
+
     def collect(self, spec: Spec, run_dir: Path, record: dict[str, Any]) -> tuple[RunStatus, str]:
         """The run's status and message: partial or failed when an instance left no result."""
         instances = spec.topology.instances_per_machine
@@ -69,7 +75,7 @@ class LoadgenCollector:
                         "json": f"loadgen-{index}.json",
                         "hdr_prefix": f"loadgen-{index}-hdr" if hdr is not None else None,
                         "launch_epoch_ms": None,
-                        "exit_code": exit_code(pod),
+                        "exit_code": self._exit_code(pod),
                         "pod": name,
                         "node": pod["spec"].get("nodeName"),
                     }

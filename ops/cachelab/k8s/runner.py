@@ -179,6 +179,7 @@ class K8sRunner:
                     run.duration_s + BARRIER_TIMEOUT_S + 120,
                     each_poll=each_poll,
                     busy_s=run.warmup_s + run.duration_s + run.cooldown_s,
+                    emits=True,
                 )
         finally:
             usage.close()

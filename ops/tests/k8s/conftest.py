@@ -73,7 +73,15 @@ def recorded_benchmark_log() -> str:
     body = RECORDED_JSON.read_text().splitlines()
     begin = "=== cachelab-result-begin job=benchmark machine=0 instance=0 ==="
     end = "=== cachelab-result-end job=benchmark machine=0 instance=0 ==="
-    return cri_log(["[benchmark-0] barrier passed", begin, *body, end])
+    return cri_log(
+        [
+            "[benchmark-0] barrier passed",
+            begin,
+            *body,
+            end,
+            "[benchmark-0] results emitted: status 0",
+        ]
+    )
 
 
 def cluster_logs_config(workdir: Path) -> Path:

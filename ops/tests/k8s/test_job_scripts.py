@@ -27,6 +27,7 @@ import pytest
 
 from cachelab.k8s import plan
 from cachelab.k8s.collect import result_blocks
+from cachelab.k8s.jobs import emitted_status
 from cachelab.k8s.progress import progress_lines
 from cachelab.local.tools import find_java
 from cachelab.spec import parse_spec
@@ -157,6 +158,11 @@ def test_preload_fills_and_verifies_then_the_benchmark_prints_json_per_instance(
     # `cachelab run --target k8s` follows them); the preload stays --quiet
     assert {key for key, _ in progress_lines(bench.stderr)} == {(0, 0), (0, 1)}, bench.stderr
     assert list(progress_lines(preload.stderr)) == []
+    # the line after which the runner may take the results: last but the drain, after every block
+    assert emitted_status(bench.stderr) == 0
+    assert bench.stderr.rindex("results emitted: status 0") > bench.stderr.rindex(
+        "cachelab-result-end"
+    )
 
 
 @pytest.mark.parametrize("script", ["preload.sh", "run-benchmark.sh"])
