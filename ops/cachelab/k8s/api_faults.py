@@ -85,7 +85,8 @@ def _signaller_running(pod: dict[str, Any], name: str) -> bool:
 @dataclass
 class ApiFaultTargets:
     """Targets by name: (pod, container), and the label selector of each target's role (to find
-    the pod a controller made anew). `image` is the helper image of the ephemeral containers."""
+    the pod a controller made anew). `image` is the helper image of the ephemeral containers.
+    Called from the injector's thread; `prepare` from the runner's, before the injector runs."""
 
     kube: Kube
     pods: dict[str, tuple[str, str]]
