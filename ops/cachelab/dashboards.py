@@ -349,36 +349,58 @@ def middleware_dashboard() -> builders.Dashboard:
 
 
 @dataclass(frozen=True)
+class Metric:
+    """An exporter's metric and the label matchers that pick its series (``type="current"``)."""
+
+    name: str
+    labels: str = ""
+
+    def select(self, sel: str) -> str:
+        return f"{self.name}{{{sel}, {self.labels}}}" if self.labels else f"{self.name}{{{sel}}}"
+
+    def rate(self, sel: str) -> str:
+        return _rate(self.name, sel, self.labels)
+
+
+@dataclass(frozen=True)
 class ServerMetrics:
     """One server kind's exporter metrics behind the panels every kind has: connections,
     evictions, memory, and network bytes in and out."""
 
     name: str  # memcached, redis
-    connections: str  # a gauge
-    evictions: str  # a counter
+    connections: Metric  # a gauge
+    evictions: Metric  # a counter
     evictions_help: str
-    memory: tuple[tuple[str, str], ...]  # (gauge, what it is: used, limit)
-    bytes_in: str  # a counter
-    bytes_out: str  # a counter
+    memory: tuple[tuple[tuple[Metric, ...], str], ...]  # (gauges summed, what it is: used, limit)
+    bytes_in: Metric  # a counter
+    bytes_out: Metric  # a counter
 
 
+# collectd's memcached plugin through its write_prometheus plugin (the chart's memcached
+# exporter): each value is named collectd_memcached_<type>[_<data source>][_total], with the
+# type instance in `type` (the `stats` field it comes from: get, set, hits, evictions, ...).
+COLLECTD_MEMCACHED = "collectd_memcached_"
+_CD = COLLECTD_MEMCACHED
 MEMCACHED_METRICS = ServerMetrics(
     "memcached",
-    connections="memcached_current_connections",
-    evictions="memcached_items_evicted_total",
+    connections=Metric(_CD + "memcached_connections", 'type="current"'),
+    evictions=Metric(_CD + "memcached_ops_total", 'type="evictions"'),
     evictions_help="Valid items removed to free memory.",
-    memory=(("memcached_current_bytes", "used"), ("memcached_limit_bytes", "limit")),
-    bytes_in="memcached_read_bytes_total",
-    bytes_out="memcached_written_bytes_total",
+    memory=(
+        ((Metric(_CD + "df_used"),), "used"),
+        ((Metric(_CD + "df_used"), Metric(_CD + "df_free")), "limit"),
+    ),
+    bytes_in=Metric(_CD + "memcached_octets_rx_total"),
+    bytes_out=Metric(_CD + "memcached_octets_tx_total"),
 )
 REDIS_METRICS = ServerMetrics(
     "redis",
-    connections="redis_connected_clients",
-    evictions="redis_evicted_keys_total",
+    connections=Metric("redis_connected_clients"),
+    evictions=Metric("redis_evicted_keys_total"),
     evictions_help="Keys evicted because of maxmemory.",
-    memory=(("redis_memory_used_bytes", "used"),),
-    bytes_in="redis_net_input_bytes_total",
-    bytes_out="redis_net_output_bytes_total",
+    memory=(((Metric("redis_memory_used_bytes"),), "used"),),
+    bytes_in=Metric("redis_net_input_bytes_total"),
+    bytes_out=Metric("redis_net_output_bytes_total"),
 )
 
 
@@ -390,28 +412,31 @@ def _server_panels(metrics: ServerMetrics, sel: str) -> tuple[Panel, ...]:
         Panel(
             f"{name} connections",
             "short",
-            (Query(f"{by_pod} ({metrics.connections}{{{sel}}})", "{{pod}}"),),
+            (Query(f"{by_pod} ({metrics.connections.select(sel)})", "{{pod}}"),),
         ),
         Panel(
             f"{name} evictions",
             "ops",
-            (Query(f"{by_pod} ({_rate(metrics.evictions, sel)})", "{{pod}}"),),
+            (Query(f"{by_pod} ({metrics.evictions.rate(sel)})", "{{pod}}"),),
             metrics.evictions_help,
         ),
         Panel(
             f"{name} memory",
             "bytes",
             tuple(
-                Query(f"{by_pod} ({gauge}{{{sel}}})", f"{{{{pod}}}} {what}")
-                for gauge, what in metrics.memory
+                Query(
+                    " + ".join(f"{by_pod} ({g.select(sel)})" for g in gauges),
+                    f"{{{{pod}}}} {what}",
+                )
+                for gauges, what in metrics.memory
             ),
         ),
         Panel(
             f"{name} network bytes in/out",
             "Bps",
             (
-                Query(f"{by_pod} ({_rate(metrics.bytes_in, sel)})", "{{pod}} in"),
-                Query(f"{by_pod} ({_rate(metrics.bytes_out, sel)})", "{{pod}} out"),
+                Query(f"{by_pod} ({metrics.bytes_in.rate(sel)})", "{{pod}} in"),
+                Query(f"{by_pod} ({metrics.bytes_out.rate(sel)})", "{{pod}} out"),
             ),
         ),
     )
@@ -419,25 +444,25 @@ def _server_panels(metrics: ServerMetrics, sel: str) -> tuple[Panel, ...]:
 
 def _memcached_panels(sel: str) -> tuple[Panel, ...]:
     by_pod = "sum by (pod)"
-    get_hits = _rate("memcached_commands_total", sel, 'command="get", status="hit"')
-    gets = _rate("memcached_commands_total", sel, 'command="get"')
+    hits = _rate(_CD + "memcached_ops_total", sel, 'type="hits"')
+    lookups = _rate(_CD + "memcached_ops_total", sel, 'type=~"hits|misses"')
     return (
         Panel(
             "memcached ops/s by command",
             "ops",
             (
                 Query(
-                    f"sum by (pod, command) ({_rate('memcached_commands_total', sel)})",
-                    "{{pod}} {{command}}",
+                    f"sum by (pod, type) ({_rate(_CD + 'memcached_command_total', sel)})",
+                    "{{pod}} {{type}}",
                 ),
             ),
-            "Commands per second from the memcached exporter.",
+            "Commands per second from the memcached exporter (collectd), by command.",
         ),
         Panel(
             "memcached get hit ratio",
             "percentunit",
-            (Query(f"{by_pod} ({get_hits}) / {by_pod} ({gets})", "{{pod}}"),),
-            "Gets that found their key.",
+            (Query(f"{by_pod} ({hits}) / {by_pod} ({lookups})", "{{pod}}"),),
+            "Keys looked up by gets that were found.",
         ),
         *_server_panels(MEMCACHED_METRICS, sel),
     )
@@ -472,7 +497,7 @@ def servers_dashboard() -> builders.Dashboard:
         "memcached and redis as their exporters see them: ops/s, hit ratio, connections, "
         "evictions, memory, bytes in and out.",
         _release_variables(
-            f'{{__name__=~"memcached_up|redis_up", {RELEASE_SELECTOR}}}', "Server pod"
+            f'{{__name__=~"{COLLECTD_MEMCACHED}uptime|redis_up", {RELEASE_SELECTOR}}}', "Server pod"
         ),
         [Row("memcached", _memcached_panels(sel)), Row("redis", _redis_panels(sel))],
     )
