@@ -177,10 +177,12 @@ build_one() {
       add_file "$rootfs" "$input"; pack "$name" "$rootfs" "$input" ;;
     memcached-exporter)
       # collectd, its two plugins and its types; the chart mounts /etc/collectd/collectd.conf
-      # (charts/testbed/files/collectd-memcached.conf)
+      # (charts/testbed/files/collectd-memcached.conf). libgcc_s: glibc loads it when collectd's
+      # threads end (on SIGTERM), and aborts without it.
       input=/usr/sbin/collectd; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
       add_file "$rootfs" "$input"; add_file "$rootfs" /usr/share/collectd/types.db
       add_file "$rootfs" /usr/lib/collectd/memcached.so; add_file "$rootfs" /usr/lib/collectd/write_prometheus.so
+      add_file "$rootfs" /lib/x86_64-linux-gnu/libgcc_s.so.1
       pack "$name" "$rootfs" "$input" -f -C /etc/collectd/collectd.conf ;;
     prometheus)
       input=/usr/bin/prometheus; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }

@@ -191,11 +191,6 @@ def monitored(prometheus: Prometheus, release: str, real_cluster: LocalCluster) 
     with its exporter (installed here, so that its ServiceMonitor reaches Prometheus while the
     first tests run)."""
     real_cluster.kubectl("apply", "-n", release, "-f", LOADGEN_PODMONITOR)
-    real_cluster.helm(
-        "upgrade", RELEASE, CHART, "-n", NAMESPACE,
-        "-f", LOCAL_VALUES, "-f", exporters_values(real_cluster),
-        "--wait", "--timeout", "180s", timeout_s=240,
-    )  # fmt: skip
     values = real_cluster.workdir / "redis-only-values.yaml"
     values.write_text(REDIS_ONLY)
     real_cluster.helm(
@@ -209,6 +204,27 @@ def exporters_values(cluster: LocalCluster) -> Path:
     values = cluster.workdir / "exporters-values.yaml"
     values.write_text(EXPORTERS)
     return values
+
+
+@pytest.fixture(scope="module")
+def release(real_cluster: LocalCluster) -> str:
+    """The testbed release with the local values and its exporters (EXPORTERS), installed with
+    --wait; when it does not get ready, the pods and the namespace's events are printed."""
+    real_cluster.kubectl("create", "namespace", NAMESPACE)
+    started = time.monotonic()
+    try:
+        real_cluster.helm(
+            "install", RELEASE, CHART, "-n", NAMESPACE,
+            "-f", LOCAL_VALUES, "-f", exporters_values(real_cluster),
+            "--wait", "--timeout", "240s", timeout_s=300,
+        )  # fmt: skip
+    except AssertionError:
+        print(real_cluster.kubectl("get", "pods", "-n", NAMESPACE, "-o", "wide", check=False))
+        print(real_cluster.kubectl("get", "events", "-n", NAMESPACE, check=False))
+        print(real_cluster.kubectl("describe", "pods", "-n", NAMESPACE, check=False)[-6000:])
+        raise
+    print(f"helm install --wait (exporters on) took {time.monotonic() - started:.1f} s")
+    return NAMESPACE
 
 
 @pytest.fixture(scope="module")
