@@ -60,14 +60,15 @@ VARIABLES = {
     "__rate_interval": "1m",
 }
 # The testbed release with its memcached exporter (collectd, the image scripts/images.sh builds):
-# local-values.yaml leaves the exporters off, this module turns them on, small like the redis
-# release's, for the release and for the runner's upgrades (CACHELAB_K8S_VALUES).
+# local-values.yaml leaves the exporters off, this module turns them on for the release and the
+# runner's upgrades (CACHELAB_K8S_VALUES), and for the redis release. Their requests are small so
+# that a memcached and the redis server, each with its exporter, share an a1 node (158 MiB).
 EXPORTERS = """
 monitoring:
   exporters:
     enabled: true
     resources:
-      requests: {cpu: 5m, memory: 16Mi}
+      requests: {cpu: 5m, memory: 8Mi}
       limits: {cpu: 50m, memory: 48Mi}
 """
 MEMCACHED_POOL = f"serviceMonitor/{NAMESPACE}/testbed-memcached/0"
