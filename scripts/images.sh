@@ -51,6 +51,7 @@ image_ref() {
     memcached) echo "$registry/memcached:$(deb_version memcached)" ;;
     redis) echo "$registry/redis:$(deb_version redis-server)" ;;
     redis-exporter) echo "$registry/redis-exporter:$(deb_version prometheus-redis-exporter)" ;;
+    memcached-exporter) echo "$registry/memcached-exporter:$(deb_version collectd-core)" ;;
     prometheus) echo "$registry/prometheus:$(deb_version prometheus)" ;;
     prometheus-k8s) echo "$registry/prometheus:$(tool_version prometheus)" ;;
     node-exporter) echo "$registry/node-exporter:$(deb_version prometheus-node-exporter)" ;;
@@ -62,9 +63,10 @@ image_ref() {
     *) echo "error: unknown image $1 (one of: ${all_images[*]})" >&2; exit 2 ;;
   esac
 }
-# No memcached exporter: it is no Debian package, and its Go module is not in the module proxy
-# this project's machines use (local-values.yaml turns the exporters off).
-all_images=(pause coredns helper toxiproxy memcached redis redis-exporter prometheus prometheus-k8s node-exporter prometheus-operator java-base middleware loadgen locust)
+# The memcached exporter is collectd (Debian's collectd-core) with its memcached and
+# write_prometheus plugins: prom/memcached-exporter is no Debian package, and its Go module is not
+# in the module proxy this project's machines use.
+all_images=(pause coredns helper toxiproxy memcached redis redis-exporter memcached-exporter prometheus prometheus-k8s node-exporter prometheus-operator java-base middleware loadgen locust)
 # locust from PyPI, the version the loadgen-locust component names (its benchmark patch's image tag).
 locust_version="$(sed -n 's|^ *image: ghcr.io/cachelab/locust:||p' "$root/manifests/components/loadgen-locust/set-benchmark-locust.patch.yaml")"
 
@@ -173,6 +175,15 @@ build_one() {
     redis-exporter)
       input=/usr/bin/prometheus-redis-exporter; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
       add_file "$rootfs" "$input"; pack "$name" "$rootfs" "$input" ;;
+    memcached-exporter)
+      # collectd, its two plugins and its types; the chart mounts /etc/collectd/collectd.conf
+      # (charts/testbed/files/collectd-memcached.conf). libgcc_s: glibc loads it when collectd's
+      # threads end (on SIGTERM), and aborts without it.
+      input=/usr/sbin/collectd; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
+      add_file "$rootfs" "$input"; add_file "$rootfs" /usr/share/collectd/types.db
+      add_file "$rootfs" /usr/lib/collectd/memcached.so; add_file "$rootfs" /usr/lib/collectd/write_prometheus.so
+      add_file "$rootfs" /lib/x86_64-linux-gnu/libgcc_s.so.1
+      pack "$name" "$rootfs" "$input" -f -C /etc/collectd/collectd.conf ;;
     prometheus)
       input=/usr/bin/prometheus; fresh "$name" "$input" && { rm -rf "$rootfs"; return; }
       add_file "$rootfs" "$input"; mkdir -p "$rootfs/prometheus"; chmod 777 "$rootfs/prometheus"

@@ -14,7 +14,8 @@
 #   k8s      the Kubernetes tiers and make k8s-up: etcd, containerd, runc, CNI plugins, iptables,
 #            ipset (kube-router's NetworkPolicy firewall), conntrack, openssl, umoci and skopeo for
 #            the local images (servers and exporters are packed from the run and test groups'
-#            packages)
+#            packages; the memcached exporter from collectd-core, whose write_prometheus plugin
+#            needs libmicrohttpd12 and libprotobuf-c1, only recommended by it)
 #   cilium   CILIUM=1: clang/llvm 19 (the agent compiles its BPF programs at run time), curl
 #   all      every group
 #
@@ -31,10 +32,11 @@ source "$root/scripts/cache-dir.sh"
 group() {
   case "$1" in
     run) echo memcached redis-server python3-venv maven netcat-openbsd patch ;;
-    test) echo nutcracker libmemcached-tools gcc libc6-dev prometheus prometheus-node-exporter prometheus-redis-exporter chromium ;;
+    test) echo nutcracker libmemcached-tools gcc libc6-dev prometheus prometheus-node-exporter prometheus-redis-exporter \
+      collectd-core libmicrohttpd12 libprotobuf-c1 chromium ;;
     bench) echo nutcracker libmemcached-tools gcc libc6-dev ;;
     k8s) echo etcd-server containerd runc containernetworking-plugins iptables ipset conntrack openssl umoci skopeo busybox-static \
-      prometheus prometheus-node-exporter prometheus-redis-exporter ;;
+      prometheus prometheus-node-exporter prometheus-redis-exporter collectd-core libmicrohttpd12 libprotobuf-c1 ;;
     cilium) echo clang-19 llvm-19 curl ;;
     all) for g in run test bench k8s cilium; do group "$g"; done ;;
     *) return 1 ;;
@@ -86,6 +88,7 @@ services=()
 for p in "${missing[@]}"; do
   case "$p" in
     memcached | nutcracker | prometheus | prometheus-node-exporter | prometheus-redis-exporter) services+=("$p") ;;
+    collectd-core) services+=(collectd) ;;
     redis-server) services+=(redis-server) ;;
     etcd-server) services+=(etcd) ;;
   esac

@@ -34,7 +34,8 @@ class DashboardError(ValueError):
 
 @dataclass(frozen=True)
 class PanelQuery:
-    """One target of one panel. ``repeat`` is the variable the panel's row repeats over."""
+    """One target of one panel. ``repeat`` is the variable the panel's row repeats over;
+    ``legend`` the target's legend format (``{{label}}`` placeholders), ``unit`` the panel's."""
 
     dashboard: str
     panel_id: int
@@ -42,6 +43,8 @@ class PanelQuery:
     ref_id: str
     expr: str
     repeat: str | None
+    legend: str = ""
+    unit: str = ""
 
     def render(self, values: Mapping[str, str], rate_interval: str = "5s") -> str:
         """The expression with ``$var``/``${var}`` replaced by ``values`` (regexes for ``=~``)."""
@@ -115,6 +118,7 @@ def queries(name: str, dashboard: dict[str, Any]) -> list[PanelQuery]:
     for panel, repeat in _walk(dashboard.get("panels", [])):
         if panel.get("type") == "row":
             continue
+        unit = str(panel.get("fieldConfig", {}).get("defaults", {}).get("unit", ""))
         for target in panel.get("targets", []):
             found.append(
                 PanelQuery(
@@ -124,6 +128,8 @@ def queries(name: str, dashboard: dict[str, Any]) -> list[PanelQuery]:
                     str(target.get("refId", "")),
                     str(target.get("expr", "")),
                     repeat,
+                    str(target.get("legendFormat", "")),
+                    unit,
                 )
             )
     return found
@@ -221,13 +227,17 @@ def resolve(
     source: LabelSource,
     start: float | None = None,
     end: float | None = None,
+    pinned: Mapping[str, str] | None = None,
 ) -> Resolution:
     """Resolves the query variables in order, like Grafana on load.
 
     A single-value variable takes its saved default if Prometheus offers it, else the first
     value; a multi-value variable takes "All" (its ``allValue``). A variable with no values
     keeps an empty option list and the chosen value ``""``, so queries using it match nothing.
+    A variable in ``pinned`` takes that value, as a user picking it would (the variables after
+    it are resolved with it).
     """
+    pinned = pinned or {}
     options: dict[str, list[str]] = {}
     chosen: dict[str, str] = {}
     for var in variables(dashboard):
@@ -235,7 +245,9 @@ def resolve(
         selector = probe.render(chosen)
         values = source.label_values(selector, var.label, start, end)
         options[var.name] = values
-        if var.multi:
+        if var.name in pinned:
+            chosen[var.name] = pinned[var.name]
+        elif var.multi:
             chosen[var.name] = var.all_value or "|".join(regex_value(v) for v in values)
         elif var.default in values:
             chosen[var.name] = str(var.default)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from cachelab.monitor import (
     serve_stored,
     target_groups,
 )
+from cachelab.monitor import local as local_monitor
 from cachelab.paths import repo_root
 
 ROOT = repo_root()
@@ -91,7 +91,11 @@ def test_set_targets_rejects_an_unknown_job_and_a_mismatched_target(tmp_path: Pa
         )
 
 
-def test_runner_hooks_register_targets_and_return_the_metrics_flags(tmp_path: Path) -> None:
+def test_runner_hooks_register_targets_and_return_the_metrics_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # no exporter process in this tier: the memcached exporter's binary is taken to be missing
+    monkeypatch.setattr(local_monitor, "MEMCACHED_EXPORTER_BIN", str(tmp_path / "no-collectd"))
     ports = iter([5001, 5002, 5003])
     monitor = LocalMonitor(
         tmp_path, MonitorSettings(release="r"), port_allocator=lambda: next(ports)
@@ -117,8 +121,7 @@ def test_runner_hooks_register_targets_and_return_the_metrics_flags(tmp_path: Pa
             },
         }
     ]
-    if shutil.which("memcached_exporter") is None:
-        assert monitor.skipped == ["memcached exporter for memcached-0: binary not installed"]
+    assert monitor.skipped == ["memcached exporter for memcached-0: binary not installed"]
     monitor.begin_run("memcached", [])
     assert json.loads((tmp_path / "targets" / "middleware.json").read_text()) == []
 
@@ -227,6 +230,7 @@ def test_local_monitor_scrapes_redis_and_node_and_their_panels_return_data(
         targets = {(t["labels"]["job"], t["labels"].get("pool")): t for t in client.targets()}
         assert set(targets) == {
             ("redis-exporter", None),
+            ("memcached-exporter", None),  # collectd, up with no memcached to read
             ("node-exporter", "a1"),
             ("node-exporter", "a2"),
             ("node-exporter", "a4"),
@@ -238,7 +242,7 @@ def test_local_monitor_scrapes_redis_and_node_and_their_panels_return_data(
             "pod": "redis-0",
             "container": "redis-exporter",
         }
-        assert monitor.skipped == ["memcached exporter for memcached-0: binary not installed"]
+        assert monitor.skipped == []
 
         with pytest.raises(MonitorError, match=r"Prometheus query failed \(400\).*parse error"):
             client.query("sum(")

@@ -7,16 +7,14 @@ Prometheus is started again on each run's stored TSDB, every dashboard variable 
 through the HTTP API and every panel expression is evaluated over the run; a panel that returns
 nothing fails the test with its title.
 
-Exclusions are explicit: the memcached row of the servers dashboard needs prom/memcached-exporter,
-which has no Debian package (docs/observability.md); it is excluded only when that binary is
-missing, and the test checks the excluded set is exactly that row.
+The memcached row of the servers dashboard comes from collectd (Debian collectd-core), the
+memcached exporter the chart runs too, with the chart's configuration.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,7 +30,6 @@ from cachelab.local.runner import LISTENING
 from cachelab.local.servers import HOST, start_servers
 from cachelab.local.tools import Toolchain
 from cachelab.monitor import (
-    MEMCACHED_EXPORTER_BIN,
     PromClient,
     loadgen_metrics_flags,
     middleware_metrics_flags,
@@ -231,24 +228,8 @@ def test_every_servers_panel_returns_data_except_the_listed_exclusions(
     }
     assert titles == all_titles  # every panel is one of the two rows
     assert _empty(redis_runs) == []
-    if shutil.which(MEMCACHED_EXPORTER_BIN) is None:
-        # Explicit exclusion: prom/memcached-exporter has no Debian package, so the memcached
-        # row is verified on a cluster only (docs/observability.md). Its six panels, no more.
-        excluded = {r.query.title for r in memcached_runs}
-        assert excluded == {
-            "memcached ops/s by command",
-            "memcached get hit ratio",
-            "memcached connections",
-            "memcached evictions",
-            "memcached memory",
-            "memcached network bytes in/out",
-        }
-        assert (
-            "memcached exporter for memcached-0: binary not installed"
-            in (memcached_run.manifest["skipped"])
-        )
-    else:
-        assert _empty(memcached_runs) == []
+    # the memcached row from collectd, the chart's memcached exporter (Debian collectd-core)
+    assert _empty(memcached_runs) == []
 
 
 MIDDLEWARE_FAMILIES = {

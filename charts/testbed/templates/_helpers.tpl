@@ -386,3 +386,14 @@ while both toxics exist. Call with (dict "ctx" $ "role" "server" "port" 11211 "p
     {{- toYaml .ctx.Values.containerSecurityContext | nindent 4 }}
 {{- end }}
 {{- end }}
+
+{{/*
+collectd's configuration as the memcached exporter (files/collectd-memcached.conf): the memcached
+of the same pod at 127.0.0.1:<port> (the process's port, behind the links' sidecar when there is
+one), served on monitoring.exporters.memcached.port. Args: ctx, port.
+*/}}
+{{- define "testbed.memcachedExporterConfig" -}}
+{{- $e := .ctx.Values.monitoring.exporters.memcached -}}
+{{- $conf := .ctx.Files.Get "files/collectd-memcached.conf" | replace "@MEMCACHED_HOST@" "127.0.0.1" | replace "@MEMCACHED_PORT@" (toString .port) -}}
+{{- $conf | replace "@LISTEN_HOST@" "0.0.0.0" | replace "@PORT@" (toString $e.port) | replace "@INTERVAL_S@" (toString (int $e.intervalSeconds)) -}}
+{{- end }}

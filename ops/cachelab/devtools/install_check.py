@@ -130,7 +130,6 @@ MACHINE: dict[str, str] = {
 
 # Installed by nothing on purpose: every caller looks for the command and does without it.
 OPTIONAL: dict[str, str] = {
-    "memcached_exporter": "no Debian package; the monitor and its tests leave its row out",
     "sudo": "install-debs.sh uses it only when not root and it is there (CI runs as root)",
 }
 

@@ -20,8 +20,10 @@ The run's steps are collaborators, one job each: cachelab.k8s.release (the Helm 
 cachelab.k8s.servers (restarts), cachelab.k8s.jobs (the Jobs and their pods' logs),
 cachelab.k8s.preload (the preload's checks), cachelab.k8s.links (the RTT probes),
 cachelab.k8s.scrape (the middleware's counters), cachelab.k8s.loadgens (the loadgens' output),
-cachelab.k8s.progress (the live line) and cachelab.k8s.faults (the faults' targets); the results
-folder around the runs is cachelab.k8s.target's.
+cachelab.k8s.progress (the live line), cachelab.k8s.faults (the faults' targets) and
+cachelab.k8s.panels (the dashboards' panels over the run, from the cluster's Prometheus when it
+has one: cachelab.k8s.prometheus, or $CACHELAB_K8S_PROMETHEUS); the results folder around the
+runs is cachelab.k8s.target's.
 
 Where the cluster is: KUBECONFIG (kubectl's own rules). Options, from the CLI (`--namespace`,
 `--release`, `--loadgen`, `--values`, `--bandwidth`) or else from the environment: namespace
@@ -48,6 +50,7 @@ from cachelab.k8s.jobs import BARRIER_TIMEOUT_S, Jobs
 from cachelab.k8s.kube import Kube
 from cachelab.k8s.links import LinkProber
 from cachelab.k8s.loadgens import LoadgenCollector
+from cachelab.k8s.panels import PanelRecorder
 from cachelab.k8s.phases import PhaseClock, job_pod_marks
 from cachelab.k8s.preload import PreloadChecks
 from cachelab.k8s.progress import OriginTracker, benchmark_poll
@@ -93,6 +96,7 @@ class K8sRunner:
         self.scraper = MiddlewareScraper(kube, target.release)
         self.links = LinkProber(kube, target, self.release, self.scraper)
         self.loadgens = LoadgenCollector(self.jobs)
+        self.panels = PanelRecorder(kube, target, root / "charts" / "testbed" / "dashboards")
         self._preloaded: str | None = None  # the preload_key of the last complete preload
 
     def measure(
@@ -194,11 +198,14 @@ class K8sRunner:
             "cpu_limit_cores": usage.cpu_limits,
             "problems": usage.errors,
         }
-        seconds = time.time() - started
-        record["benchmark_pods_s"] = job_pod_marks(self.jobs.last_pods, started, time.time())
+        ended = time.time()
+        seconds = ended - started
+        record["benchmark_pods_s"] = job_pod_marks(self.jobs.last_pods, started, ended)
         with clock.phase("collect"):
             record["middlewares"] = self.scraper.stats(middlewares, before, seconds, run_dir)
             status, message = self.loadgens.collect(spec, run_dir, record)
+        with clock.phase("panels"):
+            record["panels"] = self.panels.record(spec, started, ended, run_dir)
         if status == "ok":
             message = off_message(record.get("network", {}).get("flagged") or [])
         return status, message

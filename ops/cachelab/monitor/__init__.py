@@ -5,12 +5,13 @@ Modules: ``promql`` (the PromQL client), ``services`` (Prometheus and exporter p
 middleware and the loadgen, one-off scrapes); child processes go through cachelab.processes.
 
 
-``LocalMonitor`` starts ``prometheus-node-exporter`` and, for each redis server, the redis
-exporter (when the Debian binaries exist), writes a scrape config in which every target carries
-the labels a Kubernetes scrape would give it (``namespace``, ``pod``, ``container``, ``job``, and
-``release``, see ``docs/observability.md``), and runs ``/usr/bin/prometheus`` on a free loopback
-port with its TSDB next to the results. The dashboards' queries therefore run unchanged against
-it. ``PromClient`` evaluates PromQL through Prometheus's HTTP API.
+``LocalMonitor`` starts ``prometheus-node-exporter``, for each redis server the redis exporter
+and for each memcached server collectd as its exporter (when the Debian binaries exist), writes
+a scrape config in which every target carries the labels a Kubernetes scrape would give it
+(``namespace``, ``pod``, ``container``, ``job``, and ``release``, see
+``docs/observability.md``), and runs ``/usr/bin/prometheus`` on a free loopback port with its
+TSDB next to the results. The dashboards' queries therefore run unchanged against it.
+``PromClient`` evaluates PromQL through Prometheus's HTTP API.
 
 All processes listen on 127.0.0.1 on ports chosen at run time, and are stopped on exit (also
 when the body of the ``with`` block raises).
@@ -42,6 +43,7 @@ from cachelab.monitor.services import (
     REDIS_EXPORTER_BIN,
     Exporter,
     Prometheus,
+    memcached_exporter,
     node_exporter,
     redis_exporter,
     serve_stored,
@@ -69,6 +71,7 @@ __all__ = [
     "ServerEndpoint",
     "free_port",
     "loadgen_metrics_flags",
+    "memcached_exporter",
     "middleware_metrics_flags",
     "node_exporter",
     "promtool_check_metrics",

@@ -5,7 +5,6 @@ docs/observability.md), so the dashboards' queries run unchanged against it."""
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -22,6 +21,7 @@ from cachelab.monitor.services import (
     REDIS_EXPORTER_BIN,
     Exporter,
     Prometheus,
+    memcached_exporter,
     node_exporter,
     redis_exporter,
 )
@@ -263,16 +263,8 @@ class LocalMonitor:
         log = self.workdir / "logs" / f"{server.kind}-exporter-{server.pod}.log"
         if server.kind == "redis" and Path(REDIS_EXPORTER_BIN).exists():
             exporter = redis_exporter(server.address, log)
-        elif server.kind == "memcached" and shutil.which(MEMCACHED_EXPORTER_BIN):
-            exporter = Exporter(
-                "memcached-exporter",
-                [
-                    MEMCACHED_EXPORTER_BIN,
-                    f"--memcached.address={server.address}",
-                    "--web.listen-address={address}",
-                ],
-                log,
-            )
+        elif server.kind == "memcached" and Path(MEMCACHED_EXPORTER_BIN).exists():
+            exporter = memcached_exporter(server.address, log)
         else:
             note = f"{server.kind} exporter for {server.pod}: binary not installed"
             if note not in self.skipped:

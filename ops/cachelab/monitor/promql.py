@@ -29,14 +29,17 @@ class PromClient:
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
 
-    def _api(self, path: str, params: Sequence[tuple[str, str]]) -> Any:
-        url = f"{self.base_url}/api/v1/{path}?{urllib.parse.urlencode(params)}"
+    def _fetch(self, url: str, path: str) -> bytes:
+        """The body of a GET of ``url`` (the API's ``path`` with its parameters)."""
         try:
-            body = _http_get(url, self.timeout_s)
+            return _http_get(url, self.timeout_s)
         except urllib.error.HTTPError as e:
             detail = e.read().decode(errors="replace")
             raise MonitorError(f"Prometheus {path} failed ({e.code}): {detail}") from e
-        reply = json.loads(body)
+
+    def _api(self, path: str, params: Sequence[tuple[str, str]]) -> Any:
+        url = f"{self.base_url}/api/v1/{path}?{urllib.parse.urlencode(params)}"
+        reply = json.loads(self._fetch(url, path))
         if reply.get("status") != "success":
             raise MonitorError(f"Prometheus {path} failed: {reply.get('error', reply)}")
         return reply["data"]

@@ -14,13 +14,17 @@ import yaml
 
 from cachelab.monitor.errors import MonitorError
 from cachelab.monitor.promql import START_TIMEOUT_S, PromClient, _http_get
+from cachelab.paths import repo_root
 from cachelab.processes import ManagedProcess, ProcessError, free_port
 
 PROMETHEUS_BIN = "/usr/bin/prometheus"
 NODE_EXPORTER_BIN = "/usr/bin/prometheus-node-exporter"
 REDIS_EXPORTER_BIN = "/usr/bin/prometheus-redis-exporter"
-# prom/memcached-exporter has no Debian package; on a cluster the chart runs it as a sidecar.
-MEMCACHED_EXPORTER_BIN = "memcached_exporter"
+# The memcached exporter is collectd (Debian collectd-core) with its memcached and
+# write_prometheus plugins, configured from the chart's file (its sidecar's configuration).
+MEMCACHED_EXPORTER_BIN = "/usr/sbin/collectd"
+COLLECTD_CONFIG_TEMPLATE = repo_root() / "charts" / "testbed" / "files" / "collectd-memcached.conf"
+COLLECTD_INTERVAL_S = 1  # the local Prometheus scrapes every second
 
 
 def wait_http_ok(url: str, proc: ManagedProcess | None, timeout_s: float, what: str) -> None:
@@ -198,3 +202,50 @@ def redis_exporter(
         [binary, f"-redis.addr=redis://{redis_address}", "-web.listen-address={address}"],
         log_path,
     )
+
+
+def collectd_config(memcached_address: str, listen_address: str, interval_s: int) -> str:
+    """The chart's collectd configuration (``files/collectd-memcached.conf``) for a memcached
+    at ``memcached_address`` served on ``listen_address`` (both ``host:port``)."""
+    memcached_host, memcached_port = memcached_address.rsplit(":", 1)
+    listen_host, listen_port = listen_address.rsplit(":", 1)
+    values = {
+        "@MEMCACHED_HOST@": memcached_host,
+        "@MEMCACHED_PORT@": memcached_port,
+        "@LISTEN_HOST@": listen_host,
+        "@PORT@": listen_port,
+        "@INTERVAL_S@": str(interval_s),
+    }
+    text = COLLECTD_CONFIG_TEMPLATE.read_text(encoding="utf-8")
+    for placeholder, value in values.items():
+        text = text.replace(placeholder, value)
+    return text
+
+
+class CollectdExporter(Exporter):
+    """collectd as the exporter of one memcached server: its configuration is written next to
+    its log for each port it tries."""
+
+    def __init__(self, memcached_address: str, log_path: Path, binary: str) -> None:
+        super().__init__("memcached-exporter", [], log_path)
+        self.memcached_address = memcached_address
+        self.binary = binary
+        self.config_path = log_path.with_suffix(".conf")
+
+    def start(self, attempts: int = 3) -> None:
+        def argv() -> list[str]:
+            config = collectd_config(self.memcached_address, self.address, COLLECTD_INTERVAL_S)
+            self.config_path.parent.mkdir(parents=True, exist_ok=True)
+            self.config_path.write_text(config, encoding="utf-8")
+            return [self.binary, "-f", "-C", str(self.config_path)]
+
+        self._start_on_free_port(
+            self.name, attempts, argv, self.log_path, lambda: f"http://{self.address}/metrics"
+        )
+
+
+def memcached_exporter(
+    memcached_address: str, log_path: Path, binary: str = MEMCACHED_EXPORTER_BIN
+) -> Exporter:
+    """collectd reading one memcached server's ``stats`` (the chart's memcached exporter)."""
+    return CollectdExporter(memcached_address, log_path, binary)

@@ -38,6 +38,9 @@ SPEC: dict[str, Any] = {
 }
 
 
+USER_MAX_CONNECTIONS = 2048  # the chart's default is 1024
+
+
 def run_on_kwok(
     cluster: Cluster,
     namespace: str,
@@ -45,15 +48,18 @@ def run_on_kwok(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> int:
-    """`cachelab run SPEC --target k8s --results tmp_path/r` in `namespace`, with the pools
-    selected by AKS's label key through an extra values file for the release."""
+    """`cachelab run SPEC --target k8s --results tmp_path/r` in `namespace`, with an extra
+    values file for the release: the pools selected by AKS's label key, and a value of the
+    user's that the runner does not set (USER_MAX_CONNECTIONS)."""
     spec_file = tmp_path / f"{spec['name']}.yaml"
     spec_file.write_text(yaml.safe_dump(spec))
     monkeypatch.setenv("KUBECONFIG", str(cluster.kubeconfig))
     monkeypatch.setenv("CACHELAB_K8S_NAMESPACE", namespace)
     monkeypatch.setenv("CACHELAB_K8S_TIMEOUT_S", "120")
     extra = tmp_path / "agentpool-values.yaml"
-    extra.write_text("nodePools:\n  labelKey: agentpool\n")
+    extra.write_text(
+        f"nodePools:\n  labelKey: agentpool\nmemcached:\n  maxConnections: {USER_MAX_CONNECTIONS}\n"
+    )
     monkeypatch.setenv("CACHELAB_K8S_VALUES", str(extra))
     return main(["run", str(spec_file), "--target", "k8s", "--results", str(tmp_path / "r")])
 
@@ -89,8 +95,10 @@ def test_run_target_k8s_collects_recorded_memtier_json_into_the_results_layout(
             timing = record["timing"]  # where the point's wall time went
             assert list(timing["phases_s"]) == [
                 "upgrade", "restart_servers", "delete_jobs", "apply_jobs", "preload", "scrape",
-                "benchmark_job", "collect",
+                "benchmark_job", "collect", "panels",
             ]  # fmt: skip
+            # no Prometheus Operator here: the panels are not recorded, and the run says why
+            assert "Prometheus" in record["panels"]["unavailable"], record["panels"]
             assert sum(timing["phases_s"].values()) <= timing["wall_s"] + 0.1, timing
             assert timing["measured_s"] == 6
             assert timing["overhead_s"] == pytest.approx(max(0, timing["wall_s"] - 6), abs=0.02)
@@ -102,6 +110,22 @@ def test_run_target_k8s_collects_recorded_memtier_json_into_the_results_layout(
         # The release followed the last point's values.
         values = json.loads(cluster.helm("get", "values", "testbed", "-n", namespace, "-o", "json"))
         assert values["middleware"]["workers"] == 32
+        # The user's values file was merged with the runner's at every point's upgrade: each
+        # revision the run made (one a point, workers 8 then 32) kept the user's value.
+        history = json.loads(cluster.helm("history", "testbed", "-n", namespace, "-o", "json"))
+        kept = []
+        for revision in [h["revision"] for h in history]:
+            at = json.loads(
+                cluster.helm(
+                    "get", "values", "testbed", "-n", namespace, "--revision", str(revision),
+                    "-o", "json",
+                )
+            )  # fmt: skip
+            kept.append((at["middleware"]["workers"], at["memcached"]["maxConnections"]))
+        assert kept == [(8, USER_MAX_CONNECTIONS), (32, USER_MAX_CONNECTIONS)], kept
+        memcached = cluster.get("statefulset", "-n", namespace, "testbed-memcached")
+        args = memcached["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert args[args.index("-c") + 1] == str(USER_MAX_CONNECTIONS), args
 
         rows = list(csv.DictReader((results / "summary.csv").open()))
         assert [(r["point"], r["topology.workers"], r["status"]) for r in rows] == [

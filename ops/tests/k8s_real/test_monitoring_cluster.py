@@ -3,10 +3,11 @@ Operator built here (its CRDs, the operator and its config reloader), a `Prometh
 monitors and rules by `release: kps`, node exporter on every node and the kubelets' cAdvisor
 (manifests/monitoring-local: manifests/monitoring with the operator and Prometheus on the a4
 node), the testbed chart's ServiceMonitor and PrometheusRule and the loadgen's PodMonitor
-discovered and scraped; every panel of the chart's dashboards queried during a real
-`cachelab run --target k8s` point; and that point's utilisation (cpu.csv, net.csv from the
-kubelets' summary API) turned into bottlenecks.csv, the calibrated MVA and the bottleneck its
-report names.
+discovered and scraped, the memcached exporter (collectd) included; every panel of the chart's
+dashboards queried during a real `cachelab run --target k8s` point, and the same panels recorded
+by the runner itself and drawn in the run's report; and that point's utilisation (cpu.csv,
+net.csv from the kubelets' summary API) turned into bottlenecks.csv, the calibrated MVA and the
+bottleneck its report names.
 
 Traffic from the host goes only to the cluster's pod addresses on its bridge (Prometheus's pod).
 """
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import subprocess
 import sys
 import time
@@ -32,6 +32,7 @@ from k8s.kube import wait_for
 from k8s.tools import CHART, MANIFESTS, ROOT, TOOLS_BIN, run
 
 from cachelab.cli import main
+from cachelab.panels import read_recording
 from cachelab.results.cpu import read_cpu_samples
 from cachelab.results.layout import RunDir
 from cachelab.results.run import read_run
@@ -58,10 +59,19 @@ VARIABLES = {
     "server_pool": "a1",
     "__rate_interval": "1m",
 }
-# Panels whose metrics come from memcached_exporter: it is no Debian package and its Go module
-# is not served by the module proxy this project's machines use, so no image of it exists here
-# (local-values.yaml turns the exporters off; docs/kubernetes.md says so).
-NO_EXPORTER = re.compile(r"\bmemcached_\w+")
+# The testbed release with its memcached exporter (collectd, the image scripts/images.sh builds):
+# local-values.yaml leaves the exporters off, this module turns them on for the release and the
+# runner's upgrades (CACHELAB_K8S_VALUES), and for the redis release. Their requests are small so
+# that a memcached and the redis server, each with its exporter, share an a1 node (158 MiB).
+EXPORTERS = """
+monitoring:
+  exporters:
+    enabled: true
+    resources:
+      requests: {cpu: 5m, memory: 8Mi}
+      limits: {cpu: 50m, memory: 48Mi}
+"""
+MEMCACHED_POOL = f"serviceMonitor/{NAMESPACE}/testbed-memcached/0"
 # One point, 1 loadgen -> 1 middleware -> 1 memcached on the pools of local-values.yaml; long
 # enough for the 15 s scrapes of the loadgen's PodMonitor to see it at least twice after the
 # pod's discovery and a first scrape up to one interval late (30 s measured was once too short).
@@ -77,7 +87,8 @@ run: {repetitions: 1, duration_s: 60, warmup_s: 3, cooldown_s: 1}
 """)
 # A second release with only a redis server and its exporter (the servers dashboard's redis
 # row), small enough to share an a1 node with the memcached there.
-REDIS_ONLY = """
+REDIS_ONLY = (
+    """
 middleware: {enabled: false}
 memcached: {enabled: false}
 redis: {enabled: true, replicas: 1, maxmemoryMiB: 16}
@@ -87,13 +98,9 @@ nodePools:
       resources:
         requests: {cpu: 15m, memory: 40Mi}
         limits: {cpu: 88m, memory: 96Mi}
-monitoring:
-  exporters:
-    enabled: true
-    resources:
-      requests: {cpu: 5m, memory: 16Mi}
-      limits: {cpu: 50m, memory: 48Mi}
 """
+    + EXPORTERS
+)
 MISLABELLED = """
 apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
@@ -194,17 +201,45 @@ def monitored(prometheus: Prometheus, release: str, real_cluster: LocalCluster) 
     return prometheus
 
 
+def exporters_values(cluster: LocalCluster) -> Path:
+    values = cluster.workdir / "exporters-values.yaml"
+    values.write_text(EXPORTERS)
+    return values
+
+
+@pytest.fixture(scope="module")
+def release(real_cluster: LocalCluster) -> str:
+    """The testbed release with the local values and its exporters (EXPORTERS), installed with
+    --wait; when it does not get ready, the pods and the namespace's events are printed."""
+    real_cluster.kubectl("create", "namespace", NAMESPACE)
+    started = time.monotonic()
+    try:
+        real_cluster.helm(
+            "install", RELEASE, CHART, "-n", NAMESPACE,
+            "-f", LOCAL_VALUES, "-f", exporters_values(real_cluster),
+            "--wait", "--timeout", "240s", timeout_s=300,
+        )  # fmt: skip
+    except AssertionError:
+        print(real_cluster.kubectl("get", "pods", "-n", NAMESPACE, "-o", "wide", check=False))
+        print(real_cluster.kubectl("get", "events", "-n", NAMESPACE, check=False))
+        print(real_cluster.kubectl("describe", "pods", "-n", NAMESPACE, check=False)[-6000:])
+        raise
+    print(f"helm install --wait (exporters on) took {time.monotonic() - started:.1f} s")
+    return NAMESPACE
+
+
 @pytest.fixture(scope="module")
 def redis_release(monitored: Prometheus) -> str:
-    """The redis-only release's exporter target up. A new ServiceMonitor reaches Prometheus
-    through the operator, the configuration Secret and the kubelet's refresh of the Secret's
-    volume (2-3 minutes here under load)."""
+    """The redis-only release's exporter target up, and the testbed release's memcached
+    exporter's. A new ServiceMonitor reaches Prometheus through the operator, the configuration
+    Secret and the kubelet's refresh of the Secret's volume (2-3 minutes here under load)."""
     pool = f"serviceMonitor/{NAMESPACE}/{REDIS_RELEASE}-testbed-redis/0"
-    wait_for(
-        f"the redis exporter's target up ({pool})",
-        lambda: "up" in scrape_pools(monitored).get(pool, []),
-        timeout_s=300,
-    )
+    for name, scrape_pool in (("redis", pool), ("memcached", MEMCACHED_POOL)):
+        wait_for(
+            f"the {name} exporter's target up ({scrape_pool})",
+            lambda p=scrape_pool: "up" in scrape_pools(monitored).get(p, []),
+            timeout_s=300,
+        )
     return REDIS_RELEASE
 
 
@@ -229,6 +264,7 @@ def test_the_operator_discovers_and_scrapes_the_charts_monitors_and_loads_its_ru
     )["items"]
     assert sorted((m["kind"], m["metadata"]["name"]) for m in monitors) == [
         ("PrometheusRule", "testbed"),
+        ("ServiceMonitor", "testbed-memcached"),
         ("ServiceMonitor", "testbed-middleware"),
     ]
     assert all(m["metadata"]["labels"]["release"] == "kps" for m in monitors)
@@ -355,7 +391,7 @@ def k8s_run(
         "CACHELAB_K8S_NAMESPACE": NAMESPACE,
         "CACHELAB_K8S_RELEASE": RELEASE,
         "CACHELAB_K8S_LOADGEN": "cachelab",
-        "CACHELAB_K8S_VALUES": str(LOCAL_VALUES),
+        "CACHELAB_K8S_VALUES": f"{LOCAL_VALUES}:{exporters_values(real_cluster)}",
         "CACHELAB_K8S_TIMEOUT_S": "240",
     }
     with pytest.MonkeyPatch.context() as patch:
@@ -398,7 +434,6 @@ def test_every_dashboard_panel_returns_data_during_a_k8s_run(
     sample back to its first: a 15 s scrape of a pod that lives some 35 s may give a rate only
     at some of them)."""
     empty: list[str] = []
-    exporterless: list[str] = []
     queried = 0
     for path in sorted(DASHBOARDS.glob("*.json")):
         dashboard = json.loads(path.read_text())
@@ -407,16 +442,40 @@ def test_every_dashboard_panel_returns_data_during_a_k8s_run(
             queried += 1
             if any(monitored.query(promql, at_s) for at_s in k8s_run.instants_s()):
                 continue
-            (exporterless if NO_EXPORTER.search(expr) else empty).append(
-                f"{path.stem} / {title}: {promql}"
-            )
-    print(
-        f"{queried} panel queries; {queried - len(empty) - len(exporterless)} with data, "
-        f"{len(exporterless)} of memcached_exporter (no image here) without"
-    )
+            empty.append(f"{path.stem} / {title}: {promql}")
+    print(f"{queried} panel queries; {queried - len(empty)} with data")
     assert not empty, "panels without data:\n" + "\n".join(empty)
-    # every memcached_exporter panel is empty for that reason alone, and no other is
-    assert all("memcached_" in line for line in exporterless), exporterless
+
+
+def test_the_runs_report_draws_the_dashboards_panels_from_the_clusters_prometheus(
+    k8s_run: MonitoredRun,
+) -> None:
+    """The runner recorded every panel of the dashboards from the operator's Prometheus
+    (through the API server's service proxy) with the variables of its own release: each with
+    data but the redis row (the run's release has no redis), memcached's from collectd, kept as
+    CSV and drawn in the report."""
+    run_dir = k8s_run.results / "raw" / "p0-r0"
+    summary = json.loads((run_dir / "point.json").read_text())["panels"]
+    recording = read_recording(run_dir)
+    assert recording is not None, summary
+    titles = [f"{p.dashboard} / {p.title}" for p in recording.panels]
+    print(
+        f"panels with data: {len(recording.with_data)} of {len(recording.panels)} "
+        f"({len(set(titles))} distinct panels of the dashboards, a row per middleware pod); "
+        f"without: {summary['without_data']}"
+    )
+    redis_row = {t for t in titles if t.startswith("cachelab-servers / redis ")}
+    assert len(redis_row) == 6
+    assert set(summary["without_data"]) <= redis_row, summary["without_data"]
+    memcached_row = [p for p in recording.panels if p.title.startswith("memcached ")]
+    assert len(memcached_row) == 6 and all(p.has_data for p in memcached_row)
+    assert (run_dir / "panels" / "series.csv").stat().st_size > 1000
+    report = k8s_run.results / "report"
+    page = (report / "index.html").read_text()
+    assert "Cluster metrics" in page
+    for dashboard in ("cachelab-middleware", "cachelab-servers", "cachelab-overview"):
+        figure = f"panels-p0-r0-{dashboard}.png"
+        assert figure in page and (report / figure).stat().st_size > 20_000, figure
 
 
 def node_bytes(results: Path) -> dict[str, list[tuple[int, int]]]:

@@ -21,9 +21,10 @@ from cachelab.columns import (
 )
 from cachelab.report.analyse import AnalysedResults
 from cachelab.report.analysis import prediction_caption
-from cachelab.report.figures import factorial, faults, latency, points, seeds, tail
+from cachelab.report.figures import factorial, faults, latency, panels, points, seeds, tail
 from cachelab.report.sections import ReportSections
 from cachelab.report.sections.faults import FaultsSection
+from cachelab.report.sections.panels import PanelsSection
 from cachelab.report.sections.seeds import SeedsSection
 from cachelab.report.sections.tail import TailSection
 
@@ -136,6 +137,17 @@ def fault_plans(section: FaultsSection) -> list[Plan]:
     ]
 
 
+def panel_plans(section: PanelsSection) -> list[Plan]:
+    plans = []
+    for run in section.dashboards:
+        if not run.with_data:
+            continue
+        grid, size = panels.grid(run)
+        draw = partial(panels.dashboard_run, run=run)
+        plans.append(Plan(run.figure_file().removesuffix(".png"), draw, grid, size))
+    return plans
+
+
 def _extra_plans(sections: ReportSections) -> list[Plan]:
     plans = []
     if sections.tail:
@@ -144,6 +156,8 @@ def _extra_plans(sections: ReportSections) -> list[Plan]:
         plans.append(seeds_plan(sections.seeds))
     if sections.faults:
         plans += fault_plans(sections.faults)
+    if sections.panels:
+        plans += panel_plans(sections.panels)
     return plans
 
 

@@ -1,6 +1,7 @@
 """The report's sections, each a function of the folder read and analysed that returns typed
 data: the run, the points, the latency and window data, the models, the factorial analysis, and
-the sections that apply to some folders only (tail, seeds, repetitions, faults, network)."""
+the sections that apply to some folders only (tail, seeds, repetitions, faults, network, the
+dashboards' panels)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from cachelab.report.sections.latency import (
 )
 from cachelab.report.sections.models import ModelsSection, models_section
 from cachelab.report.sections.network import network_section
+from cachelab.report.sections.panels import PanelsSection, panels_section
 from cachelab.report.sections.points import PointsSection, points_section
 from cachelab.report.sections.repetitions import repetitions_section
 from cachelab.report.sections.run import RowsAccount, RunInfo, rows_account, run_info
@@ -39,11 +41,12 @@ class ReportSections:
     repetitions: ExtraSection | None
     faults: FaultsSection | None
     network: ExtraSection | None
+    panels: PanelsSection | None
 
     @property
     def extras(self) -> list[ExtraSection]:
         """The sections beyond the per-point analysis that apply, in report order."""
-        found = [self.tail, self.seeds, self.repetitions, self.faults, self.network]
+        found = [self.tail, self.seeds, self.repetitions, self.faults, self.network, self.panels]
         return [s for s in found if s is not None]
 
 
@@ -62,4 +65,5 @@ def report_sections(analysed: AnalysedResults) -> ReportSections:
         repetitions=repetitions_section(read.spec, read.summary_rows),
         faults=faults_section(read.results_dir),
         network=network_section(read.results_dir),
+        panels=panels_section(read.results_dir),
     )
