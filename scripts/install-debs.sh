@@ -14,7 +14,7 @@
 #   k8s      the Kubernetes tiers and make k8s-up: etcd, containerd, runc, CNI plugins, iptables,
 #            ipset (kube-router's NetworkPolicy firewall), conntrack, openssl, umoci and skopeo for
 #            the local images (servers and exporters are packed from the run and test groups'
-#            packages)
+#            packages), docker-registry (the local cluster's registry, run as a process of its own)
 #   cilium   CILIUM=1: clang/llvm 19 (the agent compiles its BPF programs at run time), curl
 #   all      every group
 #
@@ -33,7 +33,7 @@ group() {
     run) echo memcached redis-server python3-venv maven netcat-openbsd patch ;;
     test) echo nutcracker libmemcached-tools gcc libc6-dev prometheus prometheus-node-exporter prometheus-redis-exporter chromium ;;
     bench) echo nutcracker libmemcached-tools gcc libc6-dev ;;
-    k8s) echo etcd-server containerd runc containernetworking-plugins iptables ipset conntrack openssl umoci skopeo busybox-static \
+    k8s) echo etcd-server containerd runc containernetworking-plugins iptables ipset conntrack openssl umoci skopeo docker-registry busybox-static \
       prometheus prometheus-node-exporter prometheus-redis-exporter ;;
     cilium) echo clang-19 llvm-19 curl ;;
     all) for g in run test bench k8s cilium; do group "$g"; done ;;
@@ -88,6 +88,7 @@ for p in "${missing[@]}"; do
     memcached | nutcracker | prometheus | prometheus-node-exporter | prometheus-redis-exporter) services+=("$p") ;;
     redis-server) services+=(redis-server) ;;
     etcd-server) services+=(etcd) ;;
+    docker-registry) services+=(docker-registry) ;;
   esac
 done
 if command -v systemctl >/dev/null 2>&1 && [[ ${#services[@]} -gt 0 ]]; then

@@ -153,7 +153,7 @@ def probe_on_pool(
                 {
                     "name": "probe",
                     "image": BUSYBOX,
-                    "imagePullPolicy": "Never",
+                    "imagePullPolicy": "IfNotPresent",
                     "command": ["sleep", "3600"],
                     "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
                 }
@@ -315,7 +315,7 @@ spec:
   containers:
     - name: prometheus
       image: cachelab.local/prometheus:2.42.0
-      imagePullPolicy: Never
+      imagePullPolicy: IfNotPresent
       args: ["--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus",
              "--web.listen-address=:9090"]
       resources:
