@@ -32,8 +32,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from k8s.conftest import Cluster
 from k8s.tools import CHART, ROOT, TOOLS_BIN, run, tool
+
+from cachelab.k8s.images import job_images
 
 LOCAL_VALUES = CHART / "examples" / "local-values.yaml"
 ONE_NODE_VALUES = CHART / "examples" / "local-one-node-values.yaml"
@@ -236,6 +239,22 @@ def local_cluster(
         os.close(fd)
         assert not left, f"local-cluster.sh down left behind: {left}"
         assert after == before, f"the machine differs after down: before {before}, after {after}"
+
+
+def from_cluster_registry(overlay: Path, folder: Path) -> Path:
+    """A kustomization in `folder` of `overlay` with the Jobs' project images moved to the local
+    cluster's registry (local-values.yaml's global.imageRegistry), as a user moves them with the
+    image-registry component (or `cachelab run --target k8s` from the release's registry)."""
+    registry = yaml.safe_load(LOCAL_VALUES.read_text())["global"]["imageRegistry"]
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [os.path.relpath(overlay, folder)],
+        "images": job_images(registry),
+    }
+    (folder / "kustomization.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    return folder
 
 
 class ClusterPool:
