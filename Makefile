@@ -146,7 +146,7 @@ report-shot: venv ## Rebuild RESULTS's report and screenshot the whole page with
 ##@ Kubernetes
 
 .PHONY: k8s-up
-k8s-up: deps-k8s k8s-tools images ## Start a real cluster on this machine (root; state in .cache/cluster): nodes NODES (default a1:3,a4:1,a2:3; 1: one node) at SCALE, links at PROFILE; NetworkPolicies enforced on every node by kube-router (NETWORK_POLICY=none: off; CILIUM=1: one node with Cilium); last line: export KUBECONFIG=...
+k8s-up: deps-k8s k8s-tools images ## Start a real cluster on this machine (root; state in .cache/cluster): nodes NODES (default a1:3,a4:1,a2:3; 1: one node) at SCALE, links at PROFILE; NetworkPolicies enforced on every node by kube-router (NETWORK_POLICY=none: off; CILIUM=1: one node with Cilium); every image pushed to its registry (10.244.0.1:5100), which the nodes pull from; last line: export KUBECONFIG=...
 	@CLUSTER_NETWORK_POLICY=$(NETWORK_POLICY) \
 	  CLUSTER_NODES=$(NODES) CLUSTER_SCALE=$(SCALE) CLUSTER_PROFILE=$(PROFILE) scripts/local-cluster.sh up >&2
 	@REGISTRY="$$(scripts/local-cluster.sh registry)" JAVA_HOME="$(JDK_HOME)" scripts/images.sh push >&2
