@@ -113,9 +113,13 @@ $(MIDDLEWARE_JAR) $(LOADGEN_JAR) &: $(JAVA_SOURCES)
 	@$(MVN) -DskipTests package
 	@touch $(MIDDLEWARE_JAR) $(LOADGEN_JAR) 2>/dev/null || true
 
+.PHONY: push
+push: ## Push the project's images to REGISTRY (host[:port][/path], e.g. <acr>.azurecr.io/cachelab; chart value global.imageRegistry): middleware and loadgen by jib, tagged appVersion and the short commit; toxiproxy and locust when make images built them. http only for a registry on this machine.
+	@REGISTRY="$(REGISTRY)" JAVA_HOME="$(JDK_HOME)" scripts/push.sh
+
 .PHONY: image
-image: ## Build both images with jib and push them to IMG_REGISTRY (needs registry credentials).
-	@$(MVN) -DskipTests package jib:build -Dimage.registry=$(IMG_REGISTRY) -Dimage.tag=$(IMG_TAG)
+image: ## The same as push, to IMG_REGISTRY (default ghcr.io/cachelab).
+	@REGISTRY="$(IMG_REGISTRY)" JAVA_HOME="$(JDK_HOME)" scripts/push.sh
 
 .PHONY: image-tar
 image-tar: ## Build both images with jib as tarballs (middleware/target/jib-image.tar, loadgen/...).
@@ -142,10 +146,10 @@ report-shot: venv ## Rebuild RESULTS's report and screenshot the whole page with
 ##@ Kubernetes
 
 .PHONY: k8s-up
-k8s-up: deps-k8s k8s-tools images ## Start a real cluster on this machine (root; state in .cache/cluster): nodes NODES (default a1:3,a4:1,a2:3; 1: one node) at SCALE, links at PROFILE; NetworkPolicies enforced on every node by kube-router (NETWORK_POLICY=none: off; CILIUM=1: one node with Cilium); last line: export KUBECONFIG=...
+k8s-up: deps-k8s k8s-tools images ## Start a real cluster on this machine (root; state in .cache/cluster): nodes NODES (default a1:3,a4:1,a2:3; 1: one node) at SCALE, links at PROFILE; NetworkPolicies enforced on every node by kube-router (NETWORK_POLICY=none: off; CILIUM=1: one node with Cilium); every image pushed to its registry (10.244.0.1:5100), which the nodes pull from; last line: export KUBECONFIG=...
 	@CLUSTER_NETWORK_POLICY=$(NETWORK_POLICY) \
 	  CLUSTER_NODES=$(NODES) CLUSTER_SCALE=$(SCALE) CLUSTER_PROFILE=$(PROFILE) scripts/local-cluster.sh up >&2
-	@JAVA_HOME="$(JDK_HOME)" scripts/images.sh import >&2
+	@REGISTRY="$$(scripts/local-cluster.sh registry)" JAVA_HOME="$(JDK_HOME)" scripts/images.sh push >&2
 	@echo "export KUBECONFIG=$(ROOT)/.cache/cluster/kubeconfig"
 
 .PHONY: k8s-down

@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
-# Builds the testbed's container images locally, without a registry, and imports them into the
-# local cluster's containerd (scripts/local-cluster.sh) when it runs.
+# Builds the testbed's container images locally and pushes them to a registry: the local
+# cluster's (scripts/local-cluster.sh runs one on its bridge; its nodes pull from it), or yours.
 #
 #   scripts/images.sh build  [NAME ...]   build the images (default: all) into $IMAGES_DIR/<name>.tar
-#   scripts/images.sh import [NAME ...]   build if needed, then `ctr -n k8s.io images import` each
+#   scripts/images.sh push   [NAME ...]   build if needed, then push each to $REGISTRY as
+#                                         $REGISTRY/<last segment of its name>:<tag> (skopeo)
 #   scripts/images.sh list                print "<name> <image reference>" for every image
 #
 # Server and helper images are made with umoci from the files of this machine's Debian packages
 # (each binary plus the shared libraries it links), saved with skopeo as docker archives named by
-# fully qualified references (cachelab.local/...): charts/testbed/examples/local-values.yaml
-# names exactly these. The middleware and loadgen come from jib (`mvn jib:buildTar`) on a base
-# made here: a jlinked Java runtime of the build JDK on glibc from Debian (`java-base`).
+# fully qualified references (cachelab.local/...; the local cluster's containerd resolves the
+# name cachelab.local to its registry). The middleware and loadgen come from jib (`mvn
+# jib:buildTar`; `make push` builds them straight to the registry) on a base made here: a jlinked
+# Java runtime of the build JDK on glibc from Debian (`java-base`).
 # A built tar is reused until its input (binary, JDK, sources) changes; delete $IMAGES_DIR to
 # rebuild everything after changing a recipe here.
 #
 # Environment: TOOLS_DIR (coredns from scripts/k8s-tools.sh), IMAGES_DIR (default the machine's
-# cache shared by every clone, ~/.cache/cachelab/images: scripts/cache-dir.sh), CLUSTER_DIR (the
-# local cluster, for `import`), JAVA_HOME (jlink). The middleware and loadgen images are rebuilt
-# when their sources are newer than the cached tar, so a fresh clone rebuilds them (about a
-# minute) and reuses the rest.
+# cache shared by every clone, ~/.cache/cachelab/images: scripts/cache-dir.sh), REGISTRY (for
+# `push`: host[:port][/path]; plain http only for a registry of this machine: a loopback host
+# or the local cluster's bridge address CLUSTER_NODE_IP, default 10.244.0.1), JAVA_HOME (jlink).
+# The middleware and loadgen images are rebuilt when their sources are newer than the cached
+# tar, so a fresh clone rebuilds them (about a minute) and reuses the rest.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -26,7 +29,6 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 source "$root/scripts/cache-dir.sh"
 tools_bin="${TOOLS_DIR:-$(cachelab_cache_dir)/tools}/bin"
 images_dir="${IMAGES_DIR:-$(cachelab_cache_dir)/images}"
-cluster_dir="${CLUSTER_DIR:-$root/.cache/cluster}"
 registry="cachelab.local"
 app_version="$(awk '/^appVersion:/ {gsub(/"/, "", $2); print $2}' "$root/charts/testbed/Chart.yaml")"
 
@@ -50,7 +52,7 @@ image_ref() {
     toxiproxy) echo "$registry/toxiproxy:$(toxiproxy_version)-sub-ms" ;;
     memcached) echo "$registry/memcached:$(deb_version memcached)" ;;
     redis) echo "$registry/redis:$(deb_version redis-server)" ;;
-    redis-exporter) echo "$registry/redis-exporter:$(deb_version prometheus-redis-exporter)" ;;
+    redis-exporter) echo "$registry/redis_exporter:$(deb_version prometheus-redis-exporter)" ;;
     memcached-exporter) echo "$registry/memcached-exporter:$(deb_version collectd-core)" ;;
     prometheus) echo "$registry/prometheus:$(deb_version prometheus)" ;;
     prometheus-k8s) echo "$registry/prometheus:$(tool_version prometheus)" ;;
@@ -261,28 +263,46 @@ build_jib() {  # jib:buildTar of one module on the java-base tar; jib writes <mo
   mv -f "$images_dir/.$module.tar.new" "$images_dir/$module.tar"
 }
 
-import_one() {  # into the containerd of every node of the local cluster, in parallel
-  local name="$1" sock pid socks=() jobs=()
-  for sock in "$cluster_dir/containerd.sock" "$cluster_dir"/nodes/*/containerd.sock; do
-    [[ -S "$sock" ]] && socks+=("$sock")
-  done
-  [[ ${#socks[@]} -gt 0 ]] || { echo "error: no local cluster at $cluster_dir (make k8s-up)" >&2; exit 1; }
-  for sock in "${socks[@]}"; do
-    ctr --address "$sock" -n k8s.io images import "$images_dir/$name.tar" >/dev/null &
-    jobs+=($!)
-  done
-  for pid in "${jobs[@]}"; do wait "$pid" || { echo "error: importing $name failed" >&2; exit 1; }; done
-  echo "imported $(image_ref "$name") (${#socks[@]} nodes)"
+# tls_verify HOST[:PORT][/PATH]: skopeo's --dest-tls-verify for a registry: false (http allowed)
+# only for one on this machine (loopback, or the local cluster's bridge address), true otherwise
+tls_verify() {
+  local host="${1%%/*}"
+  host="${host%:*}"
+  case "$host" in
+    localhost | 127.* | "[::1]" | "${CLUSTER_NODE_IP:-10.244.0.1}") echo false ;;
+    *) echo true ;;
+  esac
+}
+
+push_one() {  # push_one NAME: $images_dir/NAME.tar to $REGISTRY/<last segment>:<tag>
+  local name="$1" ref repository dest
+  ref="$(image_ref "$name")"
+  repository="${ref%:*}"
+  dest="${REGISTRY%/}/${repository##*/}:${ref##*:}"
+  skopeo copy --quiet --dest-tls-verify="$(tls_verify "$REGISTRY")" \
+    "docker-archive:$images_dir/$name.tar" "docker://$dest" \
+    || { echo "error: pushing $name to $dest failed (is the registry up and writable?)" >&2; exit 1; }
+  echo "pushed $dest"
 }
 
 action="${1:-}"; shift || true
 names=("$@"); [[ ${#names[@]} -gt 0 ]] || names=("${all_images[@]}")
 case "$action" in
   list) for n in "${names[@]}"; do echo "$n $(image_ref "$n")"; done ;;
-  build | import)
+  build | push)
     need umoci; need skopeo
+    [[ $action == build || -n ${REGISTRY:-} ]] || { echo "error: push needs REGISTRY=<host>[:port][/path]" >&2; exit 2; }
     mkdir -p "$images_dir"
     for n in "${names[@]}"; do image_ref "$n" >/dev/null; build_one "$n"; done
-    if [[ $action == import ]]; then for n in "${names[@]}"; do import_one "$n"; done; fi ;;
-  *) echo "usage: $0 build|import|list [NAME ...]" >&2; exit 2 ;;
+    if [[ $action == push ]]; then
+      # a few at a time: each compresses its layers (one core) while another uploads
+      pids=()
+      for n in "${names[@]}"; do
+        push_one "$n" &
+        pids+=($!)
+        if [[ ${#pids[@]} -ge 3 ]]; then wait "${pids[0]}" || exit 1; pids=("${pids[@]:1}"); fi
+      done
+      for pid in "${pids[@]+"${pids[@]}"}"; do wait "$pid" || exit 1; done
+    fi ;;
+  *) echo "usage: $0 build|push|list [NAME ...]" >&2; exit 2 ;;
 esac

@@ -15,7 +15,8 @@
 #            ipset (kube-router's NetworkPolicy firewall), conntrack, openssl, umoci and skopeo for
 #            the local images (servers and exporters are packed from the run and test groups'
 #            packages; the memcached exporter from collectd-core, whose write_prometheus plugin
-#            needs libmicrohttpd12 and libprotobuf-c1, only recommended by it)
+#            needs libmicrohttpd12 and libprotobuf-c1, only recommended by it), docker-registry
+#            (the local cluster's registry, run as a process of its own)
 #   cilium   CILIUM=1: clang/llvm 19 (the agent compiles its BPF programs at run time), curl
 #   all      every group
 #
@@ -35,7 +36,7 @@ group() {
     test) echo nutcracker libmemcached-tools gcc libc6-dev prometheus prometheus-node-exporter prometheus-redis-exporter \
       collectd-core libmicrohttpd12 libprotobuf-c1 chromium ;;
     bench) echo nutcracker libmemcached-tools gcc libc6-dev ;;
-    k8s) echo etcd-server containerd runc containernetworking-plugins iptables ipset conntrack openssl umoci skopeo busybox-static \
+    k8s) echo etcd-server containerd runc containernetworking-plugins iptables ipset conntrack openssl umoci skopeo docker-registry busybox-static \
       prometheus prometheus-node-exporter prometheus-redis-exporter collectd-core libmicrohttpd12 libprotobuf-c1 ;;
     cilium) echo clang-19 llvm-19 curl ;;
     all) for g in run test bench k8s cilium; do group "$g"; done ;;
@@ -91,6 +92,7 @@ for p in "${missing[@]}"; do
     collectd-core) services+=(collectd) ;;
     redis-server) services+=(redis-server) ;;
     etcd-server) services+=(etcd) ;;
+    docker-registry) services+=(docker-registry) ;;
   esac
 done
 if command -v systemctl >/dev/null 2>&1 && [[ ${#services[@]} -gt 0 ]]; then

@@ -8,6 +8,7 @@
 #   scripts/local-cluster.sh up     start it; the last line printed is `export KUBECONFIG=<path>`
 #   scripts/local-cluster.sh down   stop it and restore the machine (also after a failed `up`)
 #   scripts/local-cluster.sh status exit 0 if it runs
+#   scripts/local-cluster.sh registry  print the address of its registry (host:port)
 #
 # Nodes (CLUSTER_NODES): by default the ASL 2017 §3 shape `a1:3,a4:1,a2:3` (three server machines,
 # one middleware machine, three client machines; layout.py DEFAULT_NODES), each node labelled `agentpool=<pool>` and
@@ -21,6 +22,14 @@
 # data-centre network; node i has 10.244.0.(10+i) on a veth into its namespace and pods in
 # 10.244.(127+i).0/24 on a bridge inside it, routed host-gw style from the host and every node;
 # Services 10.244.64.0/20 (DNS 10.244.64.10; the host reaches them through the first node).
+# Images: a registry of its own (Debian's docker-registry, run as a process with its own config,
+# port CLUSTER_REGISTRY_PORT (default 5100) and storage in $CLUSTER_DIR; a docker-registry service
+# of the machine is left alone) listens on the bridge at 10.244.0.1:5100, over http. Every node's
+# containerd pulls from it (hosts.toml under $CLUSTER_DIR/certs.d), both as 10.244.0.1:5100/<name>
+# (the chart's global.imageRegistry) and as cachelab.local/<name> (the cluster's own images:
+# pause, CoreDNS, the monitoring stack). `up` pushes pause and CoreDNS there; `make k8s-up`
+# pushes the rest (scripts/images.sh push), `make push REGISTRY=10.244.0.1:5100` the project's
+# images as for AKS. `down` stops it and removes its storage.
 #
 # CLUSTER_NODES=1: today's single node instead, on the host itself (labelled `agentpool=local`,
 # pods 10.244.0.0/24 on the bridge; charts/testbed/examples/local-one-node-values.yaml).
@@ -53,6 +62,8 @@ dns_ip="${service_base%.*}.10"
 node_name="${CLUSTER_NODE_NAME:-cachelab-local}"
 api_port=6443
 kubeconfig="$dir/kubeconfig"
+registry_port="${CLUSTER_REGISTRY_PORT:-5100}"
+registry="$node_ip:$registry_port"
 # NetworkPolicy enforcement (set below, after the layout): kube-router (its firewall in every
 # node's namespace; multi-node only), cilium (Cilium's agent chained after the bridge plugin in
 # generic-veth mode; one node only; built by `CILIUM=1 make k8s-tools`) or none (the bridge plugin
@@ -273,7 +284,47 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$2"
     conf_dir = "$3"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$dir/certs.d"
 EOF
+}
+
+write_registry_files() {  # the registry's config, and the hosts.toml of both names the nodes pull by
+  local name
+  mkdir -p "$dir/registry"
+  cat > "$dir/registry.yml" <<EOF
+version: 0.1
+log: {level: warn, fields: {service: cachelab-registry}}
+storage:
+  filesystem: {rootdirectory: "$dir/registry"}
+  delete: {enabled: true}
+http:
+  addr: "$registry"
+EOF
+  for name in "$registry" cachelab.local; do
+    mkdir -p "$dir/certs.d/$name"
+    cat > "$dir/certs.d/$name/hosts.toml" <<EOF
+server = "http://$registry"
+[host."http://$registry"]
+  capabilities = ["pull", "resolve"]
+EOF
+  done
+}
+
+registry_answers() { (exec 3<> "/dev/tcp/$node_ip/$registry_port") 2>/dev/null; }
+
+start_registry() {  # on the bridge (up by now); then pause and CoreDNS pushed in the background
+  command -v docker-registry >/dev/null || die "docker-registry is missing: run scripts/install-debs.sh k8s (make deps-k8s)"
+  registry_answers && die "$registry is taken by another process (CLUSTER_REGISTRY_PORT=<free port>)"
+  write_registry_files
+  start_proc registry docker-registry serve "$dir/registry.yml"
+  wait_for 30 "registry at $registry" registry registry_answers
+  REGISTRY="$registry" TOOLS_DIR="${TOOLS_DIR:-}" "$root/scripts/images.sh" push pause coredns > "$dir/logs/push.log" 2>&1 &
+  infra_push=$!
+}
+
+wait_infra_pushed() {  # before the first pod: its sandbox (pause) and CoreDNS are in the registry
+  wait "$infra_push" || die "pushing pause and coredns to $registry failed (log: $dir/logs/push.log)"
 }
 
 write_node_configs() {
@@ -305,7 +356,8 @@ resolvConf: "$dir/resolv.conf"
 failSwapOn: false
 hairpinMode: hairpin-veth
 serializeImagePulls: false
-# Images here cannot be pulled again: never collect them, evict only when really short.
+# Images come from the cluster's registry, whose storage goes with it: keep them on the node
+# for the cluster's life (no image GC), evict only when really short.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
@@ -554,7 +606,6 @@ up_nodes() {  # the worker nodes of the layout, after the control plane answers
   while read -r name _; do
     wait_for 30 "containerd of $name" "containerd-$name" ctr --address "$dir/nodes/$name/containerd.sock" version
   done < <(node_rows)
-  TOOLS_DIR="${TOOLS_DIR:-}" CLUSTER_DIR="$dir" "$root/scripts/images.sh" import pause coredns >&2
   # One node at a time, each Ready before the next starts: every kubelet binds the same device
   # plugin socket, /var/lib/kubelet/device-plugins/kubelet.sock, whatever its --root-dir, and two
   # starting together can fail ("bind: address already in use"; the kubelet then never becomes
@@ -657,7 +708,6 @@ start_control_plane() {  # etcd, kube-apiserver on $node_ip, controller-manager,
 
 up_single_node() {  # the one node on the host itself
   wait_for 30 "containerd" containerd ctr --address "$dir/containerd.sock" version
-  TOOLS_DIR="${TOOLS_DIR:-}" CLUSTER_DIR="$dir" "$root/scripts/images.sh" import pause coredns >&2
   start_proc kubelet "$bin/kubelet" --config "$dir/kubelet.yaml" --kubeconfig "$kubeconfig" \
     --root-dir "$dir/kubelet" --cert-dir "$dir/kubelet/pki" --hostname-override "$node_name" \
     --node-ip "$node_ip" --containerd "$dir/containerd.sock" --housekeeping-interval 2s \
@@ -691,10 +741,12 @@ up() {
     write_containerd_config
     write_node_configs
   fi
+  start_registry
   start_control_plane
   if multi_node; then up_nodes; else up_single_node; fi
   log "nodes Ready in $((SECONDS - started)) s"
   wait_for 60 "default service account" kube-controller-manager kubectl_ get serviceaccount default
+  wait_infra_pushed
   [[ $network_policy == cilium ]] && start_cilium
   [[ $network_policy == kube-router ]] && start_kube_router
   deploy_coredns
@@ -820,7 +872,7 @@ down() {
     stop_proc containerd
     stop_shims
   fi
-  stop_procs kube-apiserver etcd
+  stop_procs kube-apiserver etcd registry
   clean_mounts
   clean_nodes
   clean_iptables
@@ -849,7 +901,8 @@ down() {
     rm -f "$state"
   fi
   # Keep the certificates and etcd out of the next run; keep nothing that would surprise it.
-  rm -rf "$dir/etcd" "$dir/containerd" "$dir/kubelet" "$dir/runc" "$dir/cni" "$dir/pod-logs" "$dir/nodes" "$pids"
+  rm -rf "$dir/etcd" "$dir/containerd" "$dir/kubelet" "$dir/runc" "$dir/cni" "$dir/pod-logs" "$dir/nodes" "$pids" \
+    "$dir/registry" "$dir/registry.yml" "$dir/certs.d"
   rm -f "$layout_file"
   log "cluster down; machine restored"
 }
@@ -858,5 +911,6 @@ case "${1:-}" in
   up) up ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+  registry) echo "$registry" ;;
+  *) echo "usage: $0 up|down|status|registry" >&2; exit 2 ;;
 esac

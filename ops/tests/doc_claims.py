@@ -200,7 +200,8 @@ def run_tutorial_part(
 
 # Folders a page may name a path from: the repository, the Python package and its tests.
 PATH_BASES = (ROOT, ROOT / "ops", ROOT / "ops" / "cachelab", ROOT / "ops" / "tests")
-_PATH = re.compile(r"(?<![\w./:$-])((?:\.ci|[a-z][\w-]*)/[\w./-]*[\w/])(?![\w<-])")
+# Not followed by `:<tag>`: `cachelab/memcached:1.6.32-alpine` is an image in a registry.
+_PATH = re.compile(r"(?<![\w./:$-])((?:\.ci|[a-z][\w-]*)/[\w./-]*[\w/])(?![\w<-]|:\w)")
 # What a run writes (results/..., report/... of a results folder, a k8s run's raw/.../k8s/) and
 # units that look like paths.
 NOT_PATHS = re.compile(

@@ -104,7 +104,9 @@ def test_kustomization_uses_relative_paths_and_the_point_components(tmp_path: Pa
         "target-middleware",
         "loadgen-memtier",
         "bandwidth-asl2017",
+        "image-registry",
     ]
+    assert "images" not in doc  # the release names no registry
     assert any("$patch: delete" in p["patch"] for p in doc["patches"])  # no preload Job
     job_ops = yaml.safe_load(doc["patches"][0]["patch"])
     assert {
@@ -269,3 +271,20 @@ def test_bad_k8s_options_fail_before_the_cluster_is_asked(
     assert code == 2
     assert capsys.readouterr().out.startswith(message)
     assert not (tmp_path / "r").exists()
+
+
+def test_the_jobs_project_images_follow_the_release_registry(tmp_path: Path) -> None:
+    """A release with global.imageRegistry: the Jobs' loadgen and locust images move there as
+    the chart moves the release's (the last path segment under the registry)."""
+    text = plan.kustomization(
+        spec_with(),
+        plan.Target(loadgen="cachelab"),
+        ROOT / "manifests",
+        tmp_path,
+        {"a": "b"},
+        image_registry="10.244.0.1:5100",
+    )
+    assert yaml.safe_load(text)["images"] == [
+        {"name": "ghcr.io/cachelab/loadgen", "newName": "10.244.0.1:5100/loadgen"},
+        {"name": "ghcr.io/cachelab/locust", "newName": "10.244.0.1:5100/locust"},
+    ]

@@ -129,8 +129,15 @@ podAntiAffinity:
           {{- include "testbed.componentSelectorLabels" . | nindent 10 }}
 {{- end }}
 
+{{/* An image reference `<repository>:<tag>`; with global.imageRegistry the repository's last
+path segment under that registry (values.yaml, section Images). Call with
+(dict "image" $image "ctx" $); an empty tag takes the chart's appVersion. */}}
 {{- define "testbed.image" -}}
-{{- printf "%s:%s" .repository (toString .tag) }}
+{{- $repository := .image.repository }}
+{{- with (.ctx.Values.global | default dict).imageRegistry }}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) (last (splitList "/" $repository)) }}
+{{- end }}
+{{- printf "%s:%s" $repository (toString (default .ctx.Chart.AppVersion .image.tag)) }}
 {{- end }}
 
 {{/* Stable DNS names of the servers the middleware talks to, as host:port. */}}
@@ -320,7 +327,7 @@ while both toxics exist. Call with (dict "ctx" $ "role" "server" "port" 11211 "p
 {{- $t := .ctx.Values.links.toxiproxy }}
 {{- $parts := splitList " " $link }}
 - name: toxiproxy
-  image: {{ include "testbed.image" $t.image | quote }}
+  image: {{ include "testbed.image" (dict "image" $t.image "ctx" .ctx) | quote }}
   imagePullPolicy: {{ $t.image.pullPolicy }}
   command: ["/bin/sh", "-c"]
   args:

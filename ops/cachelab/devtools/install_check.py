@@ -78,6 +78,7 @@ PROJECT_INSTALLS: dict[str, str] = {
     **_each("openssl", "deb:openssl"),
     **_each("umoci", "deb:umoci"),
     **_each("skopeo", "deb:skopeo"),
+    **_each("docker-registry", "deb:docker-registry"),
     **_each("busybox", "deb:busybox-static"),
     # install-debs.sh cilium: the agent's health probe
     **_each("curl", "deb:curl"),

@@ -16,6 +16,7 @@ import yaml
 
 from cachelab.k8s import plan
 from cachelab.k8s.collect import ResultBlock, UnterminatedBlock, result_blocks
+from cachelab.k8s.images import registry_of
 from cachelab.k8s.kube import K8sError, Kube
 from cachelab.spec import Spec
 
@@ -96,8 +97,9 @@ class Jobs:
         client_pool = pools["sizes"].get(spec.topology.hosts.client, {})
         label_value = str(client_pool.get("labelValue", spec.topology.hosts.client))
         text = plan.kustomization(
-            spec, self.target, self.manifests, k8s_dir, labels, label_key, label_value
-        )
+            spec, self.target, self.manifests, k8s_dir, labels, label_key, label_value,
+            registry_of(release_values),
+        )  # fmt: skip
         if client_pool.get("resources"):
             text = with_job_resources(text, client_pool["resources"])
         (k8s_dir / "kustomization.yaml").write_text(text)

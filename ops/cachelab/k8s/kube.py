@@ -6,11 +6,16 @@ import json
 import os
 import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cachelab.paths import tools_dir
+
+# How often a waiting command's `failure` check runs (Kube._run).
+FAILURE_POLL_S = 2.0
 
 
 class K8sError(RuntimeError):
@@ -41,29 +46,53 @@ class Kube:
     kubectl_binary: str = "kubectl"
     timeout_s: float = 600.0
 
-    def _run(self, argv: list[str], timeout_s: float | None = None) -> str:
+    def _run(
+        self,
+        argv: list[str],
+        timeout_s: float | None = None,
+        failure: Callable[[], str | None] | None = None,
+    ) -> str:
+        """`argv`'s stdout; K8sError when it fails or outlives `timeout_s`, or as soon as
+        `failure` (asked every FAILURE_POLL_S while it runs) names a reason to stop waiting."""
+        deadline_s = time.monotonic() + (timeout_s or self.timeout_s)
         try:
-            proc = subprocess.run(
-                argv,
-                capture_output=True,
-                text=True,
-                timeout=timeout_s or self.timeout_s,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise K8sError(f"timed out: {' '.join(argv)}") from None
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         except FileNotFoundError:
             raise K8sError(f"{argv[0]} not found on PATH") from None
+        with proc:
+            while True:
+                left_s = deadline_s - time.monotonic()
+                poll_s = min(FAILURE_POLL_S, left_s) if failure else left_s
+                try:
+                    stdout, stderr = proc.communicate(timeout=max(poll_s, 0.0))
+                    break
+                except subprocess.TimeoutExpired:
+                    problem = failure() if failure else None
+                    if problem is None and time.monotonic() < deadline_s:
+                        continue
+                    proc.kill()
+                    proc.communicate()
+                    raise K8sError(problem or f"timed out: {' '.join(argv)}") from None
         if proc.returncode != 0:
-            detail = (proc.stderr or proc.stdout).strip()
+            detail = (stderr or stdout).strip()
             raise K8sError(f"`{' '.join(argv[:4])} ...` failed: {detail}")
-        return proc.stdout
+        return stdout
 
-    def kubectl(self, *args: str, timeout_s: float | None = None) -> str:
-        return self._run([self.kubectl_binary, "-n", self.namespace, *args], timeout_s)
+    def kubectl(
+        self,
+        *args: str,
+        timeout_s: float | None = None,
+        failure: Callable[[], str | None] | None = None,
+    ) -> str:
+        return self._run([self.kubectl_binary, "-n", self.namespace, *args], timeout_s, failure)
 
-    def helm(self, *args: str, timeout_s: float | None = None) -> str:
-        return self._run([self.helm_binary, "-n", self.namespace, *args], timeout_s)
+    def helm(
+        self,
+        *args: str,
+        timeout_s: float | None = None,
+        failure: Callable[[], str | None] | None = None,
+    ) -> str:
+        return self._run([self.helm_binary, "-n", self.namespace, *args], timeout_s, failure)
 
     def get(self, *args: str) -> Any:
         return json.loads(self.kubectl("get", *args, "-o", "json"))

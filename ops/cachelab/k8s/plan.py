@@ -12,6 +12,7 @@ import yaml
 
 from cachelab import loadgen_args
 from cachelab.k8s import rtt
+from cachelab.k8s.images import job_images
 from cachelab.spec import Spec
 
 POOLS = ("a1", "a2", "a4")
@@ -175,13 +176,16 @@ def kustomization(
     labels: dict[str, str],
     pool_label_key: str = "agentpool",
     pool_label_value: str | None = None,
+    image_registry: str = "",
 ) -> str:
     """kustomization.yaml (to be written in `folder`) for the point's preload and benchmark Jobs.
 
     `pool_label_key` is the release's `nodePools.labelKey` (`agentpool`, as on AKS) and
     `pool_label_value` the client pool's `labelValue` (default: the pool's name): the client pool
     components select `agentpool: <pool>`, and this kustomization's own patch, applied after the
-    components, puts the release's key and value in its place."""
+    components, puts the release's key and value in its place. `image_registry` is the
+    release's `global.imageRegistry`: the Jobs' project images move there as the release's do
+    (the image-registry component, last, is where a hand-applied overlay moves them)."""
 
     def rel(path: str) -> str:  # kustomize refuses absolute roots
         return os.path.relpath(manifests / path, folder)
@@ -193,6 +197,7 @@ def kustomization(
     ]
     if target.bandwidth != "off":
         components.append(rel(f"components/bandwidth-{target.bandwidth}"))
+    components.append(rel("components/image-registry"))
     machines = spec.topology.client_machines
     patches: list[dict[str, Any]] = [
         {
@@ -255,4 +260,6 @@ def kustomization(
         ],
         "patches": patches,
     }
+    if image_registry:
+        doc["images"] = job_images(image_registry)
     return yaml.safe_dump(doc, sort_keys=False)

@@ -12,6 +12,10 @@ from typing import Any
 from cachelab.k8s.kube import K8sError, Kube
 from cachelab.spec import Spec
 
+# Why a container cannot start because its image cannot be had; the kubelet says so within
+# seconds of the first pull (ImagePullBackOff then repeats it with growing back-off).
+PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName"})
+
 PRELOAD_KEPT = (
     "the servers hold the previous point's preload: same release revision, server pods neither"
     " restarted nor replaced, same protocol, keys and value size"
@@ -101,6 +105,7 @@ class ReleaseKeeper:
             *[a for v in files for a in ("-f", str(v))],
             "--description", description,
             "--wait", "--timeout", f"{int(self.timeout_s)}s", timeout_s=self.timeout_s + 30,
+            failure=self.image_pull_failure,
         )  # fmt: skip
         self._revision = self.revision()
         return True
@@ -128,6 +133,15 @@ class ReleaseKeeper:
         """The release's current revision (None if it has none)."""
         status = self.status()
         return _revision(status) if status is not None else None
+
+    def image_pull_failure(self) -> str | None:
+        """What stops a rollout of the release for good: a pod of it whose image cannot be
+        pulled (None while there is none, or the pods cannot be read just now)."""
+        try:
+            pods = self.kube.get("pods", "-l", f"app.kubernetes.io/instance={self.name}")
+        except K8sError:
+            return None
+        return pull_failure(pods["items"])
 
     def component_selector(self, component: str) -> str:
         """The label selector of the release's pods of `component` (memcached, redis,
@@ -165,5 +179,25 @@ class ReleaseKeeper:
         for name in names:
             self.kube.kubectl(
                 "rollout", "status", name, f"--timeout={int(self.timeout_s)}s",
-                timeout_s=self.timeout_s + 30,
+                timeout_s=self.timeout_s + 30, failure=self.image_pull_failure,
             )  # fmt: skip
+
+
+def pull_failure(pods: list[dict[str, Any]]) -> str | None:
+    """The first container of `pods` whose image cannot be pulled, as a message naming the image,
+    the kubelet's reason, and how images get into the registry the release names."""
+    for pod in pods:
+        status = pod.get("status", {})
+        for container in [
+            *status.get("initContainerStatuses", []),
+            *status.get("containerStatuses", []),
+        ]:
+            waiting = container.get("state", {}).get("waiting") or {}
+            if waiting.get("reason") in PULL_FAILURES:
+                return (
+                    f"pod {pod['metadata']['name']}: image {container['image']} cannot be pulled"
+                    f" ({waiting['reason']}: {waiting.get('message', '').strip()}); push the"
+                    " project's images to the registry the release names (global.imageRegistry)"
+                    " with `make push REGISTRY=<registry>` (docs/kubernetes.md, Images)"
+                )
+    return None

@@ -26,6 +26,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from cachelab.k8s.images import image_reference
 from cachelab.k8s.kube import K8sError
 from cachelab.local.latency import PROBE_NAME, PROBES, TOLERANCE, Rtt, probes_for
 from cachelab.network import Link
@@ -101,8 +102,8 @@ def probe_manifest(
     labels: dict[str, str],
 ) -> dict[str, Any]:
     """The probe pod's manifest. `values` are the release's (`helm get values --all`): its
-    toxiproxy image, pools' label key and values, chart name, security contexts, tolerations
-    and pull secrets; `labels` the run's."""
+    toxiproxy image (moved by global.imageRegistry), pools' label key and values, chart name,
+    security contexts, tolerations and pull secrets; `labels` the run's."""
     toxiproxy = values["links"]["toxiproxy"]
     image = toxiproxy["image"]
     pools = values["nodePools"]
@@ -122,7 +123,7 @@ def probe_manifest(
         "containers": [
             {
                 "name": "rttprobe",
-                "image": f"{image['repository']}:{image['tag']}",
+                "image": image_reference(image, values),
                 "imagePullPolicy": image.get("pullPolicy", "IfNotPresent"),
                 "command": [
                     PROBE_BINARY,

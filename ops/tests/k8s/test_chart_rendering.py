@@ -137,3 +137,39 @@ def test_a_spec_with_event_loops_reaches_the_middleware_args(tmp_path: Path) -> 
     args = _middleware_args(render(tmp_path, "", values))
     assert args[args.index("--event-loops") + 1] == "3"
     assert args[args.index("--worker-batch") + 1] == "16"
+
+
+def every_image(objs: dict[tuple[str, str], dict[str, Any]]) -> dict[str, str]:
+    """Image of every container (init containers too) by `<object>/<container>`."""
+    return {
+        f"{name}/{c['name']}": c["image"]
+        for name, spec in pod_specs(objs).items()
+        for c in [*spec.get("initContainers", []), *spec["containers"]]
+    }
+
+
+def test_global_image_registry_moves_every_image_of_the_release(tmp_path: Path) -> None:
+    """Every role and sidecar (servers of both kinds, their exporters, the links' RTT sidecars,
+    the wait-for-servers init container, the helm test pod) in one rendering."""
+    everything = "redis: {enabled: true, pool: a2}\nlinks:\n  rttMs: {clientMw: 2, mwServer: 2}\n"
+    before = every_image(render(tmp_path, everything))
+    assert len(before) >= 10 and len(set(before.values())) == 7
+    registry = "global: {imageRegistry: reg.example:5000/lab}\n"
+    moved = every_image(render(tmp_path, everything + registry))
+    assert moved.keys() == before.keys()
+    for container, image in before.items():
+        repository, tag = image.rsplit(":", 1)
+        last = repository.rsplit("/", 1)[-1]
+        assert moved[container] == f"reg.example:5000/lab/{last}:{tag}", container
+    assert (
+        moved["testbed-middleware/middleware"]
+        == "reg.example:5000/lab/middleware:"
+        + (yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"])
+    )
+
+
+def test_an_image_registry_that_is_no_registry_path_is_refused(tmp_path: Path) -> None:
+    values = tmp_path / "bad.yaml"
+    values.write_text("global: {imageRegistry: 'https://reg.example'}\n")
+    out = run([tool("helm"), "template", "testbed", CHART, "-f", values], check=False)
+    assert out.returncode != 0 and "global.imageRegistry" in out.stderr, out.stderr

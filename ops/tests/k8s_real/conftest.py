@@ -1,11 +1,12 @@
 """Fixtures of the real-cluster tier: one local cluster (scripts/local-cluster.sh) shared by the
 modules of the tier, by default in the ASL 2017 §3 shape (nodes a1 x 3, a4, a2 x 3 in network
 namespaces of their own) with kube-router's firewall enforcing NetworkPolicies on every node,
-with every image of scripts/images.sh imported, and one testbed release per module installed
-with charts/testbed/examples/local-values.yaml (local-one-node-values.yaml on one node), whose
+with every image of scripts/images.sh pushed to its registry (the nodes pull them from there,
+as AKS nodes from an ACR), and one testbed release per module installed with
+charts/testbed/examples/local-values.yaml (local-one-node-values.yaml on one node), whose
 NetworkPolicies are on.
 
-Starting a cluster and importing the images into its seven nodes takes one to three minutes, so
+Starting a cluster and pushing the images to its registry takes one to three minutes, so
 the modules share one (ClusterPool): after each module its namespaces and cluster-wide objects
 are deleted again (restore), and a module whose cleanup fails stops the cluster so that the next
 one starts afresh. Tests that start clusters of their own run before the shared one starts, and
@@ -31,8 +32,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from k8s.conftest import Cluster
 from k8s.tools import CHART, ROOT, TOOLS_BIN, run, tool
+
+from cachelab.k8s.images import job_images
 
 LOCAL_VALUES = CHART / "examples" / "local-values.yaml"
 ONE_NODE_VALUES = CHART / "examples" / "local-one-node-values.yaml"
@@ -85,7 +89,23 @@ def leftovers() -> list[str]:
     netns = Path("/run/netns")
     if netns.is_dir() and any(p.name.startswith("cni-") for p in netns.iterdir()):
         found.append("network namespaces under /run/netns")
+    found += [f"registry process {pid}" for pid in cluster_registries()]
     return found
+
+
+def cluster_registries() -> list[int]:
+    """Pids of docker-registry processes a local cluster started (`serve <cluster
+    dir>/registry.yml`; a service of the machine serves /etc/docker/registry/config.yml)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        ours = any(a.endswith(b"/registry.yml") for a in argv)
+        if proc.name.isdigit() and argv[0].endswith(b"docker-registry") and ours:
+            pids.append(int(proc.name))
+    return pids
 
 
 def machine_state() -> dict[str, Any]:
@@ -205,8 +225,9 @@ def local_cluster(
             f"local cluster (nodes {nodes}, NetworkPolicy: {network_policy}) up in {took_s:.1f} s"
         )
         started = time.monotonic()
-        run([SCRIPTS / "images.sh", "import"], env=env, timeout_s=1800)
-        print(f"images built/imported in {time.monotonic() - started:.1f} s")
+        registry = run([script, "registry"], env=env).stdout.strip()
+        run([SCRIPTS / "images.sh", "push"], env={**env, "REGISTRY": registry}, timeout_s=1800)
+        print(f"images built/pushed to {registry} in {time.monotonic() - started:.1f} s")
         yield LocalCluster(
             name="local", kubeconfig=kubeconfig, workdir=directory, env_vars=env, before=before
         )
@@ -218,6 +239,22 @@ def local_cluster(
         os.close(fd)
         assert not left, f"local-cluster.sh down left behind: {left}"
         assert after == before, f"the machine differs after down: before {before}, after {after}"
+
+
+def from_cluster_registry(overlay: Path, folder: Path) -> Path:
+    """A kustomization in `folder` of `overlay` with the Jobs' project images moved to the local
+    cluster's registry (local-values.yaml's global.imageRegistry), as a user moves them with the
+    image-registry component (or `cachelab run --target k8s` from the release's registry)."""
+    registry = yaml.safe_load(LOCAL_VALUES.read_text())["global"]["imageRegistry"]
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [os.path.relpath(overlay, folder)],
+        "images": job_images(registry),
+    }
+    (folder / "kustomization.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    return folder
 
 
 class ClusterPool:

@@ -30,7 +30,7 @@ def probe_pod(cluster: Cluster, name: str, labels: dict[str, str], node: str | N
             {
                 "name": "probe",
                 "image": BUSYBOX,
-                "imagePullPolicy": "Never",
+                "imagePullPolicy": "IfNotPresent",
                 "command": ["sleep", "3600"],
                 "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
             }

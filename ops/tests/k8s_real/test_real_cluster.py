@@ -26,9 +26,13 @@ import pytest
 import yaml
 from k8s.conftest import Cluster
 from k8s.kube import wait_for
+from k8s.tools import CHART, tool
+from k8s.tools import run as k8s_run
 from spec_parts import short_run, topology
 
 from cachelab.cli import main
+from cachelab.k8s.kube import K8sError, Kube
+from cachelab.k8s.release import ReleaseKeeper
 from cachelab.report.sections.run import run_info
 from cachelab.summary import summary_columns
 
@@ -153,7 +157,7 @@ def probe_on_pool(
                 {
                     "name": "probe",
                     "image": BUSYBOX,
-                    "imagePullPolicy": "Never",
+                    "imagePullPolicy": "IfNotPresent",
                     "command": ["sleep", "3600"],
                     "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
                 }
@@ -315,7 +319,7 @@ spec:
   containers:
     - name: prometheus
       image: cachelab.local/prometheus:2.42.0
-      imagePullPolicy: Never
+      imagePullPolicy: IfNotPresent
       args: ["--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus",
              "--web.listen-address=:9090"]
       resources:
@@ -435,6 +439,61 @@ def test_cachelab_run_target_k8s_sweeps_workers_on_the_real_cluster(
     assert "-t" in mw["spec"]["containers"][0]["args"]
     args = mw["spec"]["containers"][0]["args"]
     assert args[args.index("-t") + 1] == "4"
+
+
+def test_the_release_pulls_every_image_from_the_cluster_registry(
+    real_cluster: LocalCluster, release: str
+) -> None:
+    """The release of local-values.yaml names its images only by global.imageRegistry: every
+    container's image is <registry>/<name>:<tag>, and the nodes' events show them pulled from
+    there (none was imported into a node)."""
+    registry = run_script("registry", real_cluster).strip()
+    images = {
+        c["image"]
+        for p in pods(real_cluster, f"app.kubernetes.io/instance={RELEASE}")
+        for c in [*p["spec"].get("initContainers", []), *p["spec"]["containers"]]
+    }
+    assert images and all(i.startswith(f"{registry}/") for i in images), images
+    events = real_cluster.get("events", "-n", release, "--field-selector", "reason=Pulling")
+    pulled = {e["message"] for e in events["items"]}
+    print("\n".join(sorted(pulled)))
+    for image in images:
+        assert f'Pulling image "{image}"' in pulled, (image, pulled)
+
+
+def test_a_release_whose_image_was_never_pushed_fails_naming_it_and_make_push(
+    real_cluster: LocalCluster, release: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner's release wait (ReleaseKeeper.upgrade, helm --wait) on a release whose server
+    image tag is not in the registry: it ends with the kubelet's pull failure, naming the image
+    and `make push`, not with helm's timeout (240 s here) after a silent ImagePullBackOff."""
+    namespace = "never-pushed"
+    real_cluster.kubectl("create", "namespace", namespace)
+    monkeypatch.setenv("KUBECONFIG", str(real_cluster.kubeconfig))
+    missing = tmp_path / "missing.yaml"
+    missing.write_text(
+        "middleware: {enabled: false}\nmemcached: {replicas: 1, image: {tag: never-pushed}}\n"
+    )
+    keeper = ReleaseKeeper(
+        Kube(namespace=namespace, helm_binary=str(tool("helm"))), "missing", CHART, [missing], 240
+    )
+    started = time.monotonic()
+    try:
+        with pytest.raises(K8sError) as failed:
+            keeper.upgrade(LOCAL_VALUES)
+        print(f"failed after {time.monotonic() - started:.1f} s: {failed.value}")
+        registry = run_script("registry", real_cluster).strip()
+        message = str(failed.value)
+        assert f"image {registry}/memcached:never-pushed cannot be pulled" in message, message
+        assert "make push REGISTRY=<registry>" in message, message
+    finally:
+        real_cluster.helm("uninstall", "missing", "-n", namespace, check=False)
+        real_cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+
+
+def run_script(action: str, cluster: LocalCluster) -> str:
+    """The output of `scripts/local-cluster.sh ACTION` for the cluster."""
+    return k8s_run([SCRIPTS / "local-cluster.sh", action], env=cluster.env_vars).stdout
 
 
 def test_down_restores_the_machine(cluster_pool: ClusterPool) -> None:

@@ -34,7 +34,7 @@ from k8s.tools import CHART, MANIFESTS, ROOT, TOOLS_BIN
 from cachelab.cli import main
 from cachelab.k8s.collect import result_blocks
 
-from .conftest import LOCAL_VALUES, LocalCluster
+from .conftest import LOCAL_VALUES, LocalCluster, from_cluster_registry
 from .test_real_cluster import memcache_exchange
 
 pytestmark = pytest.mark.k8s_real
@@ -124,10 +124,12 @@ def redis_call(host: str, port: int, *commands: tuple[str, ...]) -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def unreleased(real_cluster: LocalCluster) -> float:
-    """An overlay applied unmodified in a namespace without the release; when it was applied."""
+def unreleased(real_cluster: LocalCluster, tmp_path_factory: Any) -> float:
+    """An overlay applied unmodified (but for the registry of its images) in a namespace without
+    the release; when it was applied."""
     real_cluster.kubectl("create", "namespace", UNRELEASED_NS)
-    real_cluster.kubectl("apply", "-n", UNRELEASED_NS, "-k", UNRELEASED_OVERLAY)
+    moved = from_cluster_registry(UNRELEASED_OVERLAY, tmp_path_factory.mktemp("unreleased") / "k")
+    real_cluster.kubectl("apply", "-n", UNRELEASED_NS, "-k", moved)
     return time.monotonic()
 
 
@@ -332,12 +334,13 @@ def test_an_overlay_applied_before_its_release_fails_naming_what_to_install(
 def test_the_shipped_three_client_overlay_runs_unmodified_and_is_collected(
     real_cluster: LocalCluster, overlay_release: str, tmp_path: Path, cachelab: Cachelab
 ) -> None:
-    """`kubectl apply -k` of the overlay as shipped: the preload completes, the benchmark's three
+    """`kubectl apply -k` of the overlay as shipped (its images from the cluster's registry, as
+    the image-registry component sets them): the preload completes, the benchmark's three
     pods run on the three a2 nodes and pass the start barrier together, and `cachelab collect`
     and `cachelab report` turn their logs into a results folder with six loadgen instances."""
     ns = overlay_release
     started = time.monotonic()
-    real_cluster.kubectl("apply", "-n", ns, "-k", OVERLAY)
+    real_cluster.kubectl("apply", "-n", ns, "-k", from_cluster_registry(OVERLAY, tmp_path / "k"))
     real_cluster.kubectl(
         "wait", "-n", ns, "--for=condition=complete", "job/preload", "--timeout=300s",
         timeout_s=330,
@@ -434,7 +437,8 @@ def test_locust_master_and_workers_on_the_client_nodes_count_requests(
     real_cluster.kubectl("delete", "-n", ns, "job", "preload", "benchmark", "--ignore-not-found")
     short = tmp_path / "locust-short"
     short.mkdir()
-    base = os.path.relpath(MANIFESTS / "overlays" / "locust-distributed", short)
+    moved = from_cluster_registry(MANIFESTS / "overlays" / "locust-distributed", tmp_path / "k")
+    base = os.path.relpath(moved, short)
     (short / "kustomization.yaml").write_text(
         yaml.safe_dump({
             "apiVersion": "kustomize.config.k8s.io/v1beta1",
@@ -465,7 +469,8 @@ def test_locust_master_and_workers_on_the_client_nodes_count_requests(
     print(f"locust master on {nodes[0]}, workers on {nodes[1]} and {nodes[2]}")
     assert len(set(nodes.values())) == 3
     assert {real_cluster.node_pool(n) for n in nodes.values()} == {"a2"}
-    assert all(p["spec"]["containers"][0]["image"].startswith("ghcr.io/cachelab/locust:")
+    registry = yaml.safe_load(LOCAL_VALUES.read_text())["global"]["imageRegistry"]
+    assert all(p["spec"]["containers"][0]["image"].startswith(f"{registry}/locust:")
                for p in bench.values())  # fmt: skip
     log = real_cluster.kubectl("logs", "-n", ns, bench[0]["metadata"]["name"])
     (block,) = [b for b in result_blocks(log) if b.machine == "0"]
