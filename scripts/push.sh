@@ -7,7 +7,7 @@
 #   (which sources an image holds), on the base scripts/images.sh makes (`java-base`: a jlinked
 #   runtime of the build JDK with busybox and getent, which the Jobs' scripts use);
 # - the other images the project builds for the chart and the overlays (toxiproxy, the links' RTT
-#   sidecar; locust), from $IMAGES_DIR when `make images` has built them, with skopeo.
+#   sidecar; the memcached exporter, collectd; locust), from $IMAGES_DIR when `make images` has built them, with skopeo.
 #
 # Every image lands at $REGISTRY/<name>:<tag>, the names `global.imageRegistry=$REGISTRY` (chart)
 # and the image-registry component (overlays) give. Plain http is allowed only for a registry of
@@ -47,7 +47,7 @@ echo "push: middleware and loadgen with jib to $registry (tags $version, $commit
 echo "pushed $registry/middleware:$version $registry/middleware:$commit $registry/loadgen:$version $registry/loadgen:$commit"
 
 others=()
-for name in toxiproxy locust; do
+for name in toxiproxy memcached-exporter locust; do
   if [[ -f "$images_dir/$name.tar" ]]; then others+=("$name"); else echo "push: no $name image in $images_dir (make images builds it); not pushed" >&2; fi
 done
 [[ ${#others[@]} -eq 0 ]] || REGISTRY="$registry" "$root/scripts/images.sh" push "${others[@]}"

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.k8s
 PAGE = ROOT / "docs" / "kubernetes.md"
 SECTION = "### AKS, end to end"
 # The images `make push` puts into the registry (scripts/push.sh), by their last path segment.
-PUSHED = {"middleware", "loadgen", "toxiproxy", "locust"}
+PUSHED = {"middleware", "loadgen", "toxiproxy", "memcached-exporter", "locust"}
 
 
 def section_text() -> str:
