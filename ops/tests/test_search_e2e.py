@@ -4,15 +4,13 @@ point (offered and achieved rates in summary.csv)."""
 
 from __future__ import annotations
 
-import csv
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
+from search_runs import interrupt_after_first_step, read_csv
 from spec_parts import short_run, topology
 
 pytestmark = pytest.mark.e2e
@@ -32,28 +30,15 @@ def cachelab(*args: str) -> list[str]:
     return [sys.executable, "-m", "cachelab.cli", *args]
 
 
-def read_csv(path: Path) -> list[dict[str, str]]:
-    with path.open() as handle:
-        return list(csv.DictReader(handle))
-
-
 def test_a_search_interrupted_and_resumed(tmp_path: Path) -> None:
     spec = tmp_path / "search-e2e.yaml"
     spec.write_text(yaml.safe_dump(SPEC, sort_keys=False))
     base = tmp_path / "results"
     search = ["search", str(spec), "--slo", SLO, "--max-load", "500", "--results", str(base)]
-    first = subprocess.Popen(
-        cachelab(*search), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    code, out = interrupt_after_first_step(
+        search, base, "search-e2e/*/search.csv", wait_s=240, exit_s=120
     )
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and first.poll() is None:
-        csvs = list(base.glob("search-e2e/*/search.csv"))
-        if csvs and len(read_csv(csvs[0])) >= 1:
-            break
-        time.sleep(0.5)
-    first.send_signal(signal.SIGINT)
-    out, _ = first.communicate(timeout=120)
-    assert first.returncode == 130, out
+    assert code == 130, out
     assert "every step measured is in search.csv" in out
     folder = next(base.glob("search-e2e/*"))
     kept = read_csv(folder / "search.csv")

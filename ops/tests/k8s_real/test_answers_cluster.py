@@ -8,18 +8,14 @@ starts one cluster (ASL 2017 layout) and installs one release for all four tests
 
 from __future__ import annotations
 
-import csv
 import json
 import math
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from search_runs import interrupt_after_first_step, read_csv
 from spec_parts import short_run, topology
 
 from cachelab.cli import main
@@ -55,11 +51,6 @@ def write_spec(tmp_path: Path, name: str, **changes: Any) -> Path:
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
     return path
-
-
-def read_rows(path: Path) -> list[dict[str, str]]:
-    with path.open() as handle:
-        return list(csv.DictReader(handle))
 
 
 def assert_in_force(
@@ -104,7 +95,7 @@ def test_an_open_loop_run_of_the_jobs_has_offered_and_achieved(
     print(out)
     assert code == 0, out
     (results,) = (tmp_path / "r" / "k8s-open").iterdir()
-    (row,) = read_rows(results / "summary.csv")
+    (row,) = read_csv(results / "summary.csv")
     assert row["status"] == "ok", row
     assert float(row["offered_ops_per_s"]) == RATE_OPS
     achieved = float(row["achieved_frac"])
@@ -132,7 +123,7 @@ def test_a_short_search_on_the_cluster(
     print(out)
     assert code == 0, out
     (folder,) = (tmp_path / "r" / "k8s-search").iterdir()
-    steps = read_rows(folder / "search.csv")
+    steps = read_csv(folder / "search.csv")
     # how many steps depends on the capacity the probe found and on repeats of noisy steps
     print(f"{len(steps)} steps: {[(s['verdict'], s['load']) for s in steps]}")
     assert len(steps) >= 2, steps
@@ -160,27 +151,16 @@ def test_a_k8s_search_interrupted_after_its_probe_and_resumed(
         "search", str(spec), "--target", "k8s", "--slo", "p99<=2000ms", "--max-load", "400",
         "--tolerance", "50", "--results", str(base),
     ]  # fmt: skip
-    first = subprocess.Popen(
-        [sys.executable, "-m", "cachelab.cli", *search],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    code, out = interrupt_after_first_step(
+        search, base, "k8s-search-resume/*/search.csv", wait_s=600, exit_s=300
     )
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline and first.poll() is None:
-        csvs = list(base.glob("k8s-search-resume/*/search.csv"))
-        if csvs and len(read_rows(csvs[0])) >= 1:
-            break
-        time.sleep(0.5)
-    first.send_signal(signal.SIGINT)
-    out, _ = first.communicate(timeout=300)
     print(out)
-    assert first.returncode == 130, out
+    assert code == 130, out
     (folder,) = base.glob("k8s-search-resume/*")
-    kept = read_rows(folder / "search.csv")
+    kept = read_csv(folder / "search.csv")
     assert kept and kept[0]["verdict"] in ("probe", "repeat") and kept[0]["load"] == "0", kept
     assert main([*search[:-2], "--resume", str(folder)]) == 0
-    steps = read_rows(folder / "search.csv")
+    steps = read_csv(folder / "search.csv")
     print(f"{len(steps)} steps: {[(s['verdict'], s['load']) for s in steps]}")
     assert steps[: len(kept)] == kept  # nothing measured before the interrupt was lost
     assert [s["verdict"] for s in steps].count("probe") == 1  # not probed again on resume
@@ -211,7 +191,7 @@ def test_a_stopped_memcached_pod_recovers(
     # at 4 s, or later by as much as the runner's first read of the pods' progress came late
     # (never early); in force for its 3 s less what its own signals took; over inside the run
     assert_in_force(event, at_s=4, for_s=3, duration_s=run["duration_s"], signal_s=1.0)
-    (row,) = read_rows(results / "summary.csv")
+    (row,) = read_csv(results / "summary.csv")
     print({k: row[k] for k in ("fault", "fault_detect_s", "fault_recover_s", "status")})
     assert row["fault"] == "stop server-0"
     assert_shown_and_healed(run_dir, event, row, run["duration_s"])
@@ -240,7 +220,7 @@ def test_a_slowed_memcached_pod_link_recovers_and_gets_its_qdiscs_back(
     assert not event["note"], event
     # tc on both ends of the link takes a while on a busy machine, at the start and at the end
     assert_in_force(event, at_s=4, for_s=3, duration_s=run["duration_s"], signal_s=3.0)
-    (row,) = read_rows(results / "summary.csv")
+    (row,) = read_csv(results / "summary.csv")
     print({k: row[k] for k in ("fault", "fault_detect_s", "fault_recover_s", "status")})
     assert row["fault"] == "slow server-0"
     assert_shown_and_healed(run_dir, event, row, run["duration_s"])
@@ -282,7 +262,7 @@ def test_faults_through_the_api_stop_a_server_and_delete_its_pod(
     assert_in_force(stop, at_s=4, for_s=3, duration_s=run["duration_s"], signal_s=2.0)
     assert not restart["note"] and restart["began_s"] >= 12 - 0.01, restart
     assert restart["ended_s"] < run["duration_s"], restart  # the new pod was ready in the run
-    (row,) = read_rows(results / "summary.csv")
+    (row,) = read_csv(results / "summary.csv")
     print({k: row[k] for k in ("fault", "fault_detect_s", "fault_recover_s", "status")})
     assert row["fault"] == "stop server-0"
     assert_shown_and_healed(run_dir, stop, row, run["duration_s"])
