@@ -74,7 +74,7 @@ deps-test: deps ## Install the missing Debian packages of the local test tiers (
 	@scripts/install-debs.sh test
 
 .PHONY: deps-k8s
-deps-k8s: deps ## Install the missing Debian packages of the Kubernetes tiers and k8s-up (etcd, containerd, runc, CNI plugins, conntrack, umoci, skopeo; CILIUM=1: clang/llvm 19).
+deps-k8s: deps ## Install the missing Debian packages of the Kubernetes tiers and k8s-up (etcd, containerd, runc, CNI plugins, conntrack, umoci, skopeo, docker-registry, collectd-core; CILIUM=1: clang/llvm 19).
 	@scripts/install-debs.sh k8s $(if $(filter 1,$(CILIUM)),cilium)
 
 .PHONY: check-installs
@@ -114,7 +114,7 @@ $(MIDDLEWARE_JAR) $(LOADGEN_JAR) &: $(JAVA_SOURCES)
 	@touch $(MIDDLEWARE_JAR) $(LOADGEN_JAR) 2>/dev/null || true
 
 .PHONY: push
-push: ## Push the project's images to REGISTRY (host[:port][/path], e.g. <acr>.azurecr.io/cachelab; chart value global.imageRegistry): middleware and loadgen by jib, tagged appVersion and the short commit; toxiproxy and locust when make images built them. http only for a registry on this machine.
+push: ## Push the project's images to REGISTRY (host[:port][/path], e.g. <acr>.azurecr.io/cachelab; chart value global.imageRegistry): middleware and loadgen by jib, tagged appVersion and the short commit; toxiproxy, the memcached exporter and locust when make images built them. http only for a registry on this machine.
 	@REGISTRY="$(REGISTRY)" JAVA_HOME="$(JDK_HOME)" scripts/push.sh
 
 .PHONY: image
