@@ -10,7 +10,12 @@ from typing import Any
 
 import pytest
 
-from cachelab.k8s.api_faults import api_fault_problem, needs_shared_processes
+from cachelab.k8s.api_faults import (
+    api_fault_problem,
+    helper_image,
+    needs_shared_processes,
+    signaller_running,
+)
 from cachelab.k8s.faults import (
     K8sFaultError,
     K8sFaultTargets,
@@ -222,3 +227,30 @@ def test_the_origin_is_the_first_second_seen() -> None:
     assert first is not None
     origin.seen(LiveSample(second=9, ops_per_s=1.0, mean_ms=0.1, p99_ms=0.2, errors=0))
     assert origin.origin() == first
+
+
+def test_the_signaller_image_is_moved_by_the_release_registry() -> None:
+    """The ephemeral container runs the chart's helper image from where the release pulls its
+    own: under global.imageRegistry as the chart's templates move it."""
+    values: dict[str, Any] = {"helper": {"image": {"repository": "busybox", "tag": "1.37.0"}}}
+    assert helper_image(values) == "busybox:1.37.0"
+    values["global"] = {"imageRegistry": "10.244.0.1:5100/"}
+    assert helper_image(values) == "10.244.0.1:5100/busybox:1.37.0"
+
+
+def test_a_signaller_whose_image_cannot_be_pulled_fails_at_once_naming_it() -> None:
+    def pod(state: dict[str, Any]) -> dict[str, Any]:
+        statuses = [{"name": "cachelab-signal-0", "state": state}]
+        return {"metadata": {"name": "m-0"}, "status": {"ephemeralContainerStatuses": statuses}}
+
+    assert not signaller_running({"metadata": {"name": "m-0"}}, "cachelab-signal-0")
+    assert not signaller_running(
+        pod({"waiting": {"reason": "ContainerCreating"}}), "cachelab-signal-0"
+    )
+    assert signaller_running(pod({"running": {}}), "cachelab-signal-0")
+    back_off = {"reason": "ImagePullBackOff", "message": 'Back-off pulling image "busybox:1.37.0"'}
+    with pytest.raises(
+        K8sFaultError,
+        match=r"cachelab-signal-0 in pod m-0: ImagePullBackOff.*busybox:1\.37\.0.*imageRegistry",
+    ):
+        signaller_running(pod({"waiting": back_off}), "cachelab-signal-0")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cachelab.k8s.faults import READY_TIMEOUT_S, K8sFaultError, resolve
+from cachelab.k8s.images import image_reference
 from cachelab.k8s.kube import K8sError, Kube
 from cachelab.k8s.release import ReleaseKeeper
 from cachelab.spec import Spec
@@ -75,10 +76,24 @@ def _ready(pod: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def _signaller_running(pod: dict[str, Any], name: str) -> bool:
+PULL_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
+
+
+def signaller_running(pod: dict[str, Any], name: str) -> bool:
+    """Whether the pod's ephemeral container `name` runs; K8sFaultError at once when the
+    kubelet cannot pull its image (it would wait in back-off until the deadline)."""
     for status in pod.get("status", {}).get("ephemeralContainerStatuses", []):
-        if status.get("name") == name and "running" in status.get("state", {}):
-            return True
+        if status.get("name") != name:
+            continue
+        state = status.get("state", {})
+        waiting = state.get("waiting", {})
+        if waiting.get("reason") in PULL_FAILURES:
+            raise K8sFaultError(
+                f"the ephemeral container {name} in pod {pod['metadata']['name']}: "
+                f"{waiting['reason']}: {waiting.get('message', '')} (the release's helper image "
+                "comes from its global.imageRegistry: `make push REGISTRY=<registry>`)"
+            )
+        return "running" in state
     return False
 
 
@@ -116,7 +131,7 @@ class ApiFaultTargets:
             "--profile=restricted", "--", "sleep", str(SIGNALLER_LIFETIME_S), timeout_s=60,
         )  # fmt: skip
         deadline = time.monotonic() + SIGNALLER_START_S
-        while not _signaller_running(self.kube.get("pod", pod_name), name):
+        while not signaller_running(self.kube.get("pod", pod_name), name):
             if time.monotonic() > deadline:
                 raise K8sFaultError(
                     f"{target}: the ephemeral container {name} in pod {pod_name} did not run "
@@ -228,9 +243,9 @@ def can_i(kube: Kube) -> Callable[[str, str], bool]:
 
 
 def helper_image(values: dict[str, Any]) -> str:
-    """The release's helper image (`helm get values --all`'s `helper.image`)."""
-    image = values["helper"]["image"]
-    return f"{image['repository']}:{image['tag']}"
+    """The release's helper image (`helm get values --all`'s `helper.image`), moved by its
+    `global.imageRegistry` as the chart moves it."""
+    return image_reference(values["helper"]["image"], values)
 
 
 def api_fault_targets(
