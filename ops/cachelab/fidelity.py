@@ -70,6 +70,17 @@ STATION_KINDS = {
 }
 
 
+def link_kind(link: str) -> str:
+    """The seeds' bottleneck kind of a shaped link (cachelab.local.shaping's names): a
+    server's egress is the server link, the clients' egress the client link; the middleware's
+    links have no kind of their own in the seeds."""
+    if link.startswith("server-") and link.endswith(" out"):
+        return "server_link"
+    if link.startswith("clients -> "):
+        return "client_link"
+    return UNKNOWN
+
+
 class FidelityError(ValueError):
     """A results folder with nothing to compare (one line saying why)."""
 
@@ -344,6 +355,7 @@ class _Bottlenecks:
         """The busiest station's kind at `point`; UNKNOWN without its CPU samples."""
         import pandas as pd
 
+        from cachelab.analysis.operational import LINK_PREFIX
         from cachelab.analysis.perpoint import analyse_point
 
         experiment = self.experiment()
@@ -359,6 +371,8 @@ class _Bottlenecks:
             return UNKNOWN
         if analysis.bottleneck.startswith("backend "):
             return "server_cpu"
+        if analysis.bottleneck.startswith(LINK_PREFIX):
+            return link_kind(analysis.bottleneck.removeprefix(LINK_PREFIX))
         return STATION_KINDS.get(analysis.bottleneck, UNKNOWN)
 
     def experiment(self) -> Any:

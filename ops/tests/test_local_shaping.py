@@ -17,9 +17,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
+from cachelab.analysis.operational import LINK_SATURATED
+from cachelab.analysis.perpoint import analyse_point
 from cachelab.local.servers import start_servers
 from cachelab.local.shaping import (
     Link,
@@ -30,6 +33,7 @@ from cachelab.local.shaping import (
     role_rates,
 )
 from cachelab.processes import ProcessSet
+from cachelab.results.experiment import read_experiment
 from cachelab.spec import Hosts
 
 
@@ -114,20 +118,26 @@ def tc_lo() -> Iterator[None]:
     assert "htb" not in _lo_qdisc(), "the test left lo shaped"
 
 
+def _get_big(sock: socket.socket) -> int:
+    """One `get big` on `sock`; returns the reply's length."""
+    sock.sendall(b"get big\r\n")
+    reply = b""
+    while not reply.endswith(b"END\r\n"):
+        chunk = sock.recv(1 << 20)
+        assert chunk, "memcached closed the connection"
+        reply += chunk
+    return len(reply)
+
+
 def _get_bytes_per_s(port: int, value_bytes: int, seconds: float) -> float:
     """Fetches one value over and over for `seconds`; returns reply bytes per second."""
     with socket.create_connection(("127.0.0.1", port)) as sock:
         start = time.monotonic()
         received = 0
         while time.monotonic() - start < seconds:
-            sock.sendall(b"get big\r\n")
-            reply = b""
-            while not reply.endswith(b"END\r\n"):
-                chunk = sock.recv(1 << 20)
-                assert chunk, "memcached closed the connection"
-                reply += chunk
-            assert len(reply) > value_bytes
-            received += len(reply)
+            length = _get_big(sock)
+            assert length > value_bytes
+            received += length
         return received / (time.monotonic() - start)
 
 
@@ -152,6 +162,29 @@ def test_a_shaped_server_port_sends_at_its_rate_and_lo_is_restored(
     assert "htb" not in _lo_qdisc()
     # A machine under load only makes it slower; faster than the rate means no shaping.
     assert 0 < shaped < 1.5 * 1_000_000, f"{shaped:.0f} B/s through an 8 Mbit/s class"
+
+
+@pytest.mark.integration
+def test_a_shaped_link_counts_the_bytes_it_sent(tc_lo: None, tmp_path: Path) -> None:
+    """The class's byte counter (what the operational analysis divides by the requests) holds
+    every reply byte through the link and little more (IP, TCP and loopback headers)."""
+    value_bytes, gets = 64 * 1024, 8
+    with ProcessSet() as procs:
+        (server,) = start_servers(procs, "memcached", 1, tmp_path)
+        with socket.create_connection((server.host, server.port)) as sock:
+            sock.sendall(b"set big 0 0 %d\r\n" % value_bytes + b"x" * value_bytes + b"\r\n")
+            assert sock.recv(100) == b"STORED\r\n"
+            shaper = LoopbackShaper()
+            links = [Link("server out", "sport", server.port, 8), Link("idle", "sport", 9, 8)]
+            shaper.apply(links)
+            try:
+                received = sum(_get_big(sock) for _ in range(gets))
+                sent, idle = shaper.sent_bytes()
+            finally:
+                shaper.clear()
+    assert shaper.sent_bytes() == []
+    assert idle == 0
+    assert sent is not None and received <= sent <= 1.05 * received, (sent, received)
 
 
 def _round_trip_ms(port: int, count: int = 20) -> float:
@@ -236,6 +269,17 @@ def test_run_with_asl2017_profile_is_capped_by_the_server_link(tc_lo: None, tmp_
     assert record["bandwidth"]["profile"] == "asl2017"
     server_out = record["bandwidth"]["links"][0]
     assert (server_out["field"], server_out["mbit"]) == ("sport", 100)
+    loadgen = json.loads((results / "raw" / "p0-r0" / "loadgen-0.json").read_text())
+    requests = loadgen["ALL STATS"]["Totals"]["Count"]
+    # every GET's reply (16 KiB and its header) went through the server's class
+    assert 16384 < server_out["sent_bytes"] / requests < 1.1 * (16384 + 40), (server_out, requests)
+    # the operational analysis names the server's link, not the workers waiting for it
+    experiment = read_experiment(results)
+    frame = pd.read_csv(results / "summary.csv")
+    analysis, _, _ = analyse_point(0, frame, experiment, os.cpu_count() or 1)
+    link = analysis.stage("link server-0 out")
+    assert link is not None and link.utilisation >= LINK_SATURATED, analysis.stages
+    assert analysis.bottleneck == "link server-0 out", analysis.stages
     with (results / "summary.csv").open() as handle:
         (row,) = list(csv.DictReader(handle))
     # 100 Mbit/s = 12.5 MB/s out of the server; a 16 KiB GET reply is ~16.4 KB: <= ~760 ops/s

@@ -36,6 +36,13 @@ and the per-process CPU samples:
   of the experiment's CPU per request on m = c cores. U = X D_cpu / m. The station needs the
   schedstat and worker-thread columns of `cpu.csv`; without them it is not modelled and the row
   shows the experiment's CPU over c.
+- **shaped links** (a local run under `--bandwidth`): each link direction's htb class, one
+  server at the link's rate C: D = the bytes it carried per loadgen request x 8 / C (its class's
+  byte counter over the whole shaped run, divided by the loadgens' requests over the same run),
+  U = X D. A link near 1 is the seeds' "server link" or "client link" bound (ASL 2017 §2.1: a
+  memcached VM's ~100 Mbit/s caps read-only load at ~11,000 1 KB values per second). A link at
+  U >= 0.9 is named the bottleneck before the worker pool, whose holding time includes the wait
+  for the link (every worker busy waiting for a saturated link).
 - **each process's CPU**: its CPU seconds per second over the machine's cores (shown, not a
   station of its own).
 - **Kubernetes pods** (a run whose pods' CPU caps were recorded, `process_cpu_limit`): each pod
@@ -61,6 +68,10 @@ from dataclasses import dataclass, field
 from cachelab.analysis.links import NO_LINKS, LinkDelays
 
 MEMCACHED_DEFAULT_THREADS = 4
+LINK_SATURATED = (
+    0.9  # a shaped link this busy is the bottleneck of whatever holds requests through it
+)
+LINK_PREFIX = "link "  # a shaped link's station: "link server-0 out"
 
 
 @dataclass(frozen=True)
@@ -106,6 +117,8 @@ class PointMeasurement:
     # the spec's alone (configured or profile: what an a-priori prediction takes)
     links: LinkDelays = NO_LINKS
     spec_links: LinkDelays = NO_LINKS
+    # shaped link name -> (bytes it carried per request, its rate in Mbit/s); empty: unshaped
+    link_loads: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def worker_wakeup_wait_ms(self) -> float:
@@ -262,6 +275,7 @@ def analyse(m: PointMeasurement) -> OperationalAnalysis:
             demand = 1000.0 * cores / (x / max(1, m.servers)) if x > 0 else math.nan
             servers = min(m.server_threads, m.process_cpu_limit.get(name, math.inf))
             stages.append(Stage(f"backend {name}", demand, servers, cores / servers, part))
+    stages += [_link(name, load, x) for name, load in sorted(m.link_loads.items())]
     if m.process_cpu_limit:
         stages += _pod_stages(m, x)
     if share is not None:
@@ -278,9 +292,7 @@ def analyse(m: PointMeasurement) -> OperationalAnalysis:
                 )
             )
         stages.append(_host_cpu(share, x, cpu_modelled))
-    stations = [s for s in stages if s.is_station and math.isfinite(s.utilisation)]
-    bottleneck = max(stations, key=lambda s: s.utilisation).name if stations else None
-    return OperationalAnalysis(m.point, stages, bottleneck)
+    return OperationalAnalysis(m.point, stages, bottleneck_of(stages))
 
 
 def _event_loops(m: PointMeasurement, x_mw: float) -> Stage:
@@ -291,6 +303,14 @@ def _event_loops(m: PointMeasurement, x_mw: float) -> Stage:
     cores = sum(c for role, c in m.process_cpu.values() if role == "middleware")
     demand_ms = 1000.0 * cores / x_mw if x_mw > 0 and cores > 0 else math.nan
     return Stage("event loops", demand_ms, loops, x_mw * demand_ms / 1000.0 / loops, "queue")
+
+
+def _link(name: str, load: tuple[float, float], x: float) -> Stage:
+    """A shaped link as a station of one server: its demand is the time its rate takes to send
+    one request's bytes (D = bytes x 8 / rate), its utilisation X x D."""
+    bytes_per_request, mbit = load
+    demand_ms = bytes_per_request * 8.0 / (mbit * 1000.0)
+    return Stage(f"{LINK_PREFIX}{name}", demand_ms, 1, x * demand_ms / 1000.0, "queue")
 
 
 def _pod_stages(m: PointMeasurement, x: float) -> list[Stage]:
@@ -363,6 +383,17 @@ def combine(analyses: list[OperationalAnalysis]) -> OperationalAnalysis:
                 sum(s.held_demand_ms for s in found) / len(found),
             )
         )
+    return OperationalAnalysis(analyses[0].point, stages, bottleneck_of(stages))
+
+
+def bottleneck_of(stages: list[Stage]) -> str | None:
+    """The busiest station; a saturated shaped link (U >= LINK_SATURATED) before any other. A
+    link's demand is pure service (bytes over its rate), while the worker pool's is a holding
+    time that includes the wait for the link downstream: with the link saturated every worker
+    is busy waiting for it, and the pool's utilisation reaches 1 because of the link."""
     stations = [s for s in stages if s.is_station and math.isfinite(s.utilisation)]
-    bottleneck = max(stations, key=lambda s: s.utilisation).name if stations else None
-    return OperationalAnalysis(analyses[0].point, stages, bottleneck)
+    links = [
+        s for s in stations if s.name.startswith(LINK_PREFIX) and s.utilisation >= LINK_SATURATED
+    ]
+    busiest = max(links or stations, key=lambda s: s.utilisation, default=None)
+    return busiest.name if busiest is not None else None

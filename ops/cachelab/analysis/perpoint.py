@@ -110,6 +110,24 @@ def pool_slices(runs: Sequence[RunData]) -> float:
     return sum(found) / len(found) if found else math.nan
 
 
+def link_loads(runs: Sequence[RunData]) -> dict[str, tuple[float, float]]:
+    """Per shaped link (local `--bandwidth`), the bytes it carried per loadgen request and its
+    rate in Mbit/s: the class's bytes sent while shaped (point.json `bandwidth.links`) over the
+    requests the loadgens completed in their whole run, averaged over the runs that counted
+    them (empty when none did: unshaped, or recorded before the counters were)."""
+    found: dict[str, list[float]] = {}
+    mbit: dict[str, float] = {}
+    for run in runs:
+        requests = sum(c.run.totals.count for c in run.clients)
+        shaping = run.record.extra.get("bandwidth") or {}
+        for link in shaping.get("links") or []:
+            sent, rate = link.get("sent_bytes"), link.get("mbit")
+            if requests > 0 and isinstance(sent, int) and rate:
+                found.setdefault(str(link["name"]), []).append(sent / requests)
+                mbit[str(link["name"])] = float(rate)
+    return {name: (sum(v) / len(v), mbit[name]) for name, v in found.items()}
+
+
 def measurement(
     row: pd.Series,
     runs: Sequence[RunData],
@@ -157,6 +175,7 @@ def measurement(
         event_loops=max((event_loops_of(run.record.spec) for run in runs), default=0),
         links=achieved_delays(row, suffix).merged_over(spec_links),
         spec_links=spec_links,
+        link_loads=link_loads(runs),
     )
 
 

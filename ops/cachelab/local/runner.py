@@ -325,7 +325,9 @@ class LocalRunner:
             failures = self._drive_loadgens(spec, procs, run_dir, record, targets, faulty)
         finally:
             sampler.stop()
+            sent = shaper.sent_bytes()
             shaper.clear()
+            record["bandwidth"] = describe(self.bandwidth, rates, links, shaper.delay_skipped, sent)
             if faulty is not None:
                 _after_faults(spec, group, faulty)
         for j, ((proc, _), entry) in enumerate(

@@ -25,6 +25,7 @@ unshaped) and is removed afterwards, also on errors and Ctrl-C. Called by the ru
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass, replace
@@ -47,6 +48,8 @@ RTT_MS = {"asl2019": RTT_PROFILES["asl2019"]["client_mw"].rtt_ms}
 POOL_MBIT = {"azure-v2": {"a1": 250, "a2": 500, "a4": 1000}}
 PROFILES = ("off", *ROLE_MBIT, *POOL_MBIT)
 UNLIMITED = "100gbit"
+# `tc -s class show`: a class line, then its counters' line
+CLASS_SENT = re.compile(r"^class htb (\S+) .*\n\s*Sent (\d+) bytes", re.MULTILINE)
 
 
 class ShapingError(RuntimeError):
@@ -136,6 +139,7 @@ class LoopbackShaper:
         self.device = device
         self.installed = False
         self.delay_skipped: str | None = None  # why the links' netem delay is not applied
+        self._classes: list[str] = []  # the classid of each applied link, in order
 
     def _tc(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(["tc", *args], capture_output=True, text=True, check=False)
@@ -171,6 +175,7 @@ class LoopbackShaper:
             )
             for k, link in enumerate(links):
                 classid = f"1:{k + 16:x}"
+                self._classes.append(classid)
                 rate = f"{link.mbit}mbit"
                 self._tc(
                     "class", "add", *dev, "parent", "1:", "classid", classid,
@@ -191,21 +196,41 @@ class LoopbackShaper:
             self.clear()
             raise
 
+    def sent_bytes(self) -> list[int | None]:
+        """Bytes each applied link's class has sent since `apply`, in the order of its links
+        (`tc -s class show`: IP packets with the loopback device's header); None for a class
+        whose counter tc did not show."""
+        if not self._classes:
+            return []
+        shown = self._tc("-s", "class", "show", "dev", self.device, check=False).stdout
+        sent = {m[1]: int(m[2]) for m in CLASS_SENT.finditer(shown)}
+        return [sent.get(classid) for classid in self._classes]
+
     def clear(self) -> None:
         """Removes the root qdisc this shaper installed (nothing if it installed none)."""
         if self.installed:
             self._tc("qdisc", "del", "dev", self.device, "root", check=False)
             self.installed = False
+            self._classes = []
 
 
 def describe(
-    profile: str, rates: dict[str, int], links: list[Link], delay_skipped: str | None = None
+    profile: str,
+    rates: dict[str, int],
+    links: list[Link],
+    delay_skipped: str | None = None,
+    sent_bytes: list[int | None] | None = None,
 ) -> dict[str, object]:
-    """What a run record stores about its shaping."""
+    """What a run record stores about its shaping; with `sent_bytes` (LoopbackShaper's, read
+    before it is cleared) each link's bytes sent while it was shaped, which the operational
+    analysis divides by the loadgens' requests of the whole run for a link's demand."""
+    described = [asdict(link) for link in links]
+    for link, sent in zip(described, sent_bytes or [], strict=False):
+        link["sent_bytes"] = sent
     return {
         "profile": profile,
         "mbit": rates,
         "rtt_ms": RTT_MS.get(profile, 0.0) if delay_skipped is None else 0.0,
         "delay_skipped": delay_skipped,
-        "links": [asdict(link) for link in links],
+        "links": described,
     }

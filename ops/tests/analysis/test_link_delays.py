@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from cachelab.analysis.links import (
     profile_delays,
 )
 from cachelab.analysis.models import POOL, ClosedModel, closed_model, with_links
-from cachelab.analysis.operational import PointMeasurement, analyse
+from cachelab.analysis.operational import LINK_SATURATED, PointMeasurement, analyse
 from cachelab.analysis.perpoint import measurement, spec_delays
 from cachelab.analysis.prediction import network_model, predict_curve
 
@@ -266,3 +267,53 @@ def test_a_point_without_links_has_the_model_without_links() -> None:
     closed = closed_model(m, analyse(m))
     assert closed is not None
     assert (closed.client_rtt_ms, closed.server_rtt_ms, closed.links) == (0.0, 0.0, NO_LINKS)
+
+
+def test_a_shaped_link_is_a_station_and_names_the_seeds_server_link() -> None:
+    """ASL 2017 §2.1 read-only, no middleware: 1 KB values at ~11,000 GETs/s fill the one
+    server's 100 Mbit/s, a station busier than any other, so the link is the bottleneck
+    (kind server_link)."""
+    from cachelab.fidelity import link_kind
+
+    point = PointMeasurement(
+        point=0, clients=192, think_time_ms=0.0, throughput_ops_per_s=11_000.0,
+        response_time_ms=17.0, servers=1, host_cores=2,
+        process_cpu={"memcached-0": ("server", 0.6)}, server_threads=4,
+        link_loads={"server-0 out": (1124.0, 100.0), "clients -> server-0": (60.0, 600.0)},
+    )  # fmt: skip
+    analysis = analyse(point)
+    link = analysis.stage("link server-0 out")
+    assert link is not None and link.is_station
+    assert link.demand_ms == pytest.approx(1124 * 8 / 100_000)
+    assert link.utilisation == pytest.approx(11_000 * 1124 * 8 / 100e6)
+    assert analysis.bottleneck == "link server-0 out"
+    assert link_kind(analysis.bottleneck.removeprefix("link ")) == "server_link"
+    assert link_kind("clients -> middleware-0") == "client_link"
+    assert link_kind("middleware-0 out") == "unknown"
+
+
+def test_a_run_without_the_links_counters_has_no_link_station() -> None:
+    point = PointMeasurement(
+        point=0, clients=8, think_time_ms=0.0, throughput_ops_per_s=1000.0,
+        response_time_ms=8.0,
+    )  # fmt: skip
+    assert not any(s.name.startswith("link ") for s in analyse(point).stages)
+
+
+def test_a_saturated_link_is_named_before_the_workers_waiting_for_it() -> None:
+    """Four workers, 16 KiB replies through a 100 Mbit/s server link at its rate: every worker
+    is busy waiting for the link (pool U 1.0), the link at 0.95 is the cause."""
+    point = PointMeasurement(
+        point=0, clients=8, think_time_ms=0.0, throughput_ops_per_s=725.0,
+        response_time_ms=11.0, middlewares=1, workers=4, servers=1,
+        mw_throughput_ops_per_s=725.0, mw_response_time_ms=10.5, mw_queue_time_ms=5.0,
+        mw_service_time_ms=5.4, link_loads={"server-0 out": (16_450.0, 100.0)},
+    )  # fmt: skip
+    analysis = analyse(point)
+    pool, link = analysis.stage("worker pool"), analysis.stage("link server-0 out")
+    assert pool is not None and link is not None
+    assert pool.utilisation > link.utilisation > LINK_SATURATED
+    assert analysis.bottleneck == "link server-0 out"
+    # below saturation the busiest station is named as before
+    idle = analyse(replace(point, link_loads={"server-0 out": (1000.0, 100.0)}))
+    assert idle.bottleneck == "worker pool"
