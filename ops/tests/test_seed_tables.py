@@ -12,14 +12,15 @@ import pytest
 from cachelab.paths import repo_root
 from cachelab.seeds import TABLES_DIR, Excerpt, SeedCurve, all_curves, all_effects
 
-# A number as printed; "11k" (thousands, in a sentence) is 11000.
-NUMBER = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)(k?)(?![\w.])")
+# A number as printed; "11k" (thousands, in a sentence) is 11000, "10'242" (an apostrophe between
+# thousands) is 10242.
+NUMBER = re.compile(r"(?<![\w.'])(-?\d{1,3}(?:'\d{3})+|-?\d+(?:\.\d+)?)(k?)(?![\w.'])")
 SEED_TEXTS = repo_root().parent / "shared" / "seeds"
 WITH_EXCERPT = [c for c in all_curves() if c.excerpt is not None]
 
 
 def numbers(line: str) -> list[float]:
-    return [float(n) * (1000 if k else 1) for n, k in NUMBER.findall(line)]
+    return [float(n.replace("'", "")) * (1000 if k else 1) for n, k in NUMBER.findall(line)]
 
 
 def excerpt_lines(excerpt: Excerpt) -> list[str]:
@@ -27,9 +28,12 @@ def excerpt_lines(excerpt: Excerpt) -> list[str]:
 
 
 def printed(excerpt: Excerpt, metric: str) -> list[float]:
-    """The metric's numbers as printed (before `scale`): a row-wise table's line, or a column of
-    a column-wise table's rows."""
+    """The metric's numbers as printed (before `scale`): a row-wise table's line, a column of
+    a column-wise table's rows, or its parts' lines added up number by number."""
     lines = excerpt_lines(excerpt)
+    if metric in excerpt.sums:
+        parts = [numbers(lines[index - 1]) for index in excerpt.sums[metric]]
+        return [sum(values) for values in zip(*parts, strict=True)]
     if metric in excerpt.columns:
         first, last = excerpt.rows
         return [numbers(line)[excerpt.columns[metric] - 1] for line in lines[first - 1 : last]]
@@ -47,7 +51,7 @@ def _id(curve: SeedCurve) -> str:
 def test_each_published_number_is_the_one_printed(curve: SeedCurve) -> None:
     excerpt = curve.excerpt
     assert excerpt is not None
-    checked = [*excerpt.lines, *excerpt.columns]
+    checked = [*excerpt.lines, *excerpt.columns, *excerpt.sums]
     assert "throughput_ops_per_s" in checked
     for metric in checked:
         scale = excerpt.scale.get(metric, 1.0)

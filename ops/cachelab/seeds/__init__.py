@@ -89,12 +89,15 @@ class Excerpt:
     """Where in `tables/<file>.txt` each metric's published numbers are printed: a table printed
     row-wise gives each metric's line (1-based; its numbers are the line's last ones; two lines
     when the text splits the row), one printed column-wise gives the lines `rows` (first, last)
-    and each metric's column. `scale` turns the printed unit into the metric's (µs to ms: 0.001)."""
+    and each metric's column. A metric the table prints only as parts (requests per second of
+    each request type) gives the lines of its parts in `sums`: its value at each x is theirs
+    added up. `scale` turns the printed unit into the metric's (µs to ms: 0.001)."""
 
     file: str
     lines: dict[str, int | list[int]] = field(default_factory=dict)
     rows: list[int] = field(default_factory=list)
     columns: dict[str, int] = field(default_factory=dict)
+    sums: dict[str, list[int]] = field(default_factory=dict)
     scale: dict[str, float] = field(default_factory=dict)
 
     @property
