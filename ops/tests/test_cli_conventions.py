@@ -199,7 +199,7 @@ def test_fidelity_json_holds_the_table_as_numbers(
     assert main(["fidelity", "--json", str(folder)]) == 0
     out = _json_out(capsys)
     expected = fidelity_rows(folder)
-    assert len(out["rows"]) == len(expected) == 4
+    assert len(out["rows"]) == len(expected) == 5  # Table 3's four worker counts, Table 4's
     row, first = out["rows"][0], expected[0]
     assert (row["experiment"], row["seed"], row["series"]) == (
         first.experiment,
@@ -220,8 +220,9 @@ def test_fidelity_json_holds_the_table_as_numbers(
         "same": None,
     }
     assert 0 <= row["shape_max_abs_difference"] <= 1
-    # the seed's two-middleware curves are refused, each naming the fields that differ
-    assert len(out["refused"]) == 4
+    # the seed's two-middleware curves (Table 3's four, Table 4's) are refused, each naming the
+    # fields that differ
+    assert len(out["refused"]) == 5
     fields = {d["field"]: (d["ours"], d["seed"]) for d in out["refused"][0]["differences"]}
     assert fields["topology.middlewares"] == (1, 2)
     with pytest.raises(SystemExit):  # one shape at a time

@@ -125,11 +125,11 @@ def test_the_shape_is_the_largest_gap_of_the_normalised_curves() -> None:
 def test_no_seed_numbers_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "r"
     folder.mkdir()
-    (folder / "spec.yaml").write_text("name: plain\nseeds: [mvr-3.1-mc-default]\n")
+    (folder / "spec.yaml").write_text("name: plain\nseeds: [mvr-3.8-mc-zipf]\n")
     (folder / "summary.csv").write_text("point,repetition,total_clients\n")
-    with pytest.raises(FidelityError, match=r"no published numbers of mvr-3\.1-mc-default"):
+    with pytest.raises(FidelityError, match=r"no published numbers of mvr-3\.8-mc-zipf"):
         fidelity_rows(folder)
-    assert compare(folder).without_numbers == ["mvr-3.1-mc-default"]
+    assert compare(folder).without_numbers == ["mvr-3.8-mc-zipf"]
     assert main(["fidelity", str(folder)]) == 2
     out = capsys.readouterr().out.strip()
     assert out.startswith("error:") and len(out.splitlines()) == 1
@@ -193,8 +193,11 @@ def test_the_quickstart_is_not_put_beside_the_write_only_table(tmp_path: Path) -
 def test_an_asl17_spec_gets_each_worker_count_beside_the_seeds_table(tmp_path: Path) -> None:
     folder = shaped_run(tmp_path, "asl17-heavy-load-1mw", worker_bound)
     rows = fidelity_rows(folder)
+    # Table 3's four rows and Table 4's clients' maximum at 64 workers and 240 clients
     assert sorted(r.series for r in rows) == [
-        f"{w} workers, 1 MW, write-only" for w in (16, 32, 64, 8)
+        *(f"{w} workers, 1 MW, write-only" for w in (16, 32, 64)),
+        "64 workers, 1 MW, write-only, 240 clients",
+        "8 workers, 1 MW, write-only",
     ]
     by_workers = {r.series: r for r in rows}
     eight = by_workers["8 workers, 1 MW, write-only"]
@@ -203,7 +206,7 @@ def test_an_asl17_spec_gets_each_worker_count_beside_the_seeds_table(tmp_path: P
     assert eight.ratios()["saturation"] == pytest.approx(4000 / 3520)
     assert eight.ours.knee == 30  # the spec's first point past 8 clients
     section = seeds_section(read_results(folder))
-    assert section is not None and len(section.rows) == 4
+    assert section is not None and len(section.rows) == 5
     draw([seeds_plan(section)], tmp_path)
     assert (tmp_path / SEEDS_FIGURE).stat().st_size > 20_000
 

@@ -149,13 +149,14 @@ def _covers(profile: str, middlewares: int) -> bool:
 
 
 def _narrowed_sweep(spec: Spec, curves: list[Any], notes: list[str]) -> list[str]:
-    """`sweep.FIELD=[...]` terms keeping only the swept values some curve of the seed fixes."""
+    """`sweep.FIELD=[...]` terms keeping only the swept values some curve of the seed fixes; a
+    field one of its curves leaves open (drawn over it, or not fixed) keeps all its values."""
     from cachelab.seeds import same_value
 
     terms = []
     for field, values in spec.sweep.items():
-        wanted = [c.config.get(field) for c in curves if c.config.get(field) is not None]
-        if not wanted:
+        wanted = [c.config.get(field) for c in curves]
+        if not wanted or None in wanted:
             continue
         kept = [v for v in values if any(same_value(field, v, w) for w in wanted)]
         if not kept:
