@@ -273,3 +273,38 @@ def test_a_maximum_stated_in_the_text_is_compared_as_a_saturation_only() -> None
     assert cells[3] == "6,100 / 7,700 = 0.79" and cells[4].startswith("32 / \u2013")
     refused = {r.curve for r in comparison.refused}
     assert "16 workers, read-only, stated maximum" in refused  # read-only is not write-only
+
+
+def test_a_factorial_table_gives_one_point_per_configuration(tmp_path: Path) -> None:
+    folder = shaped_run(tmp_path, "asl17-2k-ro", worker_bound)
+    rows = fidelity_rows(folder)
+    assert len(rows) == 8  # Figure 24's rows, each beside the point of its M, W and S
+    by_series = {r.series: r for r in rows}
+    row = by_series["2 middlewares, 32 workers, 3 servers, read-only, 192 clients"]
+    assert (row.theirs.x, row.theirs.saturation, row.theirs.low_load_rt_ms) == ([192], 33384, 5.79)
+    assert row.ours.x == [192] and row.ours.saturation == 500.0 * 32  # one pool of 32 workers
+    assert row.ours.low_load_rt_ms == pytest.approx(1000.0 * 192 / (500.0 * 32))
+    assert not row.rt_from_law and row.ratios()["knee"] == 1.0
+    assert compare(folder).without_numbers == ["x-asl17-2k"]
+
+
+def test_a_multi_get_curve_adds_up_the_rates_the_table_prints(tmp_path: Path) -> None:
+    folder = shaped_run(tmp_path, "asl17-sharded", worker_bound)
+    (row,) = fidelity_rows(folder)
+    assert row.series == "sharded, 12 clients, by multi-get size"
+    assert row.x == "workload.multi_get" and row.theirs.x == [1, 3, 6, 9, 12]
+    assert row.theirs.saturation == 2393 + 0 + 239  # Table 6's GET, MULTIGET and SET at 1 key
+    assert math.isnan(row.ratios()["knee"])
+
+
+def test_a_maximum_over_a_server_setting_is_one_point_over_it(tmp_path: Path) -> None:
+    def peak_at_two(row: dict[str, object]) -> float:
+        threads = row["server.memcached.threads"]
+        assert isinstance(threads, int)
+        return 200_000.0 - 10_000.0 * abs(threads - 2)
+
+    folder = shaped_run(tmp_path, "mvr-mc-threads", peak_at_two)
+    (row,) = fidelity_rows(folder)
+    assert row.x == "server.memcached.threads" and row.theirs.x == [2]
+    assert (row.ours.saturation, row.theirs.saturation) == (200_000, 270_000)
+    assert row.shape_difference == 0  # both peak at 2 threads
