@@ -5,8 +5,8 @@ Each curve carries the configuration it was measured under (`config`: spec field
 dotted path, the names of summary.csv's swept columns; null = not fixed along the curve or not
 applicable), the bottleneck its seed's text names for it, and, where the numbers are printed in
 the seed's text, the verbatim lines they come from (`tables/<excerpt>.txt`). A curve without an
-x is a maximum the seed's text states in words ("throughput stops at 7700 rps") without the load
-it was reached at: one throughput value, compared as a saturation only.
+x is a maximum the seed's text states as such, in words ("throughput stops at 7700 rps") or in a
+table of maxima: one throughput value, compared as a saturation only.
 
 Some seeds state an effect in words instead of numbers (`effects.yaml`: a change of one field
 lowered the maximum, moved the knee by so many clients); `effects_for` gives them.
@@ -109,8 +109,8 @@ class Excerpt:
 class SeedCurve:
     """One published series: its configuration, x values and metrics named as summary.csv
     columns, the bottleneck the seed names and the excerpt its numbers are printed in (None when
-    they were read from a figure). `x` None: a maximum stated in the text, its one throughput
-    value at no stated load (`stated`)."""
+    they were read from a figure). `x` None: a maximum the seed states as such, its one throughput
+    value, compared whatever load it was reached at (`stated`)."""
 
     seed: str
     source: str
@@ -126,7 +126,7 @@ class SeedCurve:
 
     @property
     def stated(self) -> bool:
-        """A maximum the text states without its load (no x)."""
+        """A maximum the seed states as such (no x)."""
         return self.x is None
 
     def series(self, metric: str) -> tuple[list[float], list[float]]:
