@@ -66,18 +66,26 @@ def test_links_cover_each_direction_at_the_sender_rate() -> None:
     rates = {"client": 200, "middleware": 700, "server": 100}
     links = links_for(rates, [11000, 11001], [12000], client_machines=3)
     assert links == [
-        Link("server-0 out", "sport", 11000, 100),
-        Link("server-1 out", "sport", 11001, 100),
-        Link("middlewares -> server-0", "dport", 11000, 700),
-        Link("middlewares -> server-1", "dport", 11001, 700),
-        Link("middleware-0 out", "sport", 12000, 700),
-        Link("clients -> middleware-0", "dport", 12000, 600),
+        Link("server-0 out", "sport", (11000,), 100),
+        Link("server-1 out", "sport", (11001,), 100),
+        Link("middlewares -> servers", "dport", (11000, 11001), 700),
+        Link("middleware-0 out", "sport", (12000,), 700),
+        Link("clients -> middlewares", "dport", (12000,), 600),
     ]
-    # a baseline without middleware: the client machines send to the servers themselves
-    baseline = links_for(rates, [11000], [], client_machines=2)
+    # two middlewares: their requests to the servers share both middlewares' egress, the
+    # clients' requests to them the client machines'
+    two = links_for(rates, [11000], [12000, 12001], client_machines=3)
+    assert [(link.name, link.ports, link.mbit) for link in two if link.field == "dport"] == [
+        ("middlewares -> servers", (11000,), 1400),
+        ("clients -> middlewares", (12000, 12001), 600),
+    ]
+    # a baseline without middleware: one client machine's egress to two servers is one link
+    # (ASL 2017 §2.2: one load generator's 200 Mbit/s bounds its writes to both)
+    baseline = links_for(rates, [11000, 11001], [], client_machines=1)
     assert baseline == [
-        Link("server-0 out", "sport", 11000, 100),
-        Link("clients -> server-0", "dport", 11000, 400),
+        Link("server-0 out", "sport", (11000,), 100),
+        Link("server-1 out", "sport", (11001,), 100),
+        Link("clients -> servers", "dport", (11000, 11001), 200),
     ]
     assert links_for({}, [11000], [12000], client_machines=1) == []
 
@@ -153,7 +161,7 @@ def test_a_shaped_server_port_sends_at_its_rate_and_lo_is_restored(
             sock.sendall(b"set big 0 0 %d\r\n" % value_bytes + b"x" * value_bytes + b"\r\n")
             assert sock.recv(100) == b"STORED\r\n"
         shaper = LoopbackShaper()
-        shaper.apply([Link("server out", "sport", port, 8)])  # 8 Mbit/s = 1 MB/s
+        shaper.apply([Link("server out", "sport", (port,), 8)])  # 8 Mbit/s = 1 MB/s
         try:
             assert "htb" in _lo_qdisc()
             shaped = _get_bytes_per_s(port, value_bytes, 3.0)
@@ -175,7 +183,7 @@ def test_a_shaped_link_counts_the_bytes_it_sent(tc_lo: None, tmp_path: Path) -> 
             sock.sendall(b"set big 0 0 %d\r\n" % value_bytes + b"x" * value_bytes + b"\r\n")
             assert sock.recv(100) == b"STORED\r\n"
             shaper = LoopbackShaper()
-            links = [Link("server out", "sport", server.port, 8), Link("idle", "sport", 9, 8)]
+            links = [Link("server out", "sport", (server.port,), 8), Link("idle", "sport", (9,), 8)]
             shaper.apply(links)
             try:
                 received = sum(_get_big(sock) for _ in range(gets))
@@ -207,8 +215,8 @@ def test_a_netem_delay_adds_the_profile_rtt_and_lo_is_restored(tc_lo: None, tmp_
         shaper = LoopbackShaper()
         shaper.apply(
             [
-                Link("server out", "sport", server.port, 88, delay_us),
-                Link("to server", "dport", server.port, 180, delay_us),
+                Link("server out", "sport", (server.port,), 88, delay_us),
+                Link("to server", "dport", (server.port,), 180, delay_us),
             ]
         )
         try:
@@ -231,7 +239,7 @@ def test_a_shaped_lo_is_not_taken_over(tc_lo: None) -> None:
     subprocess.run(["tc", "qdisc", "add", "dev", "lo", "root", "handle", "1:", "htb"], check=True)
     try:
         with pytest.raises(ShapingError, match="already has a root qdisc"):
-            LoopbackShaper().apply([Link("x", "sport", 1, 8)])
+            LoopbackShaper().apply([Link("x", "sport", (1,), 8)])
         assert "htb" in _lo_qdisc()  # someone else's qdisc stays
     finally:
         subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], check=True)

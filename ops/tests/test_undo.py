@@ -49,7 +49,7 @@ def root_lo() -> Iterator[None]:
 
 def test_a_shaping_a_killed_run_left_is_removed(root_lo: None, tmp_path: Path) -> None:
     shaper = LoopbackShaper()
-    shaper.apply([Link("server->client", "sport", 40_001, 100)])  # never cleared: a killed run
+    shaper.apply([Link("server->client", "sport", (40_001,), 100)])  # never cleared: a killed run
     assert "htb 1: root" in _lo()
     dry = _undo(tmp_path, "--dry-run")
     assert dry.returncode == 0, dry.stderr

@@ -74,8 +74,8 @@ class LocalFaultTargets:
         shaper = LoopbackShaper()
         shaper.apply(
             [
-                Link(f"{target} out (fault)", "sport", port, rate),
-                Link(f"-> {target} (fault)", "dport", port, rate),
+                Link(f"{target} out (fault)", "sport", (port,), rate),
+                Link(f"-> {target} (fault)", "dport", (port,), rate),
             ]
         )
         self._shapers[target] = shaper

@@ -2,18 +2,22 @@
 
 On Kubernetes the bandwidth profiles become pod annotations (charts/testbed, `bandwidth.profile`).
 Locally every process talks over 127.0.0.1, so a profile becomes `tc` HTB classes on `lo`, one per
-link direction, each matched by TCP port and limited to the sending role's egress rate:
+sending machine or group of machines, each matched by TCP port and limited to the sender's egress
+rate:
 
 - server i -> anyone: source port of server i, the server's rate;
 - middleware j -> its clients: source port of middleware j, the middleware's rate;
-- anyone -> server i (middleware requests, or the clients in a baseline without middleware):
-  destination port of server i, the middleware's rate (the clients' rate in a baseline);
-- clients -> middleware j: destination port of middleware j, the clients' rate times the client
-  machines (all client machines' traffic to one middleware shares the class).
+- middlewares -> servers: destination port of any server, the middleware's rate times the
+  middlewares (every request and replicated write to any server shares the middlewares' egress);
+- clients -> middlewares (or -> servers in a baseline without middleware): destination port of any
+  of them, the clients' rate times the client machines (one client machine's egress is shared by
+  every server or middleware it sends to, as the seeds' ASL 2017 §2.2 found: one load generator
+  VM's 200 Mbit/s bounds its writes to two servers).
 
 What a port cannot tell apart is not modelled: a middleware's two directions (to clients, to
-servers) are limited separately rather than sharing one NIC, and with several middlewares their
-requests to one server share one class. The default class (all other loopback traffic) is not
+servers) are limited separately rather than sharing one NIC, and the client machines (or the
+middlewares) share one class rather than each having its own. The default class (all other
+loopback traffic) is not
 limited. A profile with a round-trip time (asl2019: 0.9 ms between all machines) also puts a
 netem delay of half the RTT under every class, so each hop's request and reply add one RTT, where
 the kernel has netem (sch_netem); where it has not, the rates still hold and the run record says
@@ -58,11 +62,12 @@ class ShapingError(RuntimeError):
 
 @dataclass(frozen=True)
 class Link:
-    """One shaped link direction: packets whose `field` port equals `port`, at `mbit` Mbit/s."""
+    """One shaped link direction: packets whose `field` port is one of `ports`, at `mbit` Mbit/s
+    for all of them together."""
 
     name: str
     field: Literal["sport", "dport"]
-    port: int
+    ports: tuple[int, ...]
     mbit: int
     delay_us: int = 0  # netem delay of this direction (half the profile's RTT)
 
@@ -117,18 +122,22 @@ def _rate_links(
     if not rates:
         return []
     links = [
-        Link(f"server-{i} out", "sport", p, rates["server"]) for i, p in enumerate(server_ports)
+        Link(f"server-{i} out", "sport", (p,), rates["server"]) for i, p in enumerate(server_ports)
     ]
-    sender = "middleware" if middleware_ports else "client"
-    to_server = rates[sender] * (1 if middleware_ports else client_machines)
-    links += [
-        Link(f"{sender}s -> server-{i}", "dport", p, to_server) for i, p in enumerate(server_ports)
-    ]
-    for j, port in enumerate(middleware_ports):
-        links.append(Link(f"middleware-{j} out", "sport", port, rates["middleware"]))
-        links.append(
-            Link(f"clients -> middleware-{j}", "dport", port, rates["client"] * client_machines)
+    clients = rates["client"] * client_machines
+    if not middleware_ports:
+        return [*links, Link("clients -> servers", "dport", tuple(server_ports), clients)]
+    mw_rate = rates["middleware"]
+    links.append(
+        Link(
+            "middlewares -> servers", "dport", tuple(server_ports), mw_rate * len(middleware_ports)
         )
+    )
+    links += [
+        Link(f"middleware-{j} out", "sport", (port,), mw_rate)
+        for j, port in enumerate(middleware_ports)
+    ]
+    links.append(Link("clients -> middlewares", "dport", tuple(middleware_ports), clients))
     return links
 
 
@@ -188,10 +197,11 @@ class LoopbackShaper:
                     )  # fmt: skip
                     if done.returncode != 0:
                         self.delay_skipped = f"netem: {done.stderr.strip()}"
-                self._tc(
-                    "filter", "add", *dev, "parent", "1:", "protocol", "ip", "prio", "1",
-                    "u32", "match", "ip", link.field, str(link.port), "0xffff", "flowid", classid,
-                )  # fmt: skip
+                for port in link.ports:
+                    self._tc(
+                        "filter", "add", *dev, "parent", "1:", "protocol", "ip", "prio", "1",
+                        "u32", "match", "ip", link.field, str(port), "0xffff", "flowid", classid,
+                    )  # fmt: skip
         except BaseException:
             self.clear()
             raise
