@@ -119,8 +119,9 @@ def link_loads(runs: Sequence[RunData]) -> dict[str, tuple[float, float]]:
     mbit: dict[str, float] = {}
     for run in runs:
         requests = sum(c.run.totals.count for c in run.clients)
-        shaping = run.record.extra.get("bandwidth") or {}
-        for link in shaping.get("links") or []:
+        shaping = run.record.extra.get("bandwidth")
+        links = shaping.get("links") if isinstance(shaping, dict) else None
+        for link in links if isinstance(links, list) else []:
             sent, rate = link.get("sent_bytes"), link.get("mbit")
             if requests > 0 and isinstance(sent, int) and rate:
                 found.setdefault(str(link["name"]), []).append(sent / requests)

@@ -317,3 +317,20 @@ def test_a_saturated_link_is_named_before_the_workers_waiting_for_it() -> None:
     # below saturation the busiest station is named as before
     idle = analyse(replace(point, link_loads={"server-0 out": (1000.0, 100.0)}))
     assert idle.bottleneck == "worker pool"
+
+
+def test_the_links_bytes_per_request_come_from_the_runs_counters() -> None:
+    """ASL 2017 §2.2 write-only as measured (kept in tests/data/fidelity): each SET's 1 KB value
+    and its headers on the one client machine's link, next to nothing on the servers' replies;
+    a run recorded before the counters has no link loads."""
+    from cachelab.analysis.perpoint import link_loads
+    from cachelab.results.experiment import read_experiment
+
+    fidelity = DATA / "fidelity"
+    measured = read_experiment(fidelity / "asl17-2.2")
+    write_only = link_loads(measured.runs_of(0))
+    assert set(write_only) == {"server-0 out", "server-1 out", "clients -> servers"}
+    per_set, mbit = write_only["clients -> servers"]
+    assert mbit == 200 and 1024 < per_set < 1200, write_only
+    assert all(b < 100 for b, _ in (write_only["server-0 out"], write_only["server-1 out"]))
+    assert link_loads(read_experiment(fidelity / "asl17-3.1-8wt-wo").runs_of(0)) == {}
