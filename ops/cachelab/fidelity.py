@@ -295,12 +295,25 @@ def compare_read(
         for curve in curves:
             mine = [r for r in summary if not differences(curve, _row_config(r, configs))]
             if mine and _axis(curve) in mine[0]:
-                rows.append(_pair(spec.name, curve, mine, bottlenecks))
+                rows.append(_pair(_experiment(spec), curve, mine, bottlenecks))
                 continue
             closest = min((differences(curve, c) for c in candidates), key=len)
             reason = "" if closest else f"its series are not drawn over {curve.x}"
             refused.append(Refusal(spec.name, seed, curve.label, closest, reason))
     return Comparison(spec.name, rows, refused, without)
+
+
+def _experiment(spec: Spec) -> str:
+    """The spec's name, and the links' times it sets itself (not its profile's), which make
+    two runs of one spec different series: `asl17-one-client (rtt_ms.client_server 2)`."""
+    network = spec.network
+    own = [
+        f"{kind}.{link} {value:g}"
+        for kind, times in (("rtt_ms", network.rtt_ms), ("jitter_ms", network.jitter_ms))
+        for link, value in times.model_dump().items()
+        if value is not None
+    ]
+    return f"{spec.name} ({', '.join(own)})" if own else spec.name
 
 
 def _axis(curve: SeedCurve) -> str:

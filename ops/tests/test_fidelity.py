@@ -308,3 +308,12 @@ def test_a_maximum_over_a_server_setting_is_one_point_over_it(tmp_path: Path) ->
     assert row.x == "server.memcached.threads" and row.theirs.x == [2]
     assert (row.ours.saturation, row.theirs.saturation) == (200_000, 270_000)
     assert row.shape_difference == 0  # both peak at 2 threads
+
+
+def test_a_run_that_sets_a_links_rtt_is_a_series_of_its_own() -> None:
+    """Two kept runs of one spec, one with `network.rtt_ms.client_server=2.0`: the table tells
+    them apart by the time the spec set itself."""
+    plain = compare(DATA / "fidelity" / "asl17-2.2")
+    delayed = compare(DATA / "fidelity" / "asl17-2.2-rtt2")
+    assert {row.experiment for row in plain.rows} == {"asl17-one-client"}
+    assert {row.experiment for row in delayed.rows} == {"asl17-one-client (rtt_ms.client_server 2)"}
