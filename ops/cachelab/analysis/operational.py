@@ -68,9 +68,8 @@ from dataclasses import dataclass, field
 from cachelab.analysis.links import NO_LINKS, LinkDelays
 
 MEMCACHED_DEFAULT_THREADS = 4
-LINK_SATURATED = (
-    0.9  # a shaped link this busy is the bottleneck of whatever holds requests through it
-)
+# a shaped link this busy is the bottleneck of whatever holds requests through it
+LINK_SATURATED = 0.9
 LINK_PREFIX = "link "  # a shaped link's station: "link server-0 out"
 
 

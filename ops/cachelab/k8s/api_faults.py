@@ -32,7 +32,7 @@ from typing import Any
 from cachelab.k8s.faults import READY_TIMEOUT_S, K8sFaultError, resolve
 from cachelab.k8s.images import image_reference
 from cachelab.k8s.kube import K8sError, Kube
-from cachelab.k8s.release import ReleaseKeeper
+from cachelab.k8s.release import PULL_FAILURES, ReleaseKeeper
 from cachelab.spec import Spec
 
 SIGNALLER = "cachelab-signal"  # the ephemeral containers' name prefix
@@ -74,9 +74,6 @@ def api_fault_problem(spec: Spec, can_i: Callable[[str, str], bool]) -> str | No
 def _ready(pod: dict[str, Any]) -> bool:
     conditions = pod.get("status", {}).get("conditions", [])
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-
-
-PULL_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
 
 
 def signaller_running(pod: dict[str, Any], name: str) -> bool:

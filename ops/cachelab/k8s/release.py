@@ -13,8 +13,11 @@ from cachelab.k8s.kube import K8sError, Kube
 from cachelab.spec import Spec
 
 # Why a container cannot start because its image cannot be had; the kubelet says so within
-# seconds of the first pull (ImagePullBackOff then repeats it with growing back-off).
-PULL_FAILURES = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName"})
+# seconds of the first pull (ImagePullBackOff then repeats it with growing back-off;
+# ErrImageNeverPull: pullPolicy Never and the node does not have it).
+PULL_FAILURES = frozenset(
+    {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"}
+)
 
 PRELOAD_KEPT = (
     "the servers hold the previous point's preload: same release revision, server pods neither"
