@@ -316,15 +316,17 @@ class LocalRunner:
         )
         shaper = LoopbackShaper()
         shaper.apply(links)
-        record["bandwidth"] = describe(self.bandwidth, rates, links, shaper.delay_skipped)
-        sampler = ProcessCpuSampler(
-            run_dir / CPU_FILE, lambda: _cpu_processes(procs, group.servers)
-        ).start()
-        faulty = _fault_targets(spec, group, middlewares, procs) if spec.faults else None
-        try:
+        sampler: ProcessCpuSampler | None = None
+        faulty: LocalFaultTargets | None = None
+        try:  # lo unshaped again whatever fails from here, its counters read first
+            sampler = ProcessCpuSampler(
+                run_dir / CPU_FILE, lambda: _cpu_processes(procs, group.servers)
+            ).start()
+            faulty = _fault_targets(spec, group, middlewares, procs) if spec.faults else None
             failures = self._drive_loadgens(spec, procs, run_dir, record, targets, faulty)
         finally:
-            sampler.stop()
+            if sampler is not None:
+                sampler.stop()
             sent = shaper.sent_bytes()
             shaper.clear()
             record["bandwidth"] = describe(self.bandwidth, rates, links, shaper.delay_skipped, sent)
