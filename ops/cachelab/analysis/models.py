@@ -51,7 +51,11 @@ from dataclasses import dataclass
 from cachelab.analysis import queueing
 from cachelab.analysis.bounds import require_non_negative
 from cachelab.analysis.links import NO_LINKS, LinkDelays
-from cachelab.analysis.operational import OperationalAnalysis, PointMeasurement
+from cachelab.analysis.operational import (
+    OperationalAnalysis,
+    PointMeasurement,
+    server_side_link,
+)
 from cachelab.columns import MW_RESPONSE_TIME_MS, RESPONSE_TIME_MS, THROUGHPUT_OPS_PER_S
 
 MVA_TARGET_PCT = 15.0
@@ -185,26 +189,54 @@ class ClosedModel:
         """X (ops/s) for 1..max_clients clients, each at its own fixed point."""
         return [self.throughput_ops_per_s(n) for n in range(1, max_clients + 1)]
 
-    def throughput_bound_ops_per_s(self, clients: int) -> float:
-        """min(N / (D + Z), min_k m_k / D_k); the host CPU's ceiling counts the held CPU too:
-        X (D_cpu + held) <= available."""
-        total = sum(self.demands_ms)
-        ceilings = [m / d for d, m in zip(self.demands_ms, self.servers, strict=True)]
+    def ceilings_ops_per_s(self) -> list[float]:
+        """Each station's throughput ceiling m_k / D_k (inf for no demand); the host CPU's
+        counts the held CPU too: X (D_cpu + held) <= available."""
+        ceilings = [
+            1000.0 * m / d if d > 0 else math.inf
+            for d, m in zip(self.demands_ms, self.servers, strict=True)
+        ]
         k = self._shared_cpu
         if k is not None:
-            ceilings[k] = self.cpu_available_cores / (self.demands_ms[k] + self.cpu_held_ms)
-        return 1000.0 * min(clients / (total + self.delay_ms), min(ceilings))
+            held_ms = self.demands_ms[k] + self.cpu_held_ms
+            ceilings[k] = 1000.0 * self.cpu_available_cores / held_ms
+        return ceilings
+
+    def bottleneck(self) -> str:
+        """The station with the lowest ceiling."""
+        ceilings = self.ceilings_ops_per_s()
+        return self.names[min(range(len(ceilings)), key=ceilings.__getitem__)]
+
+    def throughput_bound_ops_per_s(self, clients: int) -> float:
+        """min(N / (D + Z), min_k m_k / D_k)."""
+        cycle_ms = sum(self.demands_ms) + self.delay_ms
+        return min(1000.0 * clients / cycle_ms, *self.ceilings_ops_per_s())
 
     def station(self, name: str) -> int | None:
         return self.names.index(name) if name in self.names else None
 
 
-def closed_model(m: PointMeasurement, analysis: OperationalAnalysis) -> ClosedModel | None:
+def closed_model(
+    m: PointMeasurement, analysis: OperationalAnalysis, *, link_stations: bool = True
+) -> ClosedModel | None:
     """The point's closed network from its own demands (None when it has no station with a
     positive demand). When the CPU station's measured CPU and run-queue wait per request exceed
     the time outside the middleware (threads off the request's path: JVM background threads,
     the net thread's selector rounds for other requests), Z' is 0 and `overlap_ms` says by how
-    much they exceed it."""
+    much they exceed it.
+
+    With `link_stations`, each shaped link the point measured (operational.py's "link <name>"
+    stages) is a station of one server whose demand is its transmission time per request
+    (bytes x 8 / rate), its ceiling the link's rate. That time is taken out of the time that
+    held it, so that the cycle at the calibration point stays as measured (a token bucket, htb
+    or a cloud's egress limit, adds next to no latency below its rate; the station is there for
+    its ceiling and the queueing near it): a link that carries the middleware's requests to the
+    servers or the servers' replies out of a worker's holding time, any other link (every link
+    without a middleware) out of the delay, neither below its RTT. Only the transmission time
+    is moved: a request's measured wait for a busy link stays where it was measured, so a model
+    calibrated where a link is busy counts that wait twice. Calibrate such a model at low load
+    (the out-of-sample model, the bounds' ceiling, a search's probe) and solve a point at its
+    own N without them."""
     names: list[str] = []
     demands: list[float] = []
     servers: list[float] = []
@@ -227,10 +259,26 @@ def closed_model(m: PointMeasurement, analysis: OperationalAnalysis) -> ClosedMo
         delay -= cpu.demand_ms + cpu.wait_ms
         if POOL in names and math.isfinite(cpu.held_demand_ms):
             available, held = cpu.available_cores, cpu.held_demand_ms
-    if not names or not math.isfinite(delay):
+    if not math.isfinite(delay):
         return None
     overlap = max(0.0, -delay)
     client_rtt = min(m.links.client_rtt_ms(m.middlewares), delay + overlap)
+    if link_stations:
+        k = names.index(POOL) if POOL in names else None
+        in_pool = outside = 0.0  # the links' transmission times per request, by where they lie
+        for link in analysis.link_stations():
+            names.append(link.name)
+            demands.append(link.demand_ms)
+            servers.append(1.0)
+            if k is not None and server_side_link(link.name):
+                in_pool += link.demand_ms
+            else:
+                outside += link.demand_ms
+        if k is not None:
+            demands[k] -= min(in_pool, max(demands[k] - server_rtt, 0.0))
+        delay -= min(outside, max(delay + overlap - client_rtt, 0.0))
+    if not names:
+        return None
     return ClosedModel(
         names,
         demands,
@@ -382,7 +430,8 @@ def line_bounds(points: Sequence[tuple[PointMeasurement, ClosedModel | None]]) -
 def model_rows(m: PointMeasurement, analysis: OperationalAnalysis) -> list[ModelRow]:
     """MVA, bounds, M/M/1 and M/M/m of one point beside its measurement."""
     rows: list[ModelRow] = []
-    closed = closed_model(m, analysis)
+    # at its own N, a point's measured times already hold its queueing for a busy link
+    closed = closed_model(m, analysis, link_stations=False)
     if closed is None:
         return rows
     solved = closed.solve()

@@ -73,6 +73,15 @@ LINK_SATURATED = 0.9
 LINK_PREFIX = "link "  # a shaped link's station: "link server-0 out"
 
 
+def server_side_link(name: str) -> bool:
+    """Whether a shaped link (cachelab.local.shaping's names, with or without LINK_PREFIX)
+    carries a middleware's requests to the servers or the servers' replies: the links a worker
+    is held through."""
+    link = name.removeprefix(LINK_PREFIX)
+    server_egress = link.startswith("server-") and link.endswith(" out")
+    return server_egress or link == "middlewares -> servers"
+
+
 @dataclass(frozen=True)
 class PointMeasurement:
     """What one point measured, means over its repetitions (times in ms, rates per second)."""
@@ -169,6 +178,14 @@ class OperationalAnalysis:
         """Time outside the middleware per request (R - R_mw; R without a middleware)."""
         found = self.stage("clients+network")
         return found.demand_ms if found else math.nan
+
+    def link_stations(self) -> list[Stage]:
+        """The shaped links with a positive demand, as stations (none when unshaped)."""
+        return [
+            s
+            for s in self.stages
+            if s.name.startswith(LINK_PREFIX) and s.demand_ms > 0 and math.isfinite(s.demand_ms)
+        ]
 
     def cpu_station(self) -> Stage | None:
         """The host CPU as a modelled station (None when its split was not measured)."""

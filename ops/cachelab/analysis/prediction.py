@@ -5,7 +5,8 @@ demands: the worker's holding time without the middleware -> server RTT, the CPU
 time outside the stations without the client's RTT), is given the RTTs of a profile or a spec
 (`with_links`) and solved with MVA for every population 1..N, beside its asymptotic bounds:
 
-    X(N) <= min(N / (D + Z), m / D_pool, ...),  D_pool = RTT_mw_server + S_server + S_worker,
+    X(N) <= min(N / (D + Z), m / D_pool, 1 / D_link, ...),
+    D_pool = RTT_mw_server + S_server + S_worker,  D_link = bytes per request x 8 / rate,
     Z = RTT_client + the rest of the time outside the stations + think time,
     R(N) = N / X(N) - think time,  R(N) >= max(D + Z - think, N / X_max - think),
 
@@ -48,6 +49,7 @@ class CurvePrediction:
     links: LinkDelays  # the RTTs the prediction used
     calibration_links: LinkDelays = NO_LINKS  # the RTTs taken out of the calibration
     calibrated_at: int | None = None  # the point whose demands it took (None: not measured)
+    bottleneck: str = POOL  # the station whose ceiling is the lowest
 
     def saturation_clients(self, fraction: float = SATURATION_FRAC) -> int | None:
         """The MVA knee: the least N whose predicted throughput reaches `fraction` of the
@@ -163,6 +165,7 @@ def predict_curve(
         links=model.links,
         calibration_links=calibration.links if links is not None else NO_LINKS,
         calibrated_at=calibrated_at,
+        bottleneck=model.bottleneck(),
     )
 
 

@@ -403,7 +403,7 @@ def prediction_caption(predictions: dict[str, CurvePrediction]) -> str:
         parts.append(
             f"{label or 'the line'}: calibrated at point {p.calibrated_at} with its RTTs "
             f"({p.calibration_links.describe()}) taken out, then {p.links.describe()} put in; "
-            f"ceiling {p.ceiling_ops_per_s:,.0f} ops/s ({pool}), knee N* = "
+            f"ceiling {p.ceiling_ops_per_s:,.0f} ops/s at the {p.bottleneck} ({pool}), knee N* = "
             f"{p.knee_clients:.1f} clients"
         )
         for d in (*p.links.links, *p.calibration_links.links):
@@ -415,7 +415,8 @@ def prediction_caption(predictions: dict[str, CurvePrediction]) -> str:
         "measured at each line's lowest load, the client's RTT a delay on every request (with "
         "the rest of the time outside the middleware), the middleware -> server RTT inside a "
         "worker's holding time (the worker pool's ceiling is workers / (RTT + the server's "
-        "service + the worker's CPU)); MVA (dash-dot), the bounds min(N / (D + Z), X_max) "
+        "service + the worker's CPU)), a shaped link a station whose ceiling is its rate over "
+        "the bytes it carried per request; MVA (dash-dot), the bounds min(N / (D + Z), X_max) "
         "(dotted) and the knee N* = (D + Z) X_max (cross). "
         + "; ".join(parts)
         + ". Where the RTTs come from: "

@@ -113,12 +113,7 @@ def beside_model(
     closed = closed_model(*calibration)
     if closed is None:
         return None
-    pairs = zip(closed.demands_ms, closed.servers, strict=True)
-    ceilings = [servers / d if d > 0 else math.inf for d, servers in pairs]
-    shared = closed.station("host CPU")
-    if shared is not None and closed.cpu_held_ms > 0 and math.isfinite(closed.cpu_available_cores):
-        held = closed.demands_ms[shared] + closed.cpu_held_ms
-        ceilings[shared] = closed.cpu_available_cores / held
+    ceilings = closed.ceilings_ops_per_s()
     k = min(range(len(ceilings)), key=ceilings.__getitem__)
     stage = analysis.stage(bottleneck)
     return ModelBeside(
@@ -126,7 +121,7 @@ def beside_model(
         probe=calibrated_at.verdict == PROBE,
         load=step.load,
         throughput_ops_per_s=m.throughput_ops_per_s,
-        saturation_ops_per_s=1000.0 * ceilings[k],
+        saturation_ops_per_s=ceilings[k],
         model_bottleneck=closed.names[k],
         bottleneck=bottleneck,
         bottleneck_utilisation=stage.utilisation if stage is not None else math.nan,

@@ -334,3 +334,78 @@ def test_the_links_bytes_per_request_come_from_the_runs_counters() -> None:
     assert mbit == 200 and 1024 < per_set < 1200, write_only
     assert all(b < 100 for b, _ in (write_only["server-0 out"], write_only["server-1 out"]))
     assert link_loads(read_experiment(fidelity / "asl17-3.1-8wt-wo").runs_of(0)) == {}
+
+
+def _read_only_64_workers(clients: int, throughput: float, response_ms: float) -> PointMeasurement:
+    """ASL 2017 §3.1 read-only at its profile: 64 workers held 2.2 ms (the 2 ms middleware ->
+    server RTT and 0.2 ms of service), the 2.3 ms client RTT, 1 KB values (1,124 B per GET on
+    the one server's 100 Mbit/s link, 60 B per request on the clients')."""
+    return PointMeasurement(
+        point=0, clients=clients, think_time_ms=0.0, throughput_ops_per_s=throughput,
+        response_time_ms=response_ms, middlewares=1, workers=64, servers=1,
+        mw_throughput_ops_per_s=throughput, mw_response_time_ms=2.25, mw_queue_time_ms=0.05,
+        mw_service_time_ms=2.2, links=LinkDelays.of(client_mw=2.3, mw_server=2.0),
+        link_loads={"server-0 out": (1124.0, 100.0), "clients -> middlewares": (60.0, 200.0)},
+    )  # fmt: skip
+
+
+def test_a_model_calibrated_at_low_load_knows_the_server_links_ceiling() -> None:
+    """Without the link the 64 workers' ceiling is 64 / 2.2 ms = 29,091 ops/s; the server's
+    100 Mbit/s at 1,124 B per GET caps it at 11,121 (the seed's plateau, ~11,000), and the MVA
+    curve runs into that ceiling, not the workers'."""
+    low = _read_only_64_workers(8, 8 / 4.6 * 1000.0, 4.6)
+    analysis = analyse(low)
+    with_link = closed_model(low, analysis)
+    without = closed_model(low, analysis, link_stations=False)
+    assert with_link is not None and without is not None
+    link_ms = 1124 * 8 / 100_000
+    assert with_link.names == [POOL, "link clients -> middlewares", "link server-0 out"]
+    assert with_link.demands_ms[2] == pytest.approx(link_ms)
+    # the server link's time comes out of the workers' holding, the clients' out of the delay:
+    # the cycle at the calibration point is the measured one
+    assert with_link.demands_ms[0] == pytest.approx(without.demands_ms[0] - link_ms)
+    assert with_link.delay_ms == pytest.approx(without.delay_ms - 60 * 8 / 200_000)
+    cycle = sum(with_link.demands_ms) + with_link.delay_ms
+    assert cycle == pytest.approx(sum(without.demands_ms) + without.delay_ms)
+    assert without.throughput_bound_ops_per_s(10**9) == pytest.approx(64_000 / 2.2)
+    assert with_link.bottleneck() == "link server-0 out"
+    assert with_link.throughput_bound_ops_per_s(10**9) == pytest.approx(1000.0 / link_ms)
+    curve = predict_curve(with_link, 200)
+    assert curve.bottleneck == "link server-0 out"
+    assert curve.ceiling_ops_per_s == pytest.approx(11_121, rel=1e-3)
+    assert 0.97 * 11_121 < curve.throughput_ops_per_s[-1] <= 11_121
+    assert predict_curve(without, 200).throughput_ops_per_s[-1] > 20_000
+
+
+def test_a_point_at_its_own_load_keeps_its_measured_link_wait() -> None:
+    """At 11,000 GETs/s the link is busy and its wait is in the measured holding time: the
+    per-point MVA leaves the link out (it would count that wait twice) and keeps its numbers;
+    a point without the link counters has the same model either way."""
+    from cachelab.analysis.models import model_rows
+
+    busy = _read_only_64_workers(64, 11_000.0, 5.8)
+    rows = model_rows(busy, analyse(busy))
+    unshaped = replace(busy, link_loads={})
+    plain = model_rows(unshaped, analyse(unshaped))
+    assert [r.predicted for r in rows] == [r.predicted for r in plain]
+    assert closed_model(unshaped, analyse(unshaped)) == closed_model(
+        unshaped, analyse(unshaped), link_stations=False
+    )
+
+
+def test_without_a_middleware_the_links_come_out_of_the_delay() -> None:
+    """ASL 2017 §2.1 read-only baseline: no worker pool, every link's time lies outside."""
+    point = PointMeasurement(
+        point=0, clients=4, think_time_ms=0.0, throughput_ops_per_s=4 / 0.5 * 1000.0,
+        response_time_ms=0.5, servers=1, host_cores=2,
+        process_cpu={"memcached-0": ("server", 0.1)}, server_threads=4,
+        link_loads={"server-0 out": (1124.0, 100.0)},
+    )  # fmt: skip
+    analysis = analyse(point)
+    closed = closed_model(point, analysis)
+    # no CPU station measured (no schedstat): without the link there would be no station at all
+    assert closed_model(point, analysis, link_stations=False) is None
+    assert closed is not None and closed.names == ["link server-0 out"]
+    assert closed.delay_ms == pytest.approx(0.5 - 1124 * 8 / 100_000)
+    assert closed.bottleneck() == "link server-0 out"
+    assert closed.throughput_bound_ops_per_s(10**9) == pytest.approx(100e6 / (1124 * 8))
