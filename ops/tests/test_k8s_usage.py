@@ -232,3 +232,66 @@ def test_the_latency_sidecars_cpu_is_its_own_role_not_the_pods(tmp_path: Path) -
     assert sampler.cpu_limits == pytest.approx(
         {"testbed-memcached-0": 0.088, "testbed-memcached-0/toxiproxy": 0.5}
     )
+
+
+def _shaped(name: str, node: str, component: str, egress: str | None) -> dict[str, Any]:
+    found = pod(name, node, component, "1")
+    if egress is not None:
+        found["metadata"]["annotations"] = {"kubernetes.io/egress-bandwidth": egress}
+    return found
+
+
+def test_the_pods_egress_limits_are_links_with_the_bytes_each_pod_sent(tmp_path: Path) -> None:
+    """asl2017 on the cluster: servers 100M, the middleware 700M, each load generator 200M; the
+    links as a local run names them, the load generators' pods one link at their rates summed,
+    their bytes counted from the first sample, not from the pod's start."""
+    kube = FakeKube({"n": {"labels": {"agentpool": "a2"}, "allocatable": {"cpu": "2"}}})
+    pods = [
+        _shaped("benchmark-0-x", "n", "benchmark", "200M"),
+        _shaped("benchmark-1-y", "n", "benchmark", "200M"),
+        _shaped("testbed-middleware-7f-a", "n", "middleware", "700M"),
+        _shaped("testbed-memcached-10", "n", "memcached", "100M"),
+        _shaped("testbed-memcached-9", "n", "memcached", "0.1G"),
+        _shaped("testbed-memcached-2", "n", "memcached", None),  # not shaped: no link
+    ]
+    clock = Clock()
+    sampler = UsageSampler(kube, tmp_path, lambda: pods, clock=clock)  # type: ignore[arg-type]
+    for second in range(4):
+        t_ms = T0_MS + second * 1000
+        kube.summaries["n"] = summary(
+            t_ms,
+            ("benchmark-0-x", 0.1, 0, 5_000 + 60 * second),
+            ("benchmark-1-y", 0.1, 0, 9_000 + 40 * second),
+            ("testbed-middleware-7f-a", 0.5, 0, 1_000 * second),
+            ("testbed-memcached-10", 0.1, 0, 3_000 + 1_124 * second),
+            ("testbed-memcached-9", 0.1, 0, 2_000 * second),
+            ("testbed-memcached-2", 0.1, 0, 7 * second),
+        )
+        sampler.poll()
+        clock.now_s += 1.0
+    sampler.close()
+    assert sampler.links() == [
+        {"name": "server-0 out", "pod": "testbed-memcached-9", "mbit": 100.0, "sent_bytes": 6_000},
+        {"name": "server-1 out", "pod": "testbed-memcached-10", "mbit": 100.0, "sent_bytes": 3_372},
+        {
+            "name": "middleware-0 out", "pod": "testbed-middleware-7f-a", "mbit": 700.0,
+            "sent_bytes": 3_000,
+        },
+        {
+            "name": "clients -> middlewares", "pod": "benchmark-0-x,benchmark-1-y", "mbit": 400.0,
+            "sent_bytes": 300,
+        },
+    ]  # fmt: skip
+
+
+def test_an_egress_annotation_is_read_as_the_bandwidth_plugin_reads_it() -> None:
+    from cachelab.k8s.usage import egress_mbit
+
+    def rate(text: str) -> float | None:
+        return egress_mbit(_shaped("p", "n", "memcached", text))
+
+    assert [rate(t) for t in ("100M", "1G", "250000k", "1Mi", "5e6")] == pytest.approx(
+        [100.0, 1000.0, 250.0, 1.048576, 5.0]
+    )
+    assert [rate(t) for t in ("", "fast", "-1M", "0")] == [None] * 4
+    assert egress_mbit(pod("p", "n", "memcached")) is None

@@ -328,6 +328,30 @@ def with_links(closed: ClosedModel, links: LinkDelays) -> ClosedModel:
     )
 
 
+def without_host_cpu(closed: ClosedModel) -> ClosedModel:
+    """The same network with its host CPU station's residence at the calibration point (its
+    demand and the wait MVA gives it at the model's N) made a delay: the cycle at that point
+    stays as calibrated, but the cores shared by every role of this machine no longer queue or
+    cap the throughput. The network of roles on machines of their own, as the seeds ran them,
+    where the CPU left over is the seed's and not this machine's (the emulator's included).
+    Unchanged without a CPU station."""
+    k = closed.station(CPU)
+    if k is None:
+        return closed
+    solved = closed.solve()
+    residence_ms = 1000.0 * float(solved.station_response_time_s[closed.clients - 1, k])
+    keep = [i for i in range(len(closed.names)) if i != k]
+    return dataclasses.replace(
+        closed,
+        names=[closed.names[i] for i in keep],
+        demands_ms=[closed.demands_ms[i] for i in keep],
+        servers=[closed.servers[i] for i in keep],
+        delay_ms=closed.delay_ms + residence_ms,
+        cpu_available_cores=math.nan,
+        cpu_held_ms=0.0,
+    )
+
+
 @dataclass(frozen=True)
 class Prediction:
     """What a closed model predicts at one population: throughput, the client's response time

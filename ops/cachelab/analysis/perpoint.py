@@ -111,8 +111,9 @@ def pool_slices(runs: Sequence[RunData]) -> float:
 
 
 def link_loads(runs: Sequence[RunData]) -> dict[str, tuple[float, float]]:
-    """Per shaped link (local `--bandwidth`), the bytes it carried per loadgen request and its
-    rate in Mbit/s: the class's bytes sent while shaped (point.json `bandwidth.links`) over the
+    """Per shaped link (local `--bandwidth`; on Kubernetes each pod's egress limit), the bytes
+    it carried per loadgen request and its rate in Mbit/s: the class's (pod's) bytes sent while
+    shaped (point.json `bandwidth.links`) over the
     requests the loadgens completed in their whole run, averaged over the runs that counted
     them (empty when none did: unshaped, or recorded before the counters were)."""
     found: dict[str, list[float]] = {}

@@ -191,6 +191,8 @@ class K8sRunner:
                 injector.stop()
                 faulty.resume_all()
                 injector.write(run_dir)
+        # the pods' egress limits as links, with the bytes each sent (cachelab.k8s.usage)
+        record["bandwidth"] = {"profile": self.target.bandwidth, "links": usage.links()}
         record["usage"] = {
             "source": "kubelet summary API (stats/summary) through the API server",
             "cpu": "cpu.csv",

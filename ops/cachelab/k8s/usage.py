@@ -20,6 +20,15 @@ of its containers' CPU limits, or, when a container has none, its node's allocat
 node's size; on the local cluster its cgroup's cap). The operational analysis divides each pod's
 CPU by it.
 
+Each pod with the chart's bandwidth annotation (`kubernetes.io/egress-bandwidth`, the CNI
+bandwidth plugin's egress limit) is a shaped link, as a local run's htb class is
+(cachelab.local.shaping): `links()` gives each one's rate and the bytes its pod sent between the
+first and the last sample, named as the local links are: `server-<i> out` per server pod,
+`middleware-<j> out` per middleware pod (both directions: a pod has one interface), and the load
+generators' pods as one link `clients -> middlewares` (`clients -> servers` without a
+middleware) at their rates summed. The runner stores them in point.json's `bandwidth.links`,
+where the operational analysis makes each a station.
+
 A pod with the chart's latency sidecar (container `toxiproxy`, chart `links.*`) is two rows,
 as a local run's toxiproxy-server is a process of its own: the pod's CPU less the sidecar's under
 the pod's role, and the sidecar's, `<pod>/toxiproxy`, under role `toxiproxy` (the summary's
@@ -58,6 +67,30 @@ def cpu_cores(quantity: str) -> float:
 
 
 SIDECAR = "toxiproxy"  # the chart's latency sidecar: its container name and its cpu.csv role
+EGRESS_ANNOTATION = "kubernetes.io/egress-bandwidth"
+# a Kubernetes quantity's suffixes, as the bandwidth plugin reads its annotations (bits per second)
+BIT_RATE_SUFFIXES = {
+    "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40,
+}  # fmt: skip
+
+
+def egress_mbit(pod: dict[str, Any]) -> float | None:
+    """The pod's egress limit in Mbit/s from its bandwidth annotation ("100M"; None: none, or
+    not a quantity)."""
+    text = str(pod["metadata"].get("annotations", {}).get(EGRESS_ANNOTATION, "")).strip()
+    longest_first = sorted(BIT_RATE_SUFFIXES, key=len, reverse=True)
+    suffix = next((s for s in longest_first if text.endswith(s)), "")
+    try:
+        bits = float(text.removesuffix(suffix)) * BIT_RATE_SUFFIXES.get(suffix, 1.0)
+    except ValueError:
+        return None
+    return bits / 1e6 if bits > 0 else None
+
+
+def _ordinal(name: str) -> tuple[int, str]:
+    """A StatefulSet pod's ordinal first ("testbed-memcached-10" after "-9"), then its name."""
+    tail = name.rsplit("-", 1)[-1]
+    return (int(tail) if tail.isdigit() else 0, name)
 
 
 def limit_cores(
@@ -130,6 +163,8 @@ class UsageSampler:
         self._node_cores: dict[str, float] = {}
         self.cpu_limits: dict[str, float] = {}
         self.errors: list[str] = []
+        self._egress: dict[str, tuple[str, float]] = {}  # pod -> (role, Mbit/s)
+        self._sent: dict[str, tuple[int, int]] = {}  # pod -> (first, last) tx bytes
 
     def poll(self) -> None:
         now = self.clock()
@@ -142,6 +177,10 @@ class UsageSampler:
             self._error(f"pods: {error}")
             return
         roles = {p["metadata"]["name"]: r for p in pods if (r := role_of(p)) is not None}
+        for p in pods:
+            name = p["metadata"]["name"]
+            if name in roles and (mbit := egress_mbit(p)) is not None:
+                self._egress[name] = (roles[name], mbit)
         nodes = sorted({p["spec"].get("nodeName") for p in pods if p["spec"].get("nodeName")})
         for node in nodes:
             if self._node(node) is None:
@@ -194,6 +233,9 @@ class UsageSampler:
             network = pod.get("network") or {}
             rx += int(network.get("rxBytes", 0))
             tx += int(network.get("txBytes", 0))
+            if "txBytes" in network:
+                sent = int(network["txBytes"])
+                self._sent[name] = (self._sent.get(name, (sent, sent))[0], sent)
             cpu = pod.get("cpu") or {}
             if "usageCoreNanoSeconds" in cpu:
                 # stamped with the time the kubelet read the cgroup, not the time of asking:
@@ -208,6 +250,33 @@ class UsageSampler:
         self.cpu.write(samples)
         self._net.writerow([f"{epoch_ms:.0f}", node, self._pools.get(node) or "", rx, tx])
         self._net_handle.flush()
+
+    def links(self) -> list[dict[str, Any]]:
+        """The shaped pods as links (module docstring): name, Mbit/s and the bytes sent between
+        the first and the last sample, as a local run's `bandwidth.links`; a pod sampled fewer
+        than twice is left out."""
+        by_role: dict[str, list[tuple[str, float, int]]] = {}
+        for name, (role, mbit) in sorted(self._egress.items(), key=lambda e: _ordinal(e[0])):
+            first, last = self._sent.get(name, (0, 0))
+            if name in self._sent and last >= first:
+                by_role.setdefault(role, []).append((name, mbit, last - first))
+        found = [
+            {"name": f"{role}-{i} out", "pod": name, "mbit": mbit, "sent_bytes": sent}
+            for role in ("server", "middleware")
+            for i, (name, mbit, sent) in enumerate(by_role.get(role, []))
+        ]
+        clients = by_role.get("loadgen", [])
+        if clients:
+            to = "middlewares" if "middleware" in by_role else "servers"
+            found.append(
+                {
+                    "name": f"clients -> {to}",
+                    "pod": ",".join(name for name, _, _ in clients),
+                    "mbit": sum(mbit for _, mbit, _ in clients),
+                    "sent_bytes": sum(sent for _, _, sent in clients),
+                }
+            )
+        return found
 
     def _error(self, message: str) -> None:
         if message not in self.errors:  # each problem once

@@ -373,7 +373,9 @@ def _predictions(
 ) -> dict[str, CurvePrediction]:
     """Per line whose spec sets RTTs (network.rtt_ms or a profile): the MVA curve and bounds
     over 1..N_max predicted from those RTTs and the demands of the line's lowest load, with that
-    point's own RTTs (achieved, else the spec's) taken out of its demands first."""
+    point's own RTTs (achieved, else the spec's) taken out of its demands first, and its host
+    CPU station a delay (`without_host_cpu`): the prediction is of the seed's machines, each
+    role on its own, not of this machine's shared cores; the out-of-sample curve keeps them."""
     if x != TOTAL_CLIENTS:
         return {}
     found = {}
@@ -384,7 +386,8 @@ def _predictions(
         links = section.means[at][0].spec_links
         if not links:
             continue
-        found[label] = predict_curve(closed, int(group[x].max()), links, calibrated_at=at)
+        own_machines = model_lib.without_host_cpu(closed)
+        found[label] = predict_curve(own_machines, int(group[x].max()), links, calibrated_at=at)
     return found
 
 
@@ -416,7 +419,10 @@ def prediction_caption(predictions: dict[str, CurvePrediction]) -> str:
         "the rest of the time outside the middleware), the middleware -> server RTT inside a "
         "worker's holding time (the worker pool's ceiling is workers / (RTT + the server's "
         "service + the worker's CPU)), a shaped link a station whose ceiling is its rate over "
-        "the bytes it carried per request; MVA (dash-dot), the bounds min(N / (D + Z), X_max) "
+        "the bytes it carried per request, and the host CPU's time at the calibration point a "
+        "delay (the seeds ran each role on a machine of its own; the cores this machine shares "
+        "among every role and the RTT emulator are in the out-of-sample curve, not in this "
+        "one); MVA (dash-dot), the bounds min(N / (D + Z), X_max) "
         "(dotted) and the knee N* = (D + Z) X_max (cross). "
         + "; ".join(parts)
         + ". Where the RTTs come from: "

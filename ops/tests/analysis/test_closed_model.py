@@ -46,3 +46,27 @@ def test_more_held_cpu_per_request_leaves_fewer_cores_and_less_throughput() -> N
         for h in (0.02, 0.04, 0.08)
     ]
     assert found[0] > found[1] > found[2] > 0
+
+
+def test_without_the_host_cpu_the_calibration_cycle_stays_and_the_pool_caps() -> None:
+    """ASL 2017 §3.1 at 8 workers calibrated at 2 clients on 2 shared cores, where the low-load
+    CPU per request (0.66 ms: background and the emulator's wake-ups over few requests) caps
+    the model at ~2,700 ops/s: made a delay, the CPU keeps the calibrated cycle time and the
+    ceiling is the workers' 8 / 2.2 ms, as on the seed's machines."""
+    from cachelab.analysis.models import without_host_cpu
+
+    model = ClosedModel(
+        [POOL, CPU], [2.2, 0.66], [8.0, 1.95], 2.36, 2, cpu_available_cores=1.95, cpu_held_ms=0.06
+    )
+    assert model.bottleneck() == CPU
+    assert model.throughput_bound_ops_per_s(10**9) == pytest.approx(1950 / 0.72)
+    own = without_host_cpu(model)
+    assert (own.names, own.demands_ms, own.servers) == ([POOL], [2.2], [8.0])
+    # the cycle at the calibration point, 2 clients, is the one the full model gives
+    assert 2 * 1000.0 / own.throughput_ops_per_s(2) == pytest.approx(
+        2 * 1000.0 / model.throughput_ops_per_s(2), rel=1e-6
+    )
+    assert own.bottleneck() == POOL
+    assert own.throughput_bound_ops_per_s(10**9) == pytest.approx(8000 / 2.2)
+    plain = ClosedModel([POOL], [2.2], [8.0], 2.36, 2)
+    assert without_host_cpu(plain) is plain
