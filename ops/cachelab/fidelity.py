@@ -81,6 +81,23 @@ def link_kind(link: str) -> str:
     return UNKNOWN
 
 
+def station_kind(station: str) -> str:
+    """The seeds' bottleneck kind of one of the operational analysis's stations."""
+    from cachelab.analysis.operational import LINK_PREFIX
+
+    if station.startswith("backend "):
+        return "server_cpu"
+    if station.startswith(LINK_PREFIX):
+        return link_kind(station.removeprefix(LINK_PREFIX))
+    return STATION_KINDS.get(station, UNKNOWN)
+
+
+def _point_at(mine: list[dict[str, str]], x: str, value: float) -> int | None:
+    """The one point of a series at x = value (None when there is not exactly one)."""
+    points = {r["point"] for r in mine if _float(r.get(x)) == value and "point" in r}
+    return int(points.pop()) if len(points) == 1 else None
+
+
 class FidelityError(ValueError):
     """A results folder with nothing to compare (one line saying why)."""
 
@@ -130,6 +147,10 @@ class FidelityRow:
     config: dict[str, Any] = field(default_factory=dict)  # the fields both sides agree on
     seed_bottleneck: SeedBottleneck | None = None
     our_bottleneck: str = UNKNOWN
+    # the a-priori model at our lowest load, on the seed's machines and links (its host CPU a
+    # delay, the spec's RTTs, the shaped links as stations): ceiling ops/s and its bottleneck
+    predicted_saturation: float = math.nan
+    predicted_bottleneck: str = UNKNOWN
 
     @property
     def shape_difference(self) -> float:
@@ -150,6 +171,7 @@ class FidelityRow:
 
         return {
             "saturation": ratio(self.ours.saturation, self.theirs.saturation),
+            "predicted_saturation": ratio(self.predicted_saturation, self.theirs.saturation),
             "knee": ratio(self.ours.knee, self.theirs.knee),
             "low_load_rt": ratio(self.ours.low_load_rt_ms, self.theirs.low_load_rt_ms),
         }
@@ -328,6 +350,7 @@ def _pair(
     theirs, from_law = seed_curve(curve)
     x = _axis(curve)
     ours = our_curve(mine, x)
+    predicted, predicted_kind = bottlenecks.predicted(mine, x, ours)
     return FidelityRow(
         experiment,
         curve.seed,
@@ -340,6 +363,8 @@ def _pair(
         {k: v for k, v in curve.config.items() if v is not None and k != x},
         curve.bottleneck,
         bottlenecks.at_saturation(mine, x, ours),
+        predicted,
+        predicted_kind,
     )
 
 
@@ -358,35 +383,51 @@ class _Bottlenecks:
     def at_saturation(self, mine: list[dict[str, str]], x: str, ours: Curve) -> str:
         if not ours.throughput or not math.isfinite(ours.saturation):
             return UNKNOWN
-        top_x = ours.x[ours.throughput.index(ours.saturation)]
-        points = {r["point"] for r in mine if _float(r.get(x)) == top_x and "point" in r}
-        if len(points) != 1:
-            return UNKNOWN
-        return self.of_point(int(points.pop()))
+        point = _point_at(mine, x, ours.x[ours.throughput.index(ours.saturation)])
+        return UNKNOWN if point is None else self.of_point(point)
+
+    def predicted(self, mine: list[dict[str, str]], x: str, ours: Curve) -> tuple[float, str]:
+        """The a-priori ceiling and its bottleneck's kind (analysis.prediction.seed_ceiling)
+        calibrated at the series's lowest load, averaged over its repetitions (NaN, UNKNOWN
+        without a model there)."""
+        from cachelab.analysis.operational import analyse
+        from cachelab.analysis.prediction import seed_ceiling
+
+        point = _point_at(mine, x, min(ours.x)) if ours.x else None
+        read = self._analysed(point) if point is not None else None
+        if read is None:
+            return math.nan, UNKNOWN
+        found = [c for m in read[1] if m.process_cpu and (c := seed_ceiling(m, analyse(m)))]
+        if not found:
+            return math.nan, UNKNOWN
+        return sum(c for c, _ in found) / len(found), station_kind(found[0][1])
 
     def of_point(self, point: int) -> str:
         """The busiest station's kind at `point`; UNKNOWN without its CPU samples."""
+        read = self._analysed(point)
+        if read is None:
+            return UNKNOWN
+        analysis, repetitions = read
+        if not any(m.process_cpu for m in repetitions) or analysis.bottleneck is None:
+            return UNKNOWN
+        return station_kind(analysis.bottleneck)
+
+    def _analysed(self, point: int) -> tuple[Any, list[Any]] | None:
+        """The point's combined analysis and its repetitions' measurements (None: no runs)."""
         import pandas as pd
 
-        from cachelab.analysis.operational import LINK_PREFIX
         from cachelab.analysis.perpoint import analyse_point
 
         experiment = self.experiment()
         if experiment is None or not experiment.runs_of(point):
-            return UNKNOWN
+            return None
         host = experiment.metadata.get("host") or {}
         cores = int(host.get("cpu_count") or 0) if isinstance(host, dict) else 0
         frame = self._frame
         if frame is None:
             frame = pd.read_csv(ResultsDir(self.results_dir).summary_file)
         analysis, _, repetitions = analyse_point(point, frame, experiment, cores)
-        if not any(m.process_cpu for m in repetitions) or analysis.bottleneck is None:
-            return UNKNOWN
-        if analysis.bottleneck.startswith("backend "):
-            return "server_cpu"
-        if analysis.bottleneck.startswith(LINK_PREFIX):
-            return link_kind(analysis.bottleneck.removeprefix(LINK_PREFIX))
-        return STATION_KINDS.get(analysis.bottleneck, UNKNOWN)
+        return analysis, repetitions
 
     def experiment(self) -> Any:
         if not self._read:
@@ -455,7 +496,8 @@ def bottleneck_cell(row: FidelityRow) -> str:
 
 def table_rows(rows: Sequence[FidelityRow]) -> list[list[str]]:
     """Text cells: experiment, seed, series, saturation, knee, low-load RT (ours / seed's =
-    ratio), shape, bottleneck (ours / seed's), source."""
+    ratio), shape, bottleneck (ours / seed's), the a-priori model's ceiling and bottleneck,
+    source."""
     cells = []
     for row in rows:
         r = row.ratios()
@@ -472,6 +514,8 @@ def table_rows(rows: Sequence[FidelityRow]) -> list[list[str]]:
                 f"{number(row.theirs.low_load_rt_ms, 2)} ms = {number(r['low_load_rt'], 2)}{law}",
                 number(row.shape_difference, 2),
                 bottleneck_cell(row),
+                f"{number(row.predicted_saturation)} / {number(row.theirs.saturation)} = "
+                f"{number(r['predicted_saturation'], 2)}, {row.predicted_bottleneck}",
                 row.source,
             ]
         )
@@ -487,6 +531,7 @@ HEADER = [
     "low-load response time (ours / seed = ratio)",
     "shape (largest gap, throughput / own max)",
     "bottleneck (ours / seed's)",
+    "a-priori model: ceiling ops/s (/ seed = ratio), bottleneck",
     "seed's source",
 ]
 

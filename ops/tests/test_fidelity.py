@@ -317,3 +317,31 @@ def test_a_run_that_sets_a_links_rtt_is_a_series_of_its_own() -> None:
     delayed = compare(DATA / "fidelity" / "asl17-2.2-rtt2")
     assert {row.experiment for row in plain.rows} == {"asl17-one-client"}
     assert {row.experiment for row in delayed.rows} == {"asl17-one-client (rtt_ms.client_server 2)"}
+
+
+@pytest.mark.parametrize(
+    ("folder", "series", "kind", "low", "high"),
+    [
+        # §3.1: 8 workers held for the 2 ms RTT and the server's service: 8 / 2.1 ms
+        ("asl17-3.1-8wt-wo", "8 workers, write-only", "worker_pool_rtt", 0.85, 1.15),
+        ("asl17-3.3-8wt", "8 workers, 1 MW, write-only", "worker_pool_rtt", 0.85, 1.15),
+        # §2.1 / §3.1 read-only: the server's 100 Mbit/s over 1,124 B per GET
+        ("asl17-2.1", "read-only, stated maximum", "server_link", 0.97, 1.03),
+        ("asl17-3.1-ro-32-64wt", "64 workers, read-only, stated maximum", "server_link", 0.97, 1.1),
+        # §2.2: one client machine's 200 Mbit/s over each SET's value
+        ("asl17-2.2", "write-only", "client_link", 0.95, 1.10),
+    ],
+)
+def test_the_a_priori_model_of_a_measured_run_predicts_the_seeds_ceiling(
+    folder: str, series: str, kind: str, low: float, high: float
+) -> None:
+    """The model calibrated at a kept run's lowest load, on the seed's machines (this machine's
+    shared CPU a delay) and links (the profile's RTTs, the shaped links' rates), against the
+    seed's saturation: the bottleneck the seed names, and its number."""
+    rows = {r.series: r for r in fidelity_rows(DATA / "fidelity" / folder)}
+    row = rows[series]
+    assert row.predicted_bottleneck == kind, row
+    assert low <= row.ratios()["predicted_saturation"] <= high, (
+        row.predicted_saturation,
+        row.theirs.saturation,
+    )

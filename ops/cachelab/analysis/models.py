@@ -210,7 +210,7 @@ class ClosedModel:
     def throughput_bound_ops_per_s(self, clients: int) -> float:
         """min(N / (D + Z), min_k m_k / D_k)."""
         cycle_ms = sum(self.demands_ms) + self.delay_ms
-        return min(1000.0 * clients / cycle_ms, *self.ceilings_ops_per_s())
+        return min([1000.0 * clients / cycle_ms, *self.ceilings_ops_per_s()])
 
     def station(self, name: str) -> int | None:
         return self.names.index(name) if name in self.names else None

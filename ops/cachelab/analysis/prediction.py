@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from cachelab.analysis import queueing
 from cachelab.analysis.bounds import require_non_negative
 from cachelab.analysis.links import NO_LINKS, LinkDelays
-from cachelab.analysis.models import POOL, ClosedModel, with_links
+from cachelab.analysis.models import POOL, ClosedModel, closed_model, with_links, without_host_cpu
+from cachelab.analysis.operational import OperationalAnalysis, PointMeasurement
 from cachelab.columns import THINK_TIME_MS
 
 SATURATION_FRAC = 0.95  # the MVA knee: the least N reaching this share of the ceiling
@@ -178,3 +179,24 @@ def _throughputs(model: ClosedModel, max_clients: int) -> Sequence[float]:
         [d / 1000.0 for d in model.demands_ms], model.delay_ms / 1000.0, max_clients, model.servers
     )
     return [float(x) for x in solved.throughput_per_s]
+
+
+def seed_ceiling(m: PointMeasurement, analysis: OperationalAnalysis) -> tuple[float, str] | None:
+    """The a-priori ceiling of a point's network on the seed's machines and links: the model
+    calibrated at this point (`closed_model`, shaped links as stations), its host CPU a delay
+    (`without_host_cpu`), the spec's RTTs put in place of the point's own (`with_links`);
+    the ceiling min_k m_k / D_k in ops/s and the station it comes from. None when the point has
+    no model, no station but the host CPU, or the RTTs would leave its worker pool without
+    demand."""
+    closed = closed_model(m, analysis)
+    if closed is None:
+        return None
+    model = without_host_cpu(closed)
+    if not model.names:  # the host CPU was its only station: nothing bounds the seed's machines
+        return None
+    if m.spec_links:
+        try:
+            model = with_links(model, m.spec_links)
+        except ValueError:
+            return None
+    return model.throughput_bound_ops_per_s(10**9), model.bottleneck()

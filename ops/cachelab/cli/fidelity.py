@@ -59,6 +59,10 @@ def _row(row: FidelityRow) -> dict[str, Any]:
             "seed_where": row.seed_bottleneck.where if row.seed_bottleneck else "",
             "same": row.same_bottleneck,
         },
+        "a_priori_model": {
+            "saturation_ops_per_s": row.predicted_saturation,
+            "bottleneck": row.predicted_bottleneck,
+        },
         "seed_rt_from_law": row.rt_from_law,
         "source": row.source,
     }

@@ -70,3 +70,19 @@ def test_without_the_host_cpu_the_calibration_cycle_stays_and_the_pool_caps() ->
     assert own.throughput_bound_ops_per_s(10**9) == pytest.approx(8000 / 2.2)
     plain = ClosedModel([POOL], [2.2], [8.0], 2.36, 2)
     assert without_host_cpu(plain) is plain
+
+
+def test_a_baseline_whose_only_station_is_the_host_cpu_predicts_no_seed_ceiling() -> None:
+    """ASL 2016's baseline, unshaped: without this machine's CPU nothing bounds it."""
+    from cachelab.analysis.models import without_host_cpu
+    from cachelab.analysis.operational import PointMeasurement, analyse
+    from cachelab.analysis.prediction import seed_ceiling
+
+    alone = without_host_cpu(ClosedModel([CPU], [0.03], [1.9], 0.5, 8))
+    assert alone.names == [] and alone.delay_ms > 0.5 + 0.03  # the CPU's time, its wait too
+    assert alone.throughput_bound_ops_per_s(8) == pytest.approx(8000 / alone.delay_ms)
+    point = PointMeasurement(
+        point=0, clients=8, think_time_ms=0.0, throughput_ops_per_s=16_000.0,
+        response_time_ms=0.5, servers=1,
+    )  # fmt: skip
+    assert seed_ceiling(point, analyse(point)) is None

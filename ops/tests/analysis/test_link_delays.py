@@ -333,7 +333,7 @@ def test_the_links_bytes_per_request_come_from_the_runs_counters() -> None:
     per_set, mbit = write_only["clients -> servers"]
     assert mbit == 200 and 1024 < per_set < 1200, write_only
     assert all(b < 100 for b, _ in (write_only["server-0 out"], write_only["server-1 out"]))
-    assert link_loads(read_experiment(fidelity / "asl17-3.1-8wt-wo").runs_of(0)) == {}
+    assert link_loads(read_experiment(fidelity / "asl17-3.1-16wt").runs_of(0)) == {}
 
 
 def _read_only_64_workers(clients: int, throughput: float, response_ms: float) -> PointMeasurement:

@@ -525,6 +525,15 @@ def test_utilisation_of_a_k8s_point_names_its_bottleneck(
         assert max(rx) > rx[0] and max(tx) > tx[0], (pool, network[pool])
     print({pool: (rows[0], max(rows)) for pool, rows in network.items()})
 
+    # each pod's egress limit (the default profile asl2017) is a link, with the bytes it sent
+    links = {link["name"]: link for link in record["bandwidth"]["links"]}
+    print({name: (link["mbit"], link["sent_bytes"]) for name, link in links.items()})
+    assert set(links) == {"server-0 out", "middleware-0 out", "clients -> middlewares"}, links
+    assert [links[n]["mbit"] for n in links] == [100.0, 700.0, 200.0]
+    gets = sum(c.run.totals.count for c in run_data.clients)
+    # a 1 KiB value and its header per GET; the exporter's scrapes are a small part
+    assert 1024 < links["server-0 out"]["sent_bytes"] / gets < 1600, (links, gets)
+
     assert main(["report", str(results)]) == 0
     with (results / "report" / "bottlenecks.csv").open() as f:
         rows = list(csv.DictReader(f))
@@ -533,6 +542,7 @@ def test_utilisation_of_a_k8s_point_names_its_bottleneck(
     stages = {r["stage"] for r in rows}
     assert {"worker pool", "net thread", "pod CPU loadgen", "pod CPU middleware"} <= stages
     assert "host CPU" not in stages, stages  # the pods do not share one host
+    assert "link server-0 out" in stages, stages
     with (results / "report" / "models.csv").open() as f:
         mva = [r for r in csv.DictReader(f) if r["model"] == "MVA" and r["point"] == "0"]
     assert {r["metric"] for r in mva} >= {"throughput_ops_per_s", "response_time_ms"}, mva
