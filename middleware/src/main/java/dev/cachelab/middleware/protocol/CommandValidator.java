@@ -31,11 +31,18 @@ final class CommandValidator {
   /** The longest line memcached takes whatever the reads (get and gets lines aside). */
   static final int MAX_FORWARDED_LINE_BYTES = 2048;
 
+  /**
+   * Spaces memcached skips before the {@code get} or {@code gets} of a line longer than {@link
+   * #MAX_FORWARDED_LINE_BYTES} (it closes the connection after more, {@code proto_text.c}).
+   */
+  private static final int MAX_SPACES_BEFORE_LONG_GET = 100;
+
   static final byte[] LINE_TOO_LONG =
       reply(
           "CLIENT_ERROR line too long (expected: <= "
               + MAX_FORWARDED_LINE_BYTES
-              + " bytes but for get and gets; memcached closes the connection)");
+              + " bytes but for get and gets after at most 100 spaces; memcached closes the"
+              + " connection)");
   static final byte[] FLUSH_ALL_REFUSED =
       reply(
           "CLIENT_ERROR flush_all not allowed: it empties every server for every client"
@@ -77,11 +84,12 @@ final class CommandValidator {
     validateCommand(r, maxValueBytes, adminCommands);
     if (r.status() == Status.FORWARD
         && r.lineLength() > MAX_FORWARDED_LINE_BYTES
-        && r.command() != Command.GET
-        && r.command() != Command.GETS) {
+        && (r.command() != Command.GET && r.command() != Command.GETS
+            || r.tokenStart(0) > MAX_SPACES_BEFORE_LONG_GET)) {
       // memcached closes a connection whose line has no newline in its first 2048 bytes, unless it
-      // is a get or gets: forwarded, a longer line could close a shared server connection (a
-      // failure counted against a healthy server; three ejected it). memcached's answer: closed.
+      // is a get or gets after at most 100 spaces: forwarded, a longer line could close a shared
+      // server connection (a failure counted against a healthy server; three ejected it).
+      // memcached's answer: closed.
       r.setRejected(Status.REJECT_AND_CLOSE, LINE_TOO_LONG);
       return;
     }
@@ -320,7 +328,12 @@ final class CommandValidator {
       return;
     }
     if (command == Command.ME) {
-      return; // me takes no flags: memcached answers EN or ME whatever follows the key
+      // me takes no flags (memcached answers EN or ME whatever follows the key), but a third token
+      // that is exactly "b" says the key is base64
+      if (n > 2 && r.tokenEnd(2) - r.tokenStart(2) == 1 && r.bytes()[r.tokenStart(2)] == 'b') {
+        r.setBase64Key();
+      }
+      return;
     }
     checkMetaFlags(r, command, minTokens);
   }
@@ -367,6 +380,8 @@ final class CommandValidator {
       }
       if (flag == 'q') {
         quietToken = t;
+      } else if (flag == 'b') {
+        r.setBase64Key(); // the server looks up the decoded key
       } else if (flag == 'N' || flag == 'T' || flag == 'R' || flag == 'E') {
         r.setMetaSideEffects(); // creates the item, or changes its ttl or cas
       }

@@ -55,6 +55,7 @@ public final class Request {
   private int quietSkipStart = -1;
   private int quietSkipEnd;
   private boolean metaSideEffects;
+  private boolean base64Key;
   private byte[] immediateReply;
 
   // Routing (net thread): target servers, and for split multi-gets the server of each key.
@@ -120,6 +121,7 @@ public final class Request {
     noreply = false;
     quietSkipStart = -1;
     metaSideEffects = false;
+    base64Key = false;
     immediateReply = null;
     serverCount = 0;
     split = false;
@@ -250,6 +252,19 @@ public final class Request {
    */
   void setMetaSideEffects() {
     metaSideEffects = true;
+  }
+
+  /** A meta command whose key is base64 ({@code b} flag): the server decodes it before use. */
+  void setBase64Key() {
+    base64Key = true;
+  }
+
+  /**
+   * Whether the key is sent in base64 ({@code b} flag of a meta command): the item memcached stores
+   * or looks up is the decoded key, so the key is placed by its decoded bytes.
+   */
+  public boolean base64Key() {
+    return base64Key;
   }
 
   /**

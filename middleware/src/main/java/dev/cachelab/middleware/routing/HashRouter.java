@@ -1,5 +1,6 @@
 package dev.cachelab.middleware.routing;
 
+import dev.cachelab.middleware.protocol.Base64Key;
 import dev.cachelab.middleware.protocol.Command;
 import dev.cachelab.middleware.protocol.Request;
 import dev.cachelab.middleware.servers.BackendHealth;
@@ -22,6 +23,7 @@ public final class HashRouter implements Router {
   private final int[] replicasOfA;
   private final int[] replicasOfB;
   private final List<BackendHealth> health;
+  private final byte[] decodedKey = new byte[Base64Key.MAX_DECODED_BYTES];
 
   public HashRouter(List<String> servers, int replication) {
     this(servers, replication, null);
@@ -50,6 +52,22 @@ public final class HashRouter implements Router {
     return java.util.Arrays.equals(replicasOfA, 0, n, replicasOfB, 0, n);
   }
 
+  /**
+   * Writes the first {@code count} replicas of key {@code k} of the request into {@code out}: the
+   * replicas of the key memcached stores, the decoded one for a base64 key (a key that does not
+   * decode, which memcached refuses, is placed by its bytes).
+   */
+  private int replicasOfKey(Request request, int k, int count, int[] out) {
+    byte[] bytes = request.bytes();
+    if (request.base64Key()) {
+      int decoded = Base64Key.decode(bytes, request.keyStart(k), request.keyEnd(k), decodedKey);
+      if (decoded >= 0) {
+        return ring.replicas(decodedKey, 0, decoded, count, out);
+      }
+    }
+    return ring.replicas(bytes, request.keyStart(k), request.keyEnd(k), count, out);
+  }
+
   @Override
   public boolean replicatesWrites() {
     return replication > 1;
@@ -60,8 +78,8 @@ public final class HashRouter implements Router {
    * next one in rotation is its fallback; if none is in rotation, its primary (whose failure
    * answers). Returns the key's server.
    */
-  private int routeReplicatedKey(Request request, int k, byte[] bytes) {
-    int n = ring.replicas(bytes, request.keyStart(k), request.keyEnd(k), replication, replicas);
+  private int routeReplicatedKey(Request request, int k) {
+    int n = replicasOfKey(request, k, replication, replicas);
     int server = -1;
     int fallback = -1;
     for (int i = 0; i < n && fallback < 0; i++) {
@@ -84,18 +102,17 @@ public final class HashRouter implements Router {
   @Override
   public void route(Request request) {
     request.clearServers();
-    byte[] bytes = request.bytes();
     switch (request.family()) {
       case RETRIEVAL -> {
         if (request.keyCount() == 1) {
           Command command = request.command();
           if (replication > 1 && command != Command.GETS && command != Command.GATS) {
-            ring.replicas(bytes, request.keyStart(0), request.keyEnd(0), 2, replicas);
+            replicasOfKey(request, 0, 2, replicas);
             request.addServer(replicas[0]);
             request.setFallbackServer(replicas[1], false);
           } else {
-            request.addServer(
-                ring.primary(bytes, request.keyStart(0), request.keyEnd(0), replicas));
+            replicasOfKey(request, 0, 1, replicas);
+            request.addServer(replicas[0]);
           }
           return;
         }
@@ -103,9 +120,10 @@ public final class HashRouter implements Router {
         for (int k = 0; k < request.keyCount(); k++) {
           int server;
           if (replication > 1) {
-            server = routeReplicatedKey(request, k, bytes);
+            server = routeReplicatedKey(request, k);
           } else {
-            server = ring.primary(bytes, request.keyStart(k), request.keyEnd(k), replicas);
+            replicasOfKey(request, k, 1, replicas);
+            server = replicas[0];
             request.setKeyServer(k, server);
           }
           if (!used[server]) {
@@ -115,7 +133,7 @@ public final class HashRouter implements Router {
         }
       }
       case STORAGE, KEYED -> {
-        int n = ring.replicas(bytes, request.keyStart(0), request.keyEnd(0), replication, replicas);
+        int n = replicasOfKey(request, 0, replication, replicas);
         for (int i = 0; i < n; i++) {
           request.addServer(replicas[i]);
         }

@@ -326,6 +326,45 @@ class ClientIsolationIT {
   }
 
   /**
+   * memcached takes a get line of any length only if at most 100 spaces come before its {@code
+   * get}; after more it closes the connection once 2048 bytes came without a newline. Forwarded, a
+   * 21 KB get line after 101 spaces closed the shared server connections, and four of them ejected
+   * both healthy servers. Now it is refused and its client closed, as memcached does; after 100
+   * spaces it is served.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"-t 2", "-t 2 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
+  void aLongGetLineAfterManySpacesIsRefusedAndEjectsNoServer(String mode) throws Exception {
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(2);
+    StringBuilder keys = new StringBuilder();
+    for (int k = 0; k < 3_000; k++) {
+      keys.append(String.format(" k%05d", k));
+    }
+    String get = "get" + keys + "\r\n";
+    try (RunningMiddleware mw = start(servers, mode)) {
+      for (int i = 0; i < 4; i++) {
+        try (TextClient client = mw.client()) {
+          assertThat(client.call(" ".repeat(101) + get))
+              .as(mode)
+              .startsWith("CLIENT_ERROR line too long (expected: <= 2048 bytes");
+          assertThat(client.closedByPeer()).isTrue();
+        }
+      }
+      try (TextClient good = mw.client()) {
+        assertThat(good.call("set k00007 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
+        good.send(" ".repeat(100) + get);
+        assertThat(good.readUntilEnd()).as(mode).isEqualTo("VALUE k00007 0 1\r\nv\r\nEND\r\n");
+      }
+      for (int i = 0; i < servers.size(); i++) {
+        assertThat(mw.stat("server_" + i + "_ejections")).as(mode).isZero();
+        assertThat(mw.stat("server_" + i + "_errors")).as(mode).isZero();
+      }
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /**
    * A fake memcached: answers {@code get ok} with {@code END} and {@code version}, and hangs up
    * after reading any request naming the key {@code drop}, counting it.
    */

@@ -14,6 +14,8 @@ import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The cases where the middleware's validation must be memcached 1.6's, compared byte for byte with
@@ -127,6 +129,58 @@ class MemcachedParityIT {
           backends.forEach(MemcachedProcess::close);
         }
       }
+    }
+  }
+
+  /**
+   * A base64 key (the {@code b} flag) names the item of the decoded key: under hash routing the
+   * request goes to that key's servers. Placed by its base64 text, an {@code mg} missed what a
+   * {@code set} stored, and an {@code md} deleted nothing (a later {@code mg} read the old value).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"-t 2", "-t 2 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
+  void base64KeysArePlacedByTheKeyTheyName(String mode) throws Exception {
+    StringBuilder input = new StringBuilder();
+    for (int k = 0; k < 12; k++) {
+      String key = "key" + k;
+      String base64 =
+          java.util.Base64.getEncoder().encodeToString(key.getBytes(StandardCharsets.US_ASCII));
+      input
+          .append("set ")
+          .append(key)
+          .append(" 0 0 2\r\nv")
+          .append(k % 10)
+          .append("\r\nmg ")
+          .append(base64)
+          .append(" b v\r\nme ")
+          .append(base64)
+          .append(" b\r\nms ")
+          .append(base64)
+          .append(" 2 b\r\nw")
+          .append(k % 10)
+          .append("\r\nget ")
+          .append(key)
+          .append("\r\nmd ")
+          .append(base64)
+          .append(" b q\r\nmg ")
+          .append(key)
+          .append(" v\r\nmn\r\n");
+    }
+    List<MemcachedProcess> backends = MemcachedProcess.startMany(3);
+    List<String> flags = new java.util.ArrayList<>(List.of(mode.split(" ")));
+    flags.addAll(List.of("--routing", "hash"));
+    try (MemcachedProcess reference = MemcachedProcess.start();
+        RunningMiddleware mw = RunningMiddleware.start(backends, flags.toArray(new String[0]))) {
+      String expected = exchange(reference.port(), input.toString());
+      String actual = exchange(mw.port(), input.toString());
+      assertThat(actual.replaceAll("ME (\\S+) .*", "ME $1"))
+          .as(mode)
+          .isEqualTo(expected.replaceAll("ME (\\S+) .*", "ME $1"));
+      assertThat(expected)
+          .as("memcached finds the key by its base64 form")
+          .contains("VA 2\r\nv3\r\n");
+    } finally {
+      backends.forEach(MemcachedProcess::close);
     }
   }
 

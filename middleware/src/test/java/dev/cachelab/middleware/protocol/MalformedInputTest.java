@@ -173,17 +173,23 @@ class MalformedInputTest {
             "REJECT_AND_CLOSE CLIENT_ERROR binary protocol is not supported"),
         close("set k 0 0 3\r\nabcd\r\n", "REJECT_AND_CLOSE CLIENT_ERROR bad data chunk"),
         close("prepend k 0 0 2\r\nab\n\n", "REJECT_AND_CLOSE CLIENT_ERROR bad data chunk"),
-        close(
-            "touch k 1 " + "x".repeat(2040) + "\r\n",
-            "REJECT_AND_CLOSE CLIENT_ERROR line too long (expected: <= 2048 bytes but for get and"
-                + " gets; memcached closes the connection)"),
-        close(
-            "gat 1" + " k".repeat(1030) + "\r\n",
-            "REJECT_AND_CLOSE CLIENT_ERROR line too long (expected: <= 2048 bytes but for get and"
-                + " gets; memcached closes the connection)"),
+        close("touch k 1 " + "x".repeat(2040) + "\r\n", LINE_OVER_2048),
+        close("gat 1" + " k".repeat(1030) + "\r\n", LINE_OVER_2048),
         row(
             "get" + " k".repeat(1030) + "\r\n",
             "FORWARD GET" + " key=k".repeat(1030) + " fwd=get" + " k".repeat(1030)),
+        // memcached closes a connection whose line over 2048 bytes has more than 100 spaces
+        // before its get (it would close a shared server connection)
+        close(" ".repeat(101) + "get" + " k".repeat(1030) + "\r\n", LINE_OVER_2048),
+        close(" ".repeat(101) + "gets" + " k".repeat(1030) + "\r\n", LINE_OVER_2048),
+        row(
+            " ".repeat(100) + "get" + " k".repeat(1030) + "\r\n",
+            "FORWARD GET"
+                + " key=k".repeat(1030)
+                + " fwd="
+                + " ".repeat(100)
+                + "get"
+                + " k".repeat(1030)),
         close(
             "set " + "k ".repeat(40_000),
             "REJECT_AND_CLOSE CLIENT_ERROR line too long (expected: <= 65536 bytes)"),
@@ -191,6 +197,10 @@ class MalformedInputTest {
             "get " + "k ".repeat(40_000),
             "REJECT_AND_CLOSE CLIENT_ERROR line too long (expected: <= 66560 bytes)"));
   }
+
+  private static final String LINE_OVER_2048 =
+      "REJECT_AND_CLOSE CLIENT_ERROR line too long (expected: <= 2048 bytes but for get and gets"
+          + " after at most 100 spaces; memcached closes the connection)";
 
   private static Arguments row(String input, String... expected) {
     List<String> all = new ArrayList<>(List.of(expected));

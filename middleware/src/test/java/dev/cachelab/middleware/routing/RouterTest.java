@@ -2,6 +2,7 @@ package dev.cachelab.middleware.routing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.cachelab.middleware.protocol.Base64Key;
 import dev.cachelab.middleware.protocol.Request;
 import dev.cachelab.middleware.protocol.RequestParser;
 import dev.cachelab.middleware.servers.BackendHealth;
@@ -182,6 +183,49 @@ class RouterTest {
       Request set = parse("set " + key + " 0 0 1\r\nv\r\n");
       router.route(set);
       assertThat(servers(set)).containsExactly(replicas[0], replicas[1]);
+    }
+  }
+
+  @Test
+  void hashRouterPlacesABase64KeyByTheKeyItNames() {
+    HashRouter router = new HashRouter(THREE, 1);
+    for (int i = 0; i < 200; i++) {
+      String key = "user:" + i;
+      String base64 =
+          java.util.Base64.getEncoder().encodeToString(key.getBytes(StandardCharsets.US_ASCII));
+      Request get = parse("get " + key + "\r\n");
+      router.route(get);
+      List<Integer> expected = servers(get);
+      for (String meta :
+          List.of(
+              "mg " + base64 + " b v\r\n",
+              "mg " + base64 + " v k bx\r\n",
+              "me " + base64 + " b\r\n",
+              "md " + base64 + " q b\r\n",
+              "ma " + base64 + " b\r\n",
+              "ms " + base64 + " 1 b\r\nv\r\n")) {
+        Request request = parse(meta);
+        router.route(request);
+        assertThat(servers(request)).as(meta).isEqualTo(expected);
+      }
+    }
+  }
+
+  @Test
+  void base64KeysDecodeAsMemcachedDecodesThem() {
+    byte[] out = new byte[Base64Key.MAX_DECODED_BYTES];
+    for (String[] c :
+        new String[][] {
+          {"a2V5", "key"}, {"a2V5MQ==", "key1"}, {"a2V5MTI=", "key12"}, {"a2V*5", "key"},
+          {"a2V", null}, {"a===", null}, {"!!!!", null}, {"", null}
+        }) {
+      byte[] in = c[0].getBytes(StandardCharsets.US_ASCII);
+      int n = Base64Key.decode(in, 0, in.length, out);
+      if (c[1] == null) {
+        assertThat(n).as(c[0]).isEqualTo(-1);
+      } else {
+        assertThat(new String(out, 0, n, StandardCharsets.US_ASCII)).as(c[0]).isEqualTo(c[1]);
+      }
     }
   }
 
