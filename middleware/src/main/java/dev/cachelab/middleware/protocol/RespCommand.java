@@ -441,6 +441,24 @@ public enum RespCommand {
     return resp3Shape;
   }
 
+  /**
+   * The first argument that may be {@link #resp3Option()}: the one after the first key, or after
+   * the keys of a group of fixed length ({@code LCS}) or counted by {@code numkeys} ({@code ZUNION
+   * 2 z WITHSCORES} names a key {@code WITHSCORES}); {@code args} if none may be (a {@code numkeys}
+   * that is no number or names more keys than there are arguments: the server refuses the command).
+   */
+  int firstOptionArgument(Request request, int args) {
+    if (group == null) {
+      return keyCount(args) > 0 ? 2 : 1;
+    }
+    int at = group.numkeysAt();
+    if (at < 0) {
+      return group.count() > 0 ? group.first() + group.count() : args;
+    }
+    long count = RespTokens.number(request, at);
+    return count < 1 || at + count >= args ? args : (int) (at + count + 1);
+  }
+
   /** The option word that gives the reply its RESP3 shape, or null if it always has it. */
   byte[] resp3Option() {
     return resp3Option;

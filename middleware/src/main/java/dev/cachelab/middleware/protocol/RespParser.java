@@ -451,7 +451,8 @@ public final class RespParser implements RequestDecoder {
     request.setParsedResp(Status.FORWARD, command, keys, firstKey);
     if (connection.resp3()) {
       byte[] option = command.resp3Option();
-      boolean shaped = option == null || hasOption(request, option, keys > 0 ? 2 : 1);
+      boolean shaped =
+          option == null || hasOption(request, option, command.firstOptionArgument(request, args));
       request.setResp3Shape(shaped ? command.resp3Shape() : Resp3Shape.SAME);
     }
   }

@@ -23,6 +23,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The middleware's RESP2 front end ({@code --protocol redis}) in front of three real redis-server
@@ -113,21 +115,63 @@ class RedisFrontEndIT {
   /** Every command of the script: the same replies through the middleware as from redis. */
   @Test
   void everyCommandRepliesAsRedisDoes() throws Exception {
-    List<String> viaMiddleware = new ArrayList<>();
-    try (RunningMiddleware mw = middleware("-t", "4");
-        RespClient client = new RespClient(mw.port())) {
-      for (String[] command : SCRIPT) {
-        viaMiddleware.add(client.call(command));
-      }
+    List<String> viaMiddleware;
+    try (RunningMiddleware mw = middleware("-t", "4")) {
+      viaMiddleware = replies(mw.port(), SCRIPT);
     }
-    List<String> viaDirect = new ArrayList<>();
-    try (RespClient client = new RespClient(redis.direct().port())) {
-      for (String[] command : SCRIPT) {
-        viaDirect.add(client.call(command));
-      }
-    }
+    List<String> viaDirect = replies(redis.direct().port(), SCRIPT);
     assertThat(viaMiddleware).containsExactlyElementsOf(viaDirect);
     assertThat(viaDirect).contains("+OK\r\n", "$-1\r\n", ":42\r\n", ":1000\r\n", "+PONG\r\n");
+  }
+
+  /**
+   * Under RESP3 a reply takes the shape its option gives it ({@code WITHSCORES} pairs of member and
+   * double) only when the option is given, not when a key or member bears its name: a {@code ZUNION
+   * 2 z WITHSCORES} (the keys {@code z} and {@code WITHSCORES}) had its members sent as doubles
+   * ({@code ,a}), which no RESP3 client can read.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"-t 2", "-t 2 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
+  void resp3RepliesTakeTheShapeOfAnOptionOnlyWhenItIsGiven(String mode) throws Exception {
+    String[][] script = {
+      {"HELLO", "3"},
+      {"ZADD", "WITHSCORES", "1", "a", "2", "b", "3", "c", "4", "d"},
+      {"ZADD", "z", "1", "WITHSCORE", "5", "e"},
+      {"SET", "IDX", "abcd"},
+      {"SET", "k", "abd"},
+      {"ZUNION", "2", "z", "WITHSCORES"},
+      {"ZINTER", "2", "WITHSCORES", "WITHSCORES"},
+      {"ZDIFF", "2", "WITHSCORES", "z"},
+      {"ZUNION", "1", "WITHSCORES", "WITHSCORES"},
+      {"ZRANK", "z", "WITHSCORE"},
+      {"LCS", "k", "IDX"},
+      {"LCS", "IDX", "k", "IDX"},
+      {"ZRANGE", "WITHSCORES", "0", "1"},
+      {"ZRANGE", "WITHSCORES", "0", "1", "WITHSCORES"},
+    };
+    redis.flushAll();
+    List<String> viaMiddleware;
+    try (RunningMiddleware mw = middleware((mode + " -s false").split(" "))) {
+      viaMiddleware = replies(mw.port(), script);
+    }
+    List<String> viaDirect = replies(redis.direct().port(), script);
+    assertThat(viaMiddleware.subList(1, script.length))
+        .as(mode)
+        .containsExactlyElementsOf(viaDirect.subList(1, script.length));
+    assertThat(viaDirect.get(5))
+        .as("six members, no scores")
+        .startsWith("*6\r\n$9\r\nWITHSCORE\r\n");
+  }
+
+  /** The replies to the script's commands, sent one at a time on one connection to {@code port}. */
+  private static List<String> replies(int port, String[][] script) throws IOException {
+    List<String> replies = new ArrayList<>();
+    try (RespClient client = new RespClient(port)) {
+      for (String[] command : script) {
+        replies.add(client.call(command));
+      }
+    }
+    return replies;
   }
 
   @Test

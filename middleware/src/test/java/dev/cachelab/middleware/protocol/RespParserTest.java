@@ -316,6 +316,21 @@ class RespParserTest {
     String withScores = mb("ZRANGE", "z", "0", "-1", "withscores");
     parser.decode(bytes(withScores), 0, withScores.length(), request);
     assertThat(request.resp3Shape()).isEqualTo(Resp3Shape.SCORE_PAIRS);
+    // an option word in a key's or member's place gives no shape
+    for (String[] plain :
+        new String[][] {
+          {"ZUNION", "2", "z", "WITHSCORES"},
+          {"ZDIFF", "2", "WITHSCORES", "z"},
+          {"ZINTER", "x", "z", "WITHSCORES"},
+          {"LCS", "a", "IDX"}
+        }) {
+      String command = mb(plain);
+      parser.decode(bytes(command), 0, command.length(), request);
+      assertThat(request.resp3Shape()).as(command).isEqualTo(Resp3Shape.SAME);
+    }
+    String keyAndOption = mb("ZUNION", "1", "WITHSCORES", "WITHSCORES");
+    parser.decode(bytes(keyAndOption), 0, keyAndOption.length(), request);
+    assertThat(request.resp3Shape()).isEqualTo(Resp3Shape.SCORE_PAIRS);
 
     ParserHarness harness = new ParserHarness(parser);
     harness.feed(

@@ -35,7 +35,7 @@ public final class RespClient implements AutoCloseable {
     connection.send(raw);
   }
 
-  /** Reads one whole reply (arrays with their elements). */
+  /** Reads one whole reply (arrays, and RESP3 sets and maps, with their elements). */
   public String readReply() throws IOException {
     StringBuilder reply = new StringBuilder();
     readValue(reply);
@@ -46,12 +46,13 @@ public final class RespClient implements AutoCloseable {
     String line = connection.readLine();
     reply.append(line);
     char type = line.charAt(0);
-    if (type == '$' || type == '*') {
+    if (type == '$' || type == '*' || type == '~' || type == '%') {
       int n = Integer.parseInt(line.substring(1, line.length() - 2));
       if (type == '$' && n >= 0) {
         reply.append(new String(connection.readBytes(n + 2), StandardCharsets.ISO_8859_1));
       }
-      for (int i = 0; type == '*' && i < n; i++) {
+      int elements = type == '%' ? 2 * n : type == '$' ? 0 : n; // a RESP3 map: keys and values
+      for (int i = 0; i < elements; i++) {
         readValue(reply);
       }
     }
