@@ -531,7 +531,22 @@ public final class NetThread implements Runnable, ConnectionEvents {
     }
   }
 
+  /**
+   * The reply to a meta write with the {@code C} flag while writes go to several servers: the cas
+   * unique one server gave matches there only, so the write would be applied on that server and
+   * refused on the others (the client told it failed, the replicas differing).
+   */
+  private static final byte[] META_CAS_REFUSED =
+      ("CLIENT_ERROR compare-and-swap by a meta command (C flag) is not supported while writes go"
+              + " to several servers (each numbers its cas uniques itself): use gets and cas\r\n")
+          .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
   private void dispatch(ClientConnection c, Request request) {
+    if (request.status() == Request.Status.FORWARD
+        && request.metaCompareAndSwap()
+        && routes.get().router().replicatesWrites()) {
+      request.refuse(META_CAS_REFUSED);
+    }
     switch (request.status()) {
       case FORWARD -> {
         boolean reserved = c.reserveDecoded(request);

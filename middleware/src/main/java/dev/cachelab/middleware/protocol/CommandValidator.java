@@ -382,6 +382,8 @@ final class CommandValidator {
         quietToken = t;
       } else if (flag == 'b') {
         r.setBase64Key(); // the server looks up the decoded key
+      } else if (flag == 'C' && !mg) {
+        r.setMetaCompareAndSwap();
       } else if (flag == 'N' || flag == 'T' || flag == 'R' || flag == 'E') {
         r.setMetaSideEffects(); // creates the item, or changes its ttl or cas
       }

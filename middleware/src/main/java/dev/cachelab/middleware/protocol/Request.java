@@ -56,6 +56,7 @@ public final class Request {
   private int quietSkipEnd;
   private boolean metaSideEffects;
   private boolean base64Key;
+  private boolean metaCompareAndSwap;
   private byte[] immediateReply;
 
   // Routing (net thread): target servers, and for split multi-gets the server of each key.
@@ -122,6 +123,7 @@ public final class Request {
     quietSkipStart = -1;
     metaSideEffects = false;
     base64Key = false;
+    metaCompareAndSwap = false;
     immediateReply = null;
     serverCount = 0;
     split = false;
@@ -260,6 +262,22 @@ public final class Request {
   }
 
   /**
+   * A meta write with the {@code C} flag: applied only if the item's cas unique is the one given.
+   */
+  void setMetaCompareAndSwap() {
+    metaCompareAndSwap = true;
+  }
+
+  /**
+   * Whether this is an {@code ms}, {@code md} or {@code ma} with the {@code C<cas>} flag: each
+   * server numbers its cas uniques itself, so the unique one server gave matches on that server
+   * only, and sent to several servers the write would be applied on some and refused on others.
+   */
+  public boolean metaCompareAndSwap() {
+    return metaCompareAndSwap;
+  }
+
+  /**
    * Whether the key is sent in base64 ({@code b} flag of a meta command): the item memcached stores
    * or looks up is the decoded key, so the key is placed by its decoded bytes.
    */
@@ -326,6 +344,14 @@ public final class Request {
   void setRejected(Status status, byte[] reply) {
     this.status = status;
     this.immediateReply = reply;
+  }
+
+  /**
+   * Refuses a request the parser would forward, for what only the routing knows (a meta
+   * compare-and-swap while writes go to several servers): answered {@code reply}, kept open.
+   */
+  public void refuse(byte[] reply) {
+    setRejected(Status.REJECT, reply);
   }
 
   // ---- readers ------------------------------------------------------------------------------

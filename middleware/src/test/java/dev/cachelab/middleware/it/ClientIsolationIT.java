@@ -365,6 +365,54 @@ class ClientIsolationIT {
   }
 
   /**
+   * Each server numbers its cas uniques itself: a meta write with {@code C<cas>} sent to every
+   * replica was applied on the server whose unique it was and refused on the others ({@code EX} to
+   * the client, the replicas left different). It is refused while writes go to several servers and
+   * left to the server when they go to one.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"-t 2", "-t 2 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
+  void aMetaCompareAndSwapIsRefusedWhileWritesGoToSeveralServers(String mode) throws Exception {
+    List<MemcachedProcess> servers = MemcachedProcess.startMany(3);
+    try {
+      try (RunningMiddleware mw = start(servers, mode);
+          TextClient client = mw.client()) {
+        client.call("mg other N30 v\r\n"); // a cas unique taken on one server only
+        client.readLine();
+        assertThat(client.call("set k 0 0 1\r\na\r\n")).isEqualTo("STORED\r\n");
+        for (int i = 0; i < 3; i++) {
+          String meta = client.call("mg k c v\r\n");
+          assertThat(client.readLine()).isEqualTo("a\r\n");
+          String cas = meta.trim().split(" c")[1];
+          for (String write :
+              List.of(
+                  "ms k 1 C" + cas + "\r\nb\r\n",
+                  "md k C" + cas + " q\r\n",
+                  "ma k C" + cas + "\r\n")) {
+            assertThat(client.call(write))
+                .as("%s: %s", mode, write)
+                .startsWith("CLIENT_ERROR compare-and-swap by a meta command (C flag) is not");
+          }
+        }
+      }
+      for (MemcachedProcess server : servers) {
+        try (TextClient direct = new TextClient(server.port())) {
+          assertThat(direct.call("get k\r\n")).as(mode).isEqualTo("VALUE k 0 1\r\na\r\nEND\r\n");
+        }
+      }
+      try (RunningMiddleware mw = start(servers.subList(0, 1), mode);
+          TextClient client = mw.client()) {
+        String meta = client.call("mg k c v\r\n");
+        assertThat(client.readLine()).isEqualTo("a\r\n");
+        String cas = meta.trim().split(" c")[1];
+        assertThat(client.call("ms k 1 C" + cas + "\r\nb\r\n")).as(mode).isEqualTo("HD\r\n");
+      }
+    } finally {
+      servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /**
    * A fake memcached: answers {@code get ok} with {@code END} and {@code version}, and hangs up
    * after reading any request naming the key {@code drop}, counting it.
    */

@@ -117,6 +117,9 @@ class MemcachedParityIT {
   void metaCommandsAreForwardedAsMemcachedAnswersThem() throws Exception {
     for (int servers : new int[] {1, 3}) {
       for (String input : META_CASES) {
+        if (servers > 1 && input.contains(" C99")) {
+          continue; // refused while writes go to several servers (ClientIsolationIT)
+        }
         List<MemcachedProcess> backends = MemcachedProcess.startMany(servers);
         try (MemcachedProcess reference = MemcachedProcess.start();
             RunningMiddleware mw = RunningMiddleware.start(backends, "-t", "2")) {

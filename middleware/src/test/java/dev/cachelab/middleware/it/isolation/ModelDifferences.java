@@ -30,7 +30,9 @@ import java.util.List;
  *   <li>{@code flush_all} and {@code verbosity} are refused ({@code CLIENT_ERROR ... not allowed},
  *       nothing with {@code noreply}) unless {@code --admin-commands true}: they act on every
  *       server for every client. The model gets a line memcached refuses alike ({@link
- *       #refusedAdminCommand}), not the command, which would empty it.
+ *       #refusedLine}), not the command, which would empty it.
+ *   <li>An {@code ms} with {@code C<cas>} is refused ({@code CLIENT_ERROR}, also when quiet) while
+ *       writes go to several servers, as they do here: the model gets {@link #refusedLine}.
  *   <li>A line over 2048 bytes (but a {@code get}'s), a bad data length and a data block not
  *       followed by {@code \r\n}: the middleware answers {@code CLIENT_ERROR} and closes, since it
  *       cannot find the next request (memcached closes without a word, or answers and reads the
@@ -44,12 +46,13 @@ final class ModelDifferences {
   private ModelDifferences() {}
 
   /**
-   * What the model memcached gets for an admin command the middleware refuses: a line it answers
-   * with {@code CLIENT_ERROR}, or with nothing after {@code noreply}.
+   * What the model memcached gets for a command the middleware refuses (an admin command, a meta
+   * compare-and-swap): a line it answers with {@code CLIENT_ERROR}, or with nothing after {@code
+   * noreply}.
    *
    * @param noreply {@code " noreply"} or {@code ""}
    */
-  static String refusedAdminCommand(String noreply) {
+  static String refusedLine(String noreply) {
     return "touch ~refused x" + noreply + "\r\n";
   }
 
