@@ -409,6 +409,13 @@ public final class RespParser implements RequestDecoder {
           request.setResp3Shape(command.resp3Shape());
         }
       }
+      case SETRANGE, SETBIT -> {
+        if (grownValueBytes(request, command) > maxValueBytes) {
+          request.setRejected(Status.REJECT, valueTooLarge());
+          return;
+        }
+        forward(request, command, args);
+      }
       case FLUSHALL, FLUSHDB -> {
         if (!adminCommands) {
           request.setRejected(Status.REJECT, adminRefused(command));
@@ -418,6 +425,29 @@ public final class RespParser implements RequestDecoder {
       }
       default -> forward(request, command, args);
     }
+  }
+
+  /**
+   * The length the string at {@code SETRANGE}'s or {@code SETBIT}'s key may grow to (offset plus
+   * value, or the byte of the bit); 0 for an offset that is no number or negative, which the server
+   * refuses itself. A few bytes of request could otherwise make every server hold a value of up to
+   * 512 MB, far past {@code --max-value-bytes}.
+   */
+  private static long grownValueBytes(Request request, RespCommand command) {
+    long offset = RespTokens.number(request, 2);
+    if (offset < 0) {
+      return 0;
+    }
+    if (command == RespCommand.SETBIT) {
+      return offset / 8 + 1;
+    }
+    int value = RespTokens.length(request, 3);
+    return value == 0 ? 0 : offset + value; // an empty value does not grow the string
+  }
+
+  private byte[] valueTooLarge() {
+    return RespReplies.error(
+        "string exceeds maximum allowed size (--max-value-bytes: " + maxValueBytes + " bytes)");
   }
 
   /**

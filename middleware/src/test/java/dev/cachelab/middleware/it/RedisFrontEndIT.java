@@ -163,6 +163,30 @@ class RedisFrontEndIT {
         .startsWith("*6\r\n$9\r\nWITHSCORE\r\n");
   }
 
+  /**
+   * {@code SETRANGE} and {@code SETBIT} past {@code --max-value-bytes} are refused: a 40-byte
+   * {@code SETRANGE k 536870000 x} made every server hold a 512 MB string.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"-t 2", "-t 2 --event-loops 2", "-t 1 --worker-batch 16 --event-loops 2"})
+  void offsetsPastTheValueLimitAreRefused(String mode) throws Exception {
+    redis.flushAll();
+    try (RunningMiddleware mw = middleware((mode + " --max-value-bytes 1048576").split(" "));
+        RespClient client = new RespClient(mw.port())) {
+      String tooLarge =
+          "-ERR string exceeds maximum allowed size (--max-value-bytes: 1048576 bytes)\r\n";
+      assertThat(client.call("SETRANGE", "k", "536870000", "x")).as(mode).isEqualTo(tooLarge);
+      assertThat(client.call("SETBIT", "k", "8388608", "1")).as(mode).isEqualTo(tooLarge);
+      assertThat(client.call("SETRANGE", "k", "1048575", "x")).as(mode).isEqualTo(":1048576\r\n");
+      assertThat(client.call("SETBIT", "b", "8388607", "1")).as(mode).isEqualTo(":0\r\n");
+    }
+    for (RedisProcess server : redis.behind()) {
+      try (RespClient direct = new RespClient(server.port())) {
+        assertThat(direct.call("STRLEN", "k")).as(mode).isEqualTo(":1048576\r\n");
+      }
+    }
+  }
+
   /** The replies to the script's commands, sent one at a time on one connection to {@code port}. */
   private static List<String> replies(int port, String[][] script) throws IOException {
     List<String> replies = new ArrayList<>();

@@ -76,6 +76,31 @@ class RespParserTest {
   }
 
   @Test
+  void offsetsThatGrowAStringPastTheValueLimitAreRefused() {
+    ParserHarness harness = new ParserHarness(new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER));
+    harness.feed(
+        bytes(
+            mb("SETRANGE", "k", "1023", "x")
+                + mb("SETRANGE", "k", "1023", "xy")
+                + mb("SETRANGE", "k", "536870000", "")
+                + mb("SETRANGE", "k", "-1", "x")
+                + mb("SETBIT", "k", "8191", "1")
+                + mb("SETBIT", "k", "8192", "1")
+                + mb("SETBIT", "k", "x", "1")));
+    String tooLarge =
+        "REJECT -ERR string exceeds maximum allowed size (--max-value-bytes: 1024 bytes)";
+    assertThat(harness.decoded)
+        .containsExactly(
+            "FORWARD SETRANGE key=k args=SETRANGE,k,1023,x",
+            tooLarge,
+            "FORWARD SETRANGE key=k args=SETRANGE,k,536870000,",
+            "FORWARD SETRANGE key=k args=SETRANGE,k,-1,x",
+            "FORWARD SETBIT key=k args=SETBIT,k,8191,1",
+            tooLarge,
+            "FORWARD SETBIT key=k args=SETBIT,k,x,1");
+  }
+
+  @Test
   void refusesFlushallAndFlushdbUnlessTheyAreAllowed() {
     ParserHarness harness =
         new ParserHarness(new RespParser(MAX_VALUE, KeyPlacement.EVERY_SERVER, false));
