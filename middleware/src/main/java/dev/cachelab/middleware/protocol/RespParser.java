@@ -409,7 +409,7 @@ public final class RespParser implements RequestDecoder {
           request.setResp3Shape(command.resp3Shape());
         }
       }
-      case SETRANGE, SETBIT -> {
+      case SETRANGE, SETBIT, BITFIELD -> {
         if (grownValueBytes(request, command) > maxValueBytes) {
           request.setRejected(Status.REJECT, valueTooLarge());
           return;
@@ -428,12 +428,15 @@ public final class RespParser implements RequestDecoder {
   }
 
   /**
-   * The length the string at {@code SETRANGE}'s or {@code SETBIT}'s key may grow to (offset plus
-   * value, or the byte of the bit); 0 for an offset that is no number or negative, which the server
-   * refuses itself. A few bytes of request could otherwise make every server hold a value of up to
-   * 512 MB, far past {@code --max-value-bytes}.
+   * The length the string at {@code SETRANGE}'s, {@code SETBIT}'s or {@code BITFIELD}'s key may
+   * grow to (offset plus value, or the byte of the bit); 0 for an offset that is no number or
+   * negative, which the server refuses itself. A few bytes of request could otherwise make every
+   * server hold a value of up to 512 MB, far past {@code --max-value-bytes}.
    */
   private static long grownValueBytes(Request request, RespCommand command) {
+    if (command == RespCommand.BITFIELD) {
+      return bitfieldGrownBytes(request);
+    }
     long offset = RespTokens.number(request, 2);
     if (offset < 0) {
       return 0;
@@ -443,6 +446,55 @@ public final class RespParser implements RequestDecoder {
     }
     int value = RespTokens.length(request, 3);
     return value == 0 ? 0 : offset + value; // an empty value does not grow the string
+  }
+
+  private static final byte[] BITFIELD_GET = {'G', 'E', 'T'};
+  private static final byte[] BITFIELD_SET = {'S', 'E', 'T'};
+  private static final byte[] BITFIELD_INCRBY = {'I', 'N', 'C', 'R', 'B', 'Y'};
+  private static final byte[] BITFIELD_OVERFLOW = {'O', 'V', 'E', 'R', 'F', 'L', 'O', 'W'};
+
+  /**
+   * The end, in bytes, of the furthest field {@code BITFIELD}'s {@code SET} and {@code INCRBY}
+   * write; the arguments from the first the server would refuse on are not looked at.
+   */
+  private static long bitfieldGrownBytes(Request request) {
+    long furthest = 0;
+    int n = request.tokenCount();
+    int t = 2;
+    while (t < n) {
+      if (isToken(request, t, BITFIELD_GET)) {
+        t += 3;
+      } else if (isToken(request, t, BITFIELD_OVERFLOW)) {
+        t += 2;
+      } else if ((isToken(request, t, BITFIELD_SET) || isToken(request, t, BITFIELD_INCRBY))
+          && t + 3 < n) {
+        furthest = Math.max(furthest, bitfieldEndBytes(request, t + 1, t + 2));
+        t += 4;
+      } else {
+        return furthest;
+      }
+    }
+    return furthest;
+  }
+
+  /** The end in bytes of a field of type {@code i<bits>}/{@code u<bits>} at offset {@code [#]n}. */
+  private static long bitfieldEndBytes(Request request, int typeToken, int offsetToken) {
+    byte[] b = request.bytes();
+    int typeStart = request.tokenStart(typeToken);
+    int typeEnd = request.tokenEnd(typeToken);
+    if (typeEnd - typeStart < 2 || (b[typeStart] != 'i' && b[typeStart] != 'u')) {
+      return 0;
+    }
+    long bits = RespTokens.number(b, typeStart + 1, typeEnd);
+    int offsetStart = request.tokenStart(offsetToken);
+    int offsetEnd = request.tokenEnd(offsetToken);
+    boolean inFields = offsetEnd > offsetStart && b[offsetStart] == '#';
+    long offset = RespTokens.number(b, inFields ? offsetStart + 1 : offsetStart, offsetEnd);
+    if (bits < 1 || bits > 64 || offset < 0 || offset > Long.MAX_VALUE / 128) {
+      return 0;
+    }
+    long bitOffset = inFields ? offset * bits : offset;
+    return (bitOffset + bits + 7) / 8;
   }
 
   private byte[] valueTooLarge() {

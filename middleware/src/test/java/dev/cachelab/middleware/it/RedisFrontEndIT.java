@@ -177,6 +177,9 @@ class RedisFrontEndIT {
           "-ERR string exceeds maximum allowed size (--max-value-bytes: 1048576 bytes)\r\n";
       assertThat(client.call("SETRANGE", "k", "536870000", "x")).as(mode).isEqualTo(tooLarge);
       assertThat(client.call("SETBIT", "k", "8388608", "1")).as(mode).isEqualTo(tooLarge);
+      assertThat(client.call("BITFIELD", "k", "SET", "u8", "#1048576", "1"))
+          .as(mode)
+          .isEqualTo(tooLarge);
       assertThat(client.call("SETRANGE", "k", "1048575", "x")).as(mode).isEqualTo(":1048576\r\n");
       assertThat(client.call("SETBIT", "b", "8388607", "1")).as(mode).isEqualTo(":0\r\n");
     }

@@ -86,7 +86,11 @@ class RespParserTest {
                 + mb("SETRANGE", "k", "-1", "x")
                 + mb("SETBIT", "k", "8191", "1")
                 + mb("SETBIT", "k", "8192", "1")
-                + mb("SETBIT", "k", "x", "1")));
+                + mb("SETBIT", "k", "x", "1")
+                + mb("BITFIELD", "k", "GET", "u8", "99999", "SET", "u8", "8184", "1")
+                + mb("BITFIELD", "k", "overflow", "SAT", "incrby", "i8", "8185", "1")
+                + mb("BITFIELD", "k", "SET", "u8", "#1023", "1", "SET", "i16", "#512", "1")
+                + mb("BITFIELD", "k", "SET", "x8", "99999999", "1")));
     String tooLarge =
         "REJECT -ERR string exceeds maximum allowed size (--max-value-bytes: 1024 bytes)";
     assertThat(harness.decoded)
@@ -97,7 +101,11 @@ class RespParserTest {
             "FORWARD SETRANGE key=k args=SETRANGE,k,-1,x",
             "FORWARD SETBIT key=k args=SETBIT,k,8191,1",
             tooLarge,
-            "FORWARD SETBIT key=k args=SETBIT,k,x,1");
+            "FORWARD SETBIT key=k args=SETBIT,k,x,1",
+            "FORWARD BITFIELD key=k args=BITFIELD,k,GET,u8,99999,SET,u8,8184,1",
+            tooLarge,
+            tooLarge,
+            "FORWARD BITFIELD key=k args=BITFIELD,k,SET,x8,99999999,1");
   }
 
   @Test
