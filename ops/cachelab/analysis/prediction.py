@@ -181,6 +181,13 @@ def _throughputs(model: ClosedModel, max_clients: int) -> Sequence[float]:
     return [float(x) for x in solved.throughput_per_s]
 
 
+def seed_machines(closed: ClosedModel) -> ClosedModel | None:
+    """A calibrated network on machines of its own per role (`without_host_cpu`); None when the
+    host CPU was its only station (a baseline without shaped links: nothing but delays left)."""
+    model = without_host_cpu(closed)
+    return model if model.names else None
+
+
 def seed_ceiling(m: PointMeasurement, analysis: OperationalAnalysis) -> tuple[float, str] | None:
     """The a-priori ceiling of a point's network on the seed's machines and links: the model
     calibrated at this point (`closed_model`, shaped links as stations), its host CPU a delay
@@ -189,10 +196,8 @@ def seed_ceiling(m: PointMeasurement, analysis: OperationalAnalysis) -> tuple[fl
     no model, no station but the host CPU, or the RTTs would leave its worker pool without
     demand."""
     closed = closed_model(m, analysis)
-    if closed is None:
-        return None
-    model = without_host_cpu(closed)
-    if not model.names:  # the host CPU was its only station: nothing bounds the seed's machines
+    model = seed_machines(closed) if closed is not None else None
+    if model is None:
         return None
     if m.spec_links:
         try:

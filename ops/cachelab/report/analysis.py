@@ -23,7 +23,7 @@ from cachelab.analysis.operational import (
 )
 from cachelab.analysis.perpoint import analyse_point, measurement, server_threads_of
 from cachelab.analysis.pointmeans import PointMeans
-from cachelab.analysis.prediction import CurvePrediction, predict_curve
+from cachelab.analysis.prediction import CurvePrediction, predict_curve, seed_machines
 from cachelab.columns import (
     BOUND_RESPONSE_TIME_MS,
     BOUND_THROUGHPUT_OPS_PER_S,
@@ -386,7 +386,9 @@ def _predictions(
         links = section.means[at][0].spec_links
         if not links:
             continue
-        own_machines = model_lib.without_host_cpu(closed)
+        own_machines = seed_machines(closed)
+        if own_machines is None:
+            continue
         found[label] = predict_curve(own_machines, int(group[x].max()), links, calibrated_at=at)
     return found
 

@@ -86,3 +86,9 @@ def test_a_baseline_whose_only_station_is_the_host_cpu_predicts_no_seed_ceiling(
         response_time_ms=0.5, servers=1,
     )  # fmt: skip
     assert seed_ceiling(point, analyse(point)) is None
+    # and the report draws no prediction from the RTTs for it (predict_curve needs a station)
+    from cachelab.analysis.prediction import seed_machines
+
+    assert seed_machines(ClosedModel([CPU], [0.03], [1.9], 0.5, 8)) is None
+    pool = ClosedModel([POOL, CPU], [2.2, 0.05], [8.0, 1.9], 2.4, 4)
+    assert (own := seed_machines(pool)) is not None and own.names == [POOL]
