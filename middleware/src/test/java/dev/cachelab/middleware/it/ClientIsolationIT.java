@@ -307,19 +307,11 @@ class ClientIsolationIT {
   void aLineMemcachedWouldCloseOnIsRefusedAndEjectsNoServer(String mode) throws Exception {
     List<MemcachedProcess> servers = MemcachedProcess.startMany(1);
     try (RunningMiddleware mw = start(servers, mode)) {
-      for (int i = 0; i < 4; i++) {
-        try (TextClient client = mw.client()) {
-          assertThat(client.call("touch k 1 " + "x".repeat(30_000) + "\r\n"))
-              .as(mode)
-              .startsWith("CLIENT_ERROR line too long (expected: <= 2048 bytes");
-          assertThat(client.closedByPeer()).isTrue();
-        }
-      }
+      refusedAsTooLongAndClosed(mw, mode, "touch k 1 " + "x".repeat(30_000) + "\r\n");
       try (TextClient good = mw.client()) {
         assertThat(good.call("set k 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
       }
-      assertThat(mw.stat("server_0_ejections")).as(mode).isZero();
-      assertThat(mw.stat("server_0_errors")).as(mode).isZero();
+      noServerFailed(mw, mode, servers.size());
     } finally {
       servers.forEach(MemcachedProcess::close);
     }
@@ -342,25 +334,40 @@ class ClientIsolationIT {
     }
     String get = "get" + keys + "\r\n";
     try (RunningMiddleware mw = start(servers, mode)) {
-      for (int i = 0; i < 4; i++) {
-        try (TextClient client = mw.client()) {
-          assertThat(client.call(" ".repeat(101) + get))
-              .as(mode)
-              .startsWith("CLIENT_ERROR line too long (expected: <= 2048 bytes");
-          assertThat(client.closedByPeer()).isTrue();
-        }
-      }
+      refusedAsTooLongAndClosed(mw, mode, " ".repeat(101) + get);
       try (TextClient good = mw.client()) {
         assertThat(good.call("set k00007 0 0 1\r\nv\r\n")).isEqualTo("STORED\r\n");
         good.send(" ".repeat(100) + get);
         assertThat(good.readUntilEnd()).as(mode).isEqualTo("VALUE k00007 0 1\r\nv\r\nEND\r\n");
       }
-      for (int i = 0; i < servers.size(); i++) {
-        assertThat(mw.stat("server_" + i + "_ejections")).as(mode).isZero();
-        assertThat(mw.stat("server_" + i + "_errors")).as(mode).isZero();
-      }
+      noServerFailed(mw, mode, servers.size());
     } finally {
       servers.forEach(MemcachedProcess::close);
+    }
+  }
+
+  /**
+   * Four clients each send {@code line}, which memcached would close its connection on: each is
+   * answered that the line is too long and closed (four such lines forwarded ejected a server).
+   */
+  private static void refusedAsTooLongAndClosed(RunningMiddleware mw, String mode, String line)
+      throws Exception {
+    for (int i = 0; i < 4; i++) {
+      try (TextClient client = mw.client()) {
+        assertThat(client.call(line))
+            .as(mode)
+            .startsWith("CLIENT_ERROR line too long (expected: <= 2048 bytes");
+        assertThat(client.closedByPeer()).isTrue();
+      }
+    }
+  }
+
+  /** No server was ejected or counted a failure. */
+  private static void noServerFailed(RunningMiddleware mw, String mode, int servers)
+      throws Exception {
+    for (int i = 0; i < servers; i++) {
+      assertThat(mw.stat("server_" + i + "_ejections")).as(mode).isZero();
+      assertThat(mw.stat("server_" + i + "_errors")).as(mode).isZero();
     }
   }
 
