@@ -74,7 +74,9 @@ def link_kind(link: str) -> str:
     """The seeds' bottleneck kind of a shaped link (cachelab.local.shaping's names): a
     server's egress is the server link, the clients' egress the client link; the middleware's
     links have no kind of their own in the seeds."""
-    if link.startswith("server-") and link.endswith(" out"):
+    from cachelab.analysis.operational import server_egress
+
+    if server_egress(link):
         return "server_link"
     if link.startswith("clients -> "):
         return "client_link"

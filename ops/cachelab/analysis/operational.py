@@ -73,13 +73,17 @@ LINK_SATURATED = 0.9
 LINK_PREFIX = "link "  # a shaped link's station: "link server-0 out"
 
 
-def server_side_link(name: str) -> bool:
-    """Whether a shaped link (cachelab.local.shaping's names, with or without LINK_PREFIX)
-    carries a middleware's requests to the servers or the servers' replies: the links a worker
-    is held through."""
+def server_egress(name: str) -> bool:
+    """Whether a shaped link (cachelab.local.shaping's names, with or without LINK_PREFIX) is a
+    server's egress: `server-<i> out`."""
     link = name.removeprefix(LINK_PREFIX)
-    server_egress = link.startswith("server-") and link.endswith(" out")
-    return server_egress or link == "middlewares -> servers"
+    return link.startswith("server-") and link.endswith(" out")
+
+
+def server_side_link(name: str) -> bool:
+    """Whether a shaped link carries a middleware's requests to the servers or the servers'
+    replies: the links a worker is held through."""
+    return server_egress(name) or name.removeprefix(LINK_PREFIX) == "middlewares -> servers"
 
 
 @dataclass(frozen=True)
